@@ -1,0 +1,40 @@
+# Fuzzing streamwire-core with cargo-fuzz (needs a nightly toolchain and
+# `cargo install cargo-fuzz`). What each target checks: fuzz/src/lib.rs.
+#
+#   make fuzz                 each target for FUZZ_SECONDS (default 600)
+#   make fuzz-replay          each target over its committed corpus, once
+#   make fuzz-seed            rewrite the committed seeds from fixtures/
+#
+# New inputs found by `make fuzz` go to fuzz/target/corpus/<target>/ (ignored
+# by git); the committed fuzz/corpus/<target>/ is only read. To keep a
+# finding, minimize it and copy it into fuzz/corpus/<target>/: the Rust test
+# rust/core/tests/fuzz_corpus_replay.rs then replays it on every test run.
+#
+# The sanitizer defaults to none: both crates forbid unsafe code, so
+# AddressSanitizer would mostly halve the executions. Use
+# FUZZ_SANITIZER=address to cover the unsafe code inside dependencies.
+
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= eventstream_raw eventstream_repaired sse
+FUZZ_SANITIZER ?= none
+CARGO_FUZZ ?= cargo +nightly fuzz
+FUZZ_WORK := $(CURDIR)/fuzz/target/corpus
+
+.PHONY: fuzz fuzz-replay fuzz-seed
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p "$(FUZZ_WORK)/$$t"; \
+		echo "==> fuzz $$t for $(FUZZ_SECONDS)s"; \
+		$(CARGO_FUZZ) run -s $(FUZZ_SANITIZER) $$t "$(FUZZ_WORK)/$$t" "$(CURDIR)/fuzz/corpus/$$t" -- \
+			-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1; \
+	done
+
+fuzz-replay:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "==> replay fuzz/corpus/$$t"; \
+		$(CARGO_FUZZ) run -s $(FUZZ_SANITIZER) $$t "$(CURDIR)/fuzz/corpus/$$t" -- -runs=0; \
+	done
+
+fuzz-seed:
+	python3 fuzz/seed_corpus.py

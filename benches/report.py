@@ -1,0 +1,126 @@
+"""Runs the SSE benchmarks and prints one markdown table per workload and chunking.
+
+This is what the README's performance tables are made from::
+
+    python benches/report.py                  # run, then print the tables
+    python benches/report.py --json out.json  # keep the raw pytest-benchmark JSON
+    python benches/report.py --from out.json  # print tables from an earlier run
+
+Times are medians over the rounds pytest-benchmark ran (at least
+``--min-rounds``); "vs streamwire" is the peer's median divided by
+streamwire's (how many times longer the peer takes). A lone absolute time means
+little across machines, so the tables always show the ratio beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+BENCHES = Path(__file__).resolve().parent
+ORDER = ["streamwire", "openai-sdk", "httpx-sse", "sseclient-py", "naive-split"]
+
+
+def run(json_path: Path, min_rounds: int, extra: list[str]) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(BENCHES / "bench_sse.py"),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-enable",
+        f"--benchmark-min-rounds={min_rounds}",
+        "--benchmark-warmup=on",
+        "--benchmark-warmup-iterations=1",
+        f"--benchmark-json={json_path}",
+        *extra,
+    ]
+    # pytest's own report goes to stderr: stdout carries only the tables.
+    subprocess.run(cmd, check=True, cwd=BENCHES.parent, stdout=sys.stderr)
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _peak(info: dict[str, Any]) -> str:
+    ratio = info.get("peak_memory_ratio")
+    peak = info.get("peak_buffer_bytes")
+    if ratio is not None:
+        return f"{_size(info['peak_memory_bytes'])} ({ratio:.2f}× wire)"
+    return "—" if peak is None else _size(peak)
+
+
+def tables(data: dict[str, Any]) -> str:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for bench in data["benchmarks"]:
+        groups[bench["group"]].append(bench)
+    out: list[str] = []
+    for group, benches in groups.items():
+        benches.sort(key=lambda b: ORDER.index(b["extra_info"]["implementation"]))
+        medians = {b["extra_info"]["implementation"]: b["stats"]["median"] for b in benches}
+        base = medians.get(ORDER[0])
+        first = benches[0]["extra_info"]
+        count = first["expected_events"]
+        out.append(
+            f"### {group} ({_size(first['bytes'])}, {count:,} event{'s' * (count != 1)}, "
+            f"{first['chunk_size']:,}-byte chunks)\n"
+        )
+        out.append(
+            "| implementation | median | events/s | MB/s | vs streamwire | correct | peak buffer |"
+        )
+        out.append("|---|---:|---:|---:|---:|:---:|---:|")
+        for bench in benches:
+            info, median = bench["extra_info"], bench["stats"]["median"]
+            ratio = "1.00×" if base is None or median == base else f"{median / base:.2f}×"
+            out.append(
+                f"| {info['implementation']} | {median * 1e6:,.0f} µs "
+                f"| {info['events'] / median:,.0f} | {info['bytes'] / median / 1e6:,.1f} "
+                f"| {ratio} | {'yes' if info['correct'] else '**no**'} | {_peak(info)} |"
+            )
+        out.append("")
+    machine = data.get("machine_info", {})
+    cpu = machine.get("cpu", {}).get("brand_raw", "")
+    out.append(
+        f"Python {machine.get('python_version', platform.python_version())} on "
+        f"{machine.get('machine', platform.machine())}, {cpu}; "
+        f"medians of at least {min(b['stats']['rounds'] for b in data['benchmarks'])} rounds. "
+        "1-byte chunks cover only the first 200 KB of a workload (whole events); "
+        "peak buffer: streamwire's own counter, peers' Python allocations (tracemalloc); "
+        "for the 8 MiB event, peak memory of a streaming run (streamwire: Python allocations "
+        "plus its Rust buffers) and its ratio to the wire size."
+    )
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--json", type=Path, help="where to keep the pytest-benchmark JSON")
+    parser.add_argument("--from", dest="source", type=Path, help="print tables from this JSON")
+    parser.add_argument("--min-rounds", type=int, default=5)
+    args, extra = parser.parse_known_args()
+    source = args.source
+    if source is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            source = args.json or Path(tmp) / "bench.json"
+            run(source, args.min_rounds, extra)
+            data = json.loads(source.read_text(encoding="utf-8"))
+    else:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    print(tables(data))
+
+
+if __name__ == "__main__":
+    main()

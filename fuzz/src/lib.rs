@@ -1,0 +1,339 @@
+//! Fuzz harnesses for streamwire-core.
+//!
+//! Each `pub fn` here is one cargo-fuzz target's whole body (the files under
+//! `fuzz_targets/` only call them), so that streamwire-core's test suite can
+//! include this file and replay the committed corpora on stable Rust.
+//!
+//! # Input format
+//!
+//! The first [`CONFIG_LEN`] bytes of every input configure the run (see
+//! [`Config`]): validation mode, size caps, and how the rest, the *body*, is
+//! cut into chunks. Missing configuration bytes read as 0 (defaults, body fed
+//! whole). Each body is decoded twice, whole and in the chunks the
+//! configuration asks for, and the two runs must agree exactly: chunking must
+//! never change what a decoder produces.
+#![forbid(unsafe_code)]
+
+use streamwire_core::eventstream::{
+    encode_message, EventStreamDecoder, Message, Validation, DEFAULT_MAX_MESSAGE_BYTES,
+};
+use streamwire_core::sse::SseDecoder;
+use streamwire_core::{ErrorKind, FramingError};
+
+/// Bytes of configuration at the start of every input.
+pub const CONFIG_LEN: usize = 4;
+
+/// How one input is decoded, read from its first [`CONFIG_LEN`] bytes.
+///
+/// * byte 0, flags: bit 0 selects lenient validation (EventStream); bits 1-2
+///   select the size caps (see [`Config::eventstream_cap`] and
+///   [`Config::sse_caps`]); bits 3-4 are repair options of
+///   [`eventstream_repaired`];
+/// * byte 1, chunking: 0 feeds the body whole; otherwise chunk sizes are
+///   drawn at random from `0..=n`, with `n` this byte, or
+///   `64 * (this byte & 0x7f)` when bit 7 is set;
+/// * bytes 2-3, the seed of the chunk-size generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Byte 0.
+    pub flags: u8,
+    /// Byte 1.
+    pub chunking: u8,
+    /// Bytes 2-3, big-endian.
+    pub seed: u16,
+}
+
+impl Config {
+    /// Splits an input into its configuration and its body.
+    pub fn parse(data: &[u8]) -> (Config, &[u8]) {
+        let mut c = [0u8; CONFIG_LEN];
+        let n = data.len().min(CONFIG_LEN);
+        c[..n].copy_from_slice(&data[..n]);
+        (Config { flags: c[0], chunking: c[1], seed: u16::from_be_bytes([c[2], c[3]]) }, &data[n..])
+    }
+
+    /// The configuration bytes, to build seed inputs.
+    pub fn to_bytes(self) -> [u8; CONFIG_LEN] {
+        let [s0, s1] = self.seed.to_be_bytes();
+        [self.flags, self.chunking, s0, s1]
+    }
+
+    fn validation(self) -> Validation {
+        if self.flags & 1 == 0 {
+            Validation::Strict
+        } else {
+            Validation::Lenient
+        }
+    }
+
+    /// The EventStream `max_message_bytes`: the default, or small caps that
+    /// let the fuzzer reach the `length` checks and the cap boundary.
+    pub fn eventstream_cap(self) -> usize {
+        match (self.flags >> 1) & 3 {
+            0 => DEFAULT_MAX_MESSAGE_BYTES,
+            1 => 1 << 16,
+            2 => 4096,
+            _ => 64,
+        }
+    }
+
+    /// The SSE `(max_line_bytes, max_event_bytes)`.
+    pub fn sse_caps(self) -> (usize, usize) {
+        match (self.flags >> 1) & 3 {
+            0 => (16 << 20, 16 << 20),
+            1 => (1024, 4096),
+            2 => (64, 100),
+            _ => (7, 10),
+        }
+    }
+
+    /// The body cut into chunks as configured (empty chunks included: they
+    /// are legal input too).
+    pub fn chunks(self, body: &[u8]) -> Vec<&[u8]> {
+        if self.chunking == 0 {
+            return vec![body];
+        }
+        let max = if self.chunking & 0x80 != 0 {
+            usize::from(self.chunking & 0x7f) * 64
+        } else {
+            usize::from(self.chunking)
+        }
+        .max(1);
+        // xorshift64*, seeded from the input; never zero.
+        let mut state = (u64::from(self.seed) << 16) ^ 0x9E37_79B9_7F4A_7C15;
+        let mut out = Vec::new();
+        let mut rest = body;
+        while !rest.is_empty() {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let r = state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32;
+            let n = (r as usize % (max + 1)).min(rest.len());
+            let (a, b) = rest.split_at(n);
+            out.push(a);
+            rest = b;
+        }
+        out
+    }
+}
+
+/// A decoded EventStream message, owned, for comparing runs.
+#[derive(Debug, Clone, PartialEq)]
+struct OwnedMessage {
+    headers: Vec<(String, String)>,
+    payload: Vec<u8>,
+}
+
+impl OwnedMessage {
+    fn of(m: &Message<'_>) -> Self {
+        OwnedMessage {
+            headers: m.headers.iter().map(|h| (h.name.to_owned(), format!("{:?}", h.value))).collect(),
+            payload: m.payload.to_vec(),
+        }
+    }
+}
+
+/// What one EventStream decoding run produced.
+#[derive(Debug, PartialEq)]
+struct EsOutcome {
+    messages: Vec<OwnedMessage>,
+    error: Option<FramingError>,
+    /// Every message re-encoded, back to back; `None` if one could not be
+    /// (lenient mode lets through empty names, which the encoder refuses).
+    reencoded: Option<Vec<u8>>,
+}
+
+/// Feeds `chunks` to a fresh decoder, checking its invariants after every
+/// call, then `finish`es it.
+fn decode_eventstream(chunks: &[&[u8]], cap: usize, validation: Validation) -> EsOutcome {
+    let mut dec = EventStreamDecoder::new(cap, validation);
+    let mut messages = Vec::new();
+    let mut reencoded = Some(Vec::new());
+    let mut error = None;
+    let mut fed = 0u64;
+    for chunk in chunks {
+        fed += chunk.len() as u64;
+        let r = dec.feed(chunk, |m| {
+            messages.push(OwnedMessage::of(&m));
+            if let Some(out) = reencoded.as_mut() {
+                if encode_message(&m.headers, m.payload, out).is_err() {
+                    assert!(
+                        validation == Validation::Lenient && m.headers.iter().any(|h| h.name.is_empty()),
+                        "a decoded message failed to re-encode: {m:?}"
+                    );
+                    reencoded = None;
+                }
+            }
+        });
+        assert_eq!(dec.bytes_fed(), fed);
+        // Memory bound: never more than one message, which is at most `cap`.
+        assert!(dec.buffered_bytes() <= cap, "buffered {} > cap {cap}", dec.buffered_bytes());
+        assert!(dec.peak_buffered_bytes() <= cap);
+        if let Err(e) = r {
+            error = Some(e);
+            break;
+        }
+    }
+    if error.is_none() {
+        error = dec.finish().err();
+    }
+    assert_eq!(dec.messages_decoded(), messages.len() as u64);
+    if let Some(e) = &error {
+        // Failed for good: same error, nothing more decoded, memory released.
+        assert_eq!(dec.error(), Some(e));
+        assert_eq!(dec.feed(b"\0\0\0\x10\0\0\0\0", |_| panic!("decoded after failing")).as_ref(), Err(e));
+        assert_eq!(dec.finish().as_ref(), Err(e));
+        assert_eq!(dec.buffered_bytes(), 0);
+    }
+    EsOutcome { messages, error, reencoded }
+}
+
+/// Decodes `body` whole and chunked as `config` says; checks they agree and
+/// that what was decoded is exactly a prefix of the input, frame for frame.
+fn check_eventstream(config: Config, body: &[u8]) -> EsOutcome {
+    let cap = config.eventstream_cap();
+    let validation = config.validation();
+    let whole = decode_eventstream(&[body], cap, validation);
+    let chunked = decode_eventstream(&config.chunks(body), cap, validation);
+    assert_eq!(whole, chunked, "chunking changed the result");
+    if let Some(re) = &whole.reencoded {
+        // The format has no slack, so decoding then encoding must give back
+        // the very bytes that were decoded...
+        assert_eq!(re.as_slice(), &body[..re.len()], "re-encoding differs from the input");
+        // ...and an error is reported at the start of the first frame that
+        // did not decode.
+        match &whole.error {
+            Some(e) => assert_eq!(e.offset, re.len() as u64, "error offset: {e:?}"),
+            None => assert_eq!(re.len(), body.len(), "bytes left over without an error"),
+        }
+        // Decoding the re-encoding gives the same messages again.
+        let again = decode_eventstream(&[re], cap, validation);
+        assert_eq!(again.error, None);
+        assert_eq!(again.messages, whole.messages);
+    }
+    whole
+}
+
+/// Target `eventstream_raw`: arbitrary bytes. Must never panic; the buffer
+/// stays within the cap; chunking never changes the outcome; whatever decodes
+/// re-encodes to the input's own bytes.
+pub fn eventstream_raw(data: &[u8]) {
+    let (config, body) = Config::parse(data);
+    check_eventstream(config, body);
+}
+
+fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Rewrites the CRCs of every frame that can be delimited in `body`, so that
+/// a mutated input gets past both checksums and exercises header parsing.
+///
+/// With flag bit 3, a `total_length` outside `16..=remaining` is first set
+/// to the remaining length; with bit 4, a `headers_length` larger than the
+/// frame allows is set to the largest it allows. Returns the repaired bytes.
+pub fn repair_eventstream(config: Config, body: &[u8]) -> Vec<u8> {
+    let mut buf = body.to_vec();
+    let mut at = 0;
+    while buf.len() - at >= 12 {
+        let rem = buf.len() - at;
+        let mut total = be_u32(&buf, at) as usize;
+        if config.flags & 0x08 != 0 && !(16..=rem).contains(&total) && rem >= 16 {
+            total = rem;
+            put_u32(&mut buf, at, total as u32);
+        }
+        if config.flags & 0x10 != 0 && (16..=rem).contains(&total) {
+            let room = (total - 16) as u32;
+            if be_u32(&buf, at + 4) > room {
+                put_u32(&mut buf, at + 4, room);
+            }
+        }
+        let prelude_crc = crc32(&buf[at..at + 8]);
+        put_u32(&mut buf, at + 8, prelude_crc);
+        if !(16..=rem).contains(&total) {
+            break;
+        }
+        let message_crc = crc32(&buf[at..at + total - 4]);
+        put_u32(&mut buf, at + total - 4, message_crc);
+        at += total;
+    }
+    buf
+}
+
+/// CRC-32 (IEEE, as zlib), bitwise: independent of the crate under test.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// Target `eventstream_repaired`: like [`eventstream_raw`], on input whose
+/// CRCs were repaired by [`repair_eventstream`]. On top of the raw checks: a
+/// CRC error can no longer happen, and every decoded message re-encodes and
+/// decodes to the same message.
+pub fn eventstream_repaired(data: &[u8]) {
+    let (config, body) = Config::parse(data);
+    let repaired = repair_eventstream(config, body);
+    let outcome = check_eventstream(config, &repaired);
+    if let Some(e) = &outcome.error {
+        assert!(
+            !matches!(e.kind, ErrorKind::PreludeCrc | ErrorKind::MessageCrc),
+            "CRC error on repaired input: {e:?}"
+        );
+    }
+}
+
+/// An SSE event, owned: type, data, id, retry.
+type OwnedEvent = (String, String, Option<String>, Option<u64>);
+
+/// What one SSE decoding run produced.
+#[derive(Debug, PartialEq)]
+struct SseOutcome {
+    events: Vec<OwnedEvent>,
+    error: Option<FramingError>,
+    last_event_id: Option<String>,
+    retry: Option<u64>,
+}
+
+fn decode_sse(chunks: &[&[u8]], caps: (usize, usize)) -> SseOutcome {
+    let mut dec = SseDecoder::new(caps.0, caps.1);
+    let mut events = Vec::new();
+    let mut error = None;
+    for chunk in chunks {
+        let r = dec.feed(chunk, |ev| {
+            events.push((ev.event_type.to_owned(), ev.data.to_owned(), ev.id.map(str::to_owned), ev.retry));
+        });
+        if let Err(e) = r {
+            error = Some(e);
+            break;
+        }
+    }
+    if error.is_none() {
+        error = dec.finish().err();
+    }
+    if let Some(e) = &error {
+        assert_eq!(dec.error(), Some(e));
+        assert_eq!(dec.feed(b"data: x\n\n", |_| panic!("event after failing")).as_ref(), Err(e));
+    }
+    SseOutcome { events, error, last_event_id: dec.last_event_id().map(str::to_owned), retry: dec.retry() }
+}
+
+/// Target `sse`: arbitrary bytes to `SseDecoder`, whole and chunked. Must
+/// never panic, and chunking must not change the events, the error, the last
+/// event ID or the retry value.
+pub fn sse(data: &[u8]) {
+    let (config, body) = Config::parse(data);
+    let caps = config.sse_caps();
+    let whole = decode_sse(&[body], caps);
+    let chunked = decode_sse(&config.chunks(body), caps);
+    assert_eq!(whole, chunked, "chunking changed the SSE result");
+}

@@ -1,0 +1,20 @@
+//! Sans-IO framing for LLM provider streams.
+//!
+//! Two wire formats are decoded here, incrementally and with bounded memory:
+//!
+//! * Server-Sent Events ([`sse`]), per the WHATWG HTML standard's
+//!   "event stream interpretation", with incremental UTF-8 decoding ([`utf8`]);
+//! * AWS EventStream binary frames ([`eventstream`]), used by Amazon Bedrock.
+//!
+//! Nothing here knows about Python, sockets or clocks: decoders are fed byte
+//! slices and hand decoded items to a caller-supplied sink. Errors are values
+//! of [`FramingError`] with a stable [`ErrorKind`] and a byte offset.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod eventstream;
+pub mod sse;
+pub mod utf8;
+
+pub use error::{ErrorKind, FramingError};

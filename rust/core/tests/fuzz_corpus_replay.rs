@@ -1,0 +1,46 @@
+//! Replays the committed cargo-fuzz corpora (`fuzz/corpus/<target>/`)
+//! through the fuzz harnesses themselves, on stable Rust and without
+//! libFuzzer, so that every seed and every crash once minimized into the
+//! corpus stays a regression test.
+
+use std::fs;
+use std::path::Path;
+
+// The harnesses are plain functions over `streamwire_core`; including their
+// file keeps one source of truth for what the fuzz targets check.
+#[allow(dead_code)]
+#[path = "../../../fuzz/src/lib.rs"]
+mod harness;
+
+fn replay(target: &str, run: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
+    let mut entries: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty(), "{target}: empty corpus");
+    for path in entries {
+        let data = fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Err(panic) = std::panic::catch_unwind(|| run(&data)) {
+            panic!("{target}/{name}: {panic:?}");
+        }
+    }
+}
+
+#[test]
+fn eventstream_raw_corpus() {
+    replay("eventstream_raw", harness::eventstream_raw);
+}
+
+#[test]
+fn eventstream_repaired_corpus() {
+    replay("eventstream_repaired", harness::eventstream_repaired);
+}
+
+#[test]
+fn sse_corpus() {
+    replay("sse", harness::sse);
+}

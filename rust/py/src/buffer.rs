@@ -1,0 +1,117 @@
+//! Borrowing the bytes of any buffer-protocol object without copying them.
+//!
+//! The wheel targets the stable ABI of Python 3.10, whose limited API does not
+//! declare the buffer protocol (it joined the limited API in 3.11, with the
+//! same `Py_buffer` layout it always had). `bytes` is read through its own
+//! limited-API accessors; every other exporter (bytearray, memoryview, NumPy
+//! arrays, mmap) goes through `PyObject_GetBuffer`, which every CPython 3
+//! exports, declared here with the documented `Py_buffer` layout.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// The C `Py_buffer` struct (CPython `Include/pybuffer.h`), unchanged since 3.3.
+#[repr(C)]
+pub(crate) struct RawBuffer {
+    buf: *mut c_void,
+    obj: *mut ffi::PyObject,
+    len: ffi::Py_ssize_t,
+    itemsize: ffi::Py_ssize_t,
+    readonly: c_int,
+    ndim: c_int,
+    format: *mut c_char,
+    shape: *mut ffi::Py_ssize_t,
+    strides: *mut ffi::Py_ssize_t,
+    suboffsets: *mut ffi::Py_ssize_t,
+    internal: *mut c_void,
+}
+
+extern "C" {
+    fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut RawBuffer, flags: c_int) -> c_int;
+    fn PyBuffer_Release(view: *mut RawBuffer);
+}
+
+/// `PyBUF_SIMPLE`: a contiguous, unformatted run of bytes.
+const PYBUF_SIMPLE: c_int = 0;
+
+/// A read-only view of a Python object's bytes, valid while it is alive.
+pub(crate) enum Bytes<'py> {
+    /// An immutable `bytes` object, borrowed directly.
+    Immutable(Bound<'py, PyBytes>),
+    /// A buffer export; the exporter cannot resize or free it until release.
+    Exported(Box<RawBuffer>),
+}
+
+impl<'py> Bytes<'py> {
+    /// Borrows `obj`'s bytes; a non-contiguous or non-buffer object raises
+    /// `TypeError`.
+    pub fn borrow(obj: &Bound<'py, PyAny>) -> PyResult<Bytes<'py>> {
+        if let Ok(b) = obj.downcast::<PyBytes>() {
+            return Ok(Bytes::Immutable(b.clone()));
+        }
+        let mut view = Box::new(RawBuffer {
+            buf: ptr::null_mut(),
+            obj: ptr::null_mut(),
+            len: 0,
+            itemsize: 0,
+            readonly: 0,
+            ndim: 0,
+            format: ptr::null_mut(),
+            shape: ptr::null_mut(),
+            strides: ptr::null_mut(),
+            suboffsets: ptr::null_mut(),
+            internal: ptr::null_mut(),
+        });
+        // SAFETY: `obj` is a live object (we hold a reference and the GIL);
+        // `view` points to writable memory of the documented layout. On
+        // success the view must be released exactly once, done in `Drop`.
+        let rc = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, PYBUF_SIMPLE) };
+        if rc != 0 {
+            let cause = PyErr::take(obj.py());
+            let err = PyTypeError::new_err(format!(
+                "expected bytes or a contiguous buffer of bytes, got {}",
+                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ));
+            if let Some(cause) = cause {
+                err.set_cause(obj.py(), Some(cause));
+            }
+            return Err(err);
+        }
+        Ok(Bytes::Exported(view))
+    }
+
+    /// The borrowed bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Immutable(b) => b.as_bytes(),
+            Bytes::Exported(view) => {
+                if view.len <= 0 || view.buf.is_null() {
+                    return &[];
+                }
+                // SAFETY: a PyBUF_SIMPLE export is `len` contiguous bytes at
+                // `buf`, kept alive and unresized by the exporter until
+                // `PyBuffer_Release`, which only `Drop` calls, after every
+                // borrow of `self` has ended. The decoders only read bytes, so
+                // a mutable exporter (bytearray) written by other Python code
+                // mid-call would at worst be read as new byte values.
+                unsafe { std::slice::from_raw_parts(view.buf as *const u8, view.len as usize) }
+            }
+        }
+    }
+}
+
+impl Drop for Bytes<'_> {
+    fn drop(&mut self) {
+        if let Bytes::Exported(view) = self {
+            // SAFETY: the view was filled by a successful PyObject_GetBuffer
+            // and is released once; the GIL is held wherever a `Bytes` lives
+            // because it is only created and dropped inside `#[pymethods]`.
+            unsafe { PyBuffer_Release(&mut **view) };
+        }
+    }
+}

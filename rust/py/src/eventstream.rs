@@ -1,0 +1,503 @@
+//! Python classes for AWS EventStream messages.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use streamwire_core::eventstream::{
+    self as es, Header, HeaderType, HeaderValue as CoreValue, Message, Validation,
+};
+
+use crate::buffer::Bytes;
+use crate::errors::{framing_error, usage_error};
+
+static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static TIMEDELTA_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static EPOCH: GILOnceCell<PyObject> = GILOnceCell::new();
+static ONE_MS: GILOnceCell<PyObject> = GILOnceCell::new();
+
+fn epoch(py: Python<'_>) -> PyResult<&PyObject> {
+    EPOCH.get_or_try_init(py, || {
+        let utc = py.import("datetime")?.getattr("timezone")?.getattr("utc")?;
+        let dt = DATETIME_CLS.import(py, "datetime", "datetime")?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("tzinfo", utc)?;
+        Ok(dt.call((1970, 1, 1), Some(&kwargs))?.unbind())
+    })
+}
+
+fn one_ms(py: Python<'_>) -> PyResult<&PyObject> {
+    ONE_MS.get_or_try_init(py, || {
+        let td = TIMEDELTA_CLS.import(py, "datetime", "timedelta")?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("milliseconds", 1)?;
+        Ok(td.call((), Some(&kwargs))?.unbind())
+    })
+}
+
+/// A timestamp header as an aware UTC datetime, computed exactly from the
+/// integer milliseconds. Outside `datetime`'s range (years 1..9999) it stays
+/// an `int` of milliseconds rather than failing a valid frame.
+fn timestamp_to_py(py: Python<'_>, ms: i64) -> PyResult<PyObject> {
+    let delta = one_ms(py)?.bind(py).call_method1("__mul__", (ms,))?;
+    match epoch(py)?.bind(py).call_method1("__add__", (delta,)) {
+        Ok(dt) if !dt.is_none() => Ok(dt.unbind()),
+        _ => Ok(ms.into_pyobject(py)?.into_any().unbind()),
+    }
+}
+
+/// Python strings for header names and short values, built once per decoder:
+/// a Bedrock stream repeats the same few (`:event-type`, `chunk`, ...).
+struct StringCache {
+    entries: Vec<(Box<str>, Py<PyString>)>,
+}
+
+impl StringCache {
+    const MAX_ENTRIES: usize = 64;
+    const MAX_LEN: usize = 64;
+
+    fn get(&mut self, py: Python<'_>, s: &str) -> Py<PyString> {
+        if s.len() > Self::MAX_LEN {
+            return PyString::new(py, s).unbind();
+        }
+        if let Some((_, v)) = self.entries.iter().find(|(k, _)| &**k == s) {
+            return v.clone_ref(py);
+        }
+        let v = PyString::new(py, s).unbind();
+        if self.entries.len() < Self::MAX_ENTRIES {
+            self.entries.push((s.into(), v.clone_ref(py)));
+        }
+        v
+    }
+}
+
+fn value_to_py(py: Python<'_>, v: &CoreValue<'_>, strings: &mut StringCache) -> PyResult<PyObject> {
+    Ok(match v {
+        CoreValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        CoreValue::Byte(x) => x.into_pyobject(py)?.into_any().unbind(),
+        CoreValue::Short(x) => x.into_pyobject(py)?.into_any().unbind(),
+        CoreValue::Integer(x) => x.into_pyobject(py)?.into_any().unbind(),
+        CoreValue::Long(x) => x.into_pyobject(py)?.into_any().unbind(),
+        CoreValue::ByteArray(b) => PyBytes::new(py, b).into_any().unbind(),
+        CoreValue::String(s) => strings.get(py, s).into_any(),
+        CoreValue::Timestamp(ms) => timestamp_to_py(py, *ms)?,
+        CoreValue::Uuid(bytes) => {
+            let cls = UUID_CLS.import(py, "uuid", "UUID")?;
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("bytes", PyBytes::new(py, bytes))?;
+            cls.call((), Some(&kwargs))?.unbind()
+        }
+    })
+}
+
+/// One AWS EventStream message.
+#[pyclass(frozen, module = "streamwire._core", name = "EventStreamMessage")]
+pub struct EventStreamMessage {
+    headers: Py<PyDict>,
+    typed: Vec<(Py<PyString>, HeaderType, PyObject)>,
+    payload: Py<PyBytes>,
+    message_type: Option<Py<PyString>>,
+    event_type: Option<Py<PyString>>,
+    content_type: Option<Py<PyString>>,
+    exception_type: Option<Py<PyString>>,
+}
+
+fn message_to_py(
+    py: Python<'_>,
+    msg: &Message<'_>,
+    strings: &mut StringCache,
+) -> PyResult<Py<EventStreamMessage>> {
+    let headers = PyDict::new(py);
+    let mut typed = Vec::with_capacity(msg.headers.len());
+    let (mut message_type, mut event_type, mut content_type, mut exception_type) = (None, None, None, None);
+    for Header { name, value } in &msg.headers {
+        let key = strings.get(py, name);
+        let val = value_to_py(py, value, strings)?;
+        if let CoreValue::String(_) = value {
+            let slot = match *name {
+                ":message-type" => Some(&mut message_type),
+                ":event-type" => Some(&mut event_type),
+                ":content-type" => Some(&mut content_type),
+                ":exception-type" => Some(&mut exception_type),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                *slot = Some(val.bind(py).downcast::<PyString>()?.clone().unbind());
+            }
+        }
+        headers.set_item(key.bind(py), val.bind(py))?;
+        typed.push((key, value.header_type(), val));
+    }
+    Py::new(
+        py,
+        EventStreamMessage {
+            headers: headers.unbind(),
+            typed,
+            payload: PyBytes::new(py, msg.payload).unbind(),
+            message_type,
+            event_type,
+            content_type,
+            exception_type,
+        },
+    )
+}
+
+fn opt_clone(py: Python<'_>, s: &Option<Py<PyString>>) -> Option<Py<PyString>> {
+    s.as_ref().map(|s| s.clone_ref(py))
+}
+
+#[pymethods]
+impl EventStreamMessage {
+    /// Headers by name (a repeated name, accepted only in lenient mode, keeps
+    /// the last value; `typed_headers` keeps all).
+    #[getter]
+    fn headers(&self, py: Python<'_>) -> Py<PyDict> {
+        self.headers.clone_ref(py)
+    }
+
+    /// Headers in wire order as `(name, type name, value)` tuples.
+    #[getter]
+    fn typed_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .typed
+            .iter()
+            .map(|(k, t, v)| {
+                PyTuple::new(
+                    py,
+                    [
+                        k.clone_ref(py).into_any(),
+                        PyString::new(py, t.as_str()).into_any().unbind(),
+                        v.clone_ref(py),
+                    ],
+                )
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// The payload bytes.
+    #[getter]
+    fn payload(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.payload.clone_ref(py)
+    }
+
+    /// The `:message-type` header (`event`, `exception`, `error`), if any.
+    #[getter]
+    fn message_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        opt_clone(py, &self.message_type)
+    }
+
+    /// The `:event-type` header, if any.
+    #[getter]
+    fn event_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        opt_clone(py, &self.event_type)
+    }
+
+    /// The `:content-type` header, if any.
+    #[getter]
+    fn content_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        opt_clone(py, &self.content_type)
+    }
+
+    /// The `:exception-type` header, if any.
+    #[getter]
+    fn exception_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        opt_clone(py, &self.exception_type)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "EventStreamMessage(headers={}, payload=<{} bytes>)",
+            self.headers.bind(py).repr()?,
+            self.payload.bind(py).as_bytes().len()
+        ))
+    }
+}
+
+/// Incremental AWS EventStream decoder: CRC-checked, bounded.
+#[pyclass(module = "streamwire._core", name = "EventStreamDecoder")]
+pub struct EventStreamDecoder {
+    inner: es::EventStreamDecoder,
+    strings: StringCache,
+    finished: bool,
+}
+
+#[pymethods]
+impl EventStreamDecoder {
+    #[new]
+    #[pyo3(signature = (max_message_bytes = es::DEFAULT_MAX_MESSAGE_BYTES, validation = "strict"))]
+    fn new(max_message_bytes: usize, validation: &str) -> PyResult<Self> {
+        let validation = match validation {
+            "strict" => Validation::Strict,
+            "lenient" => Validation::Lenient,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "validation must be 'strict' or 'lenient', not {other:?}"
+                )))
+            }
+        };
+        Ok(EventStreamDecoder {
+            inner: es::EventStreamDecoder::new(max_message_bytes, validation),
+            strings: StringCache { entries: Vec::new() },
+            finished: false,
+        })
+    }
+
+    /// Decodes a chunk (any buffer of bytes); returns the messages it completed.
+    fn feed<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        if let Some(err) = self.inner.error() {
+            return Err(framing_error::<EventStreamMessage>(py, err, Vec::new()));
+        }
+        if self.finished {
+            return Err(usage_error(py, "EventStreamDecoder.feed() called after finish()"));
+        }
+        let bytes = Bytes::borrow(data)?;
+        let mut out: Vec<Py<EventStreamMessage>> = Vec::new();
+        let mut conversion: PyResult<()> = Ok(());
+        let EventStreamDecoder { inner, strings, .. } = self;
+        let fed = inner.feed(bytes.as_slice(), |msg| {
+            if conversion.is_ok() {
+                match message_to_py(py, &msg, strings) {
+                    Ok(obj) => out.push(obj),
+                    Err(e) => conversion = Err(e),
+                }
+            }
+        });
+        conversion?;
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
+    }
+
+    /// Ends the input; raises `FramingError(kind="truncated")` if bytes of an
+    /// unfinished message remain.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.finished = true;
+        self.inner.finish().map_err(|e| framing_error::<EventStreamMessage>(py, &e, Vec::new()))
+    }
+
+    /// Bytes the decoder holds now.
+    #[getter]
+    fn buffered_bytes(&self) -> usize {
+        self.inner.buffered_bytes()
+    }
+
+    /// The largest `buffered_bytes` ever held.
+    #[getter]
+    fn peak_buffered_bytes(&self) -> usize {
+        self.inner.peak_buffered_bytes()
+    }
+
+    /// Bytes fed so far.
+    #[getter]
+    fn bytes_fed(&self) -> u64 {
+        self.inner.bytes_fed()
+    }
+
+    /// Messages decoded so far.
+    #[getter]
+    fn messages_decoded(&self) -> u64 {
+        self.inner.messages_decoded()
+    }
+}
+
+/// A header value with an explicit wire type, for `encode_eventstream`.
+#[pyclass(frozen, module = "streamwire._core", name = "HeaderValue")]
+pub struct PyHeaderValue {
+    kind: HeaderType,
+    value: PyObject,
+}
+
+fn header_type_from_name(name: &str) -> PyResult<HeaderType> {
+    (0u8..=9)
+        .filter_map(HeaderType::from_id)
+        .find(|t| t.as_str() == name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown EventStream header type {name:?}")))
+}
+
+#[pymethods]
+impl PyHeaderValue {
+    #[new]
+    #[pyo3(signature = (r#type, value = None))]
+    fn new(py: Python<'_>, r#type: &str, value: Option<PyObject>) -> PyResult<Self> {
+        let kind = header_type_from_name(r#type)?;
+        let value = match kind {
+            HeaderType::BoolTrue => PyBool::new(py, true).to_owned().into_any().unbind(),
+            HeaderType::BoolFalse => PyBool::new(py, false).to_owned().into_any().unbind(),
+            _ => value
+                .ok_or_else(|| PyValueError::new_err(format!("{} header needs a value", kind.as_str())))?,
+        };
+        // Validate now, so a bad value fails where it was written.
+        let _ = Owned::from_explicit(py, kind, value.bind(py))?;
+        Ok(PyHeaderValue { kind, value })
+    }
+
+    /// The wire type name.
+    #[getter]
+    fn r#type(&self) -> &'static str {
+        self.kind.as_str()
+    }
+
+    /// The value.
+    #[getter]
+    fn value(&self, py: Python<'_>) -> PyObject {
+        self.value.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("HeaderValue({:?}, {})", self.kind.as_str(), self.value.bind(py).repr()?))
+    }
+}
+
+/// A header value converted from Python, owning its bytes while encoding.
+enum Owned {
+    Bool(bool),
+    Byte(i8),
+    Short(i16),
+    Integer(i32),
+    Long(i64),
+    ByteArray(Vec<u8>),
+    String(String),
+    Timestamp(i64),
+    Uuid([u8; 16]),
+}
+
+impl Owned {
+    fn from_explicit(py: Python<'_>, kind: HeaderType, v: &Bound<'_, PyAny>) -> PyResult<Owned> {
+        Ok(match kind {
+            HeaderType::BoolTrue => Owned::Bool(true),
+            HeaderType::BoolFalse => Owned::Bool(false),
+            HeaderType::Byte => Owned::Byte(v.extract()?),
+            HeaderType::Short => Owned::Short(v.extract()?),
+            HeaderType::Integer => Owned::Integer(v.extract()?),
+            HeaderType::Long => Owned::Long(v.extract()?),
+            HeaderType::ByteArray => Owned::ByteArray(Bytes::borrow(v)?.as_slice().to_vec()),
+            HeaderType::String => Owned::String(v.extract()?),
+            HeaderType::Timestamp => Owned::Timestamp(datetime_to_ms(py, v)?),
+            HeaderType::Uuid => Owned::Uuid(uuid_bytes(py, v)?),
+        })
+    }
+
+    /// The documented default mapping of plain Python values.
+    fn from_plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Owned> {
+        if let Ok(h) = v.downcast::<PyHeaderValue>() {
+            let h = h.get();
+            return Owned::from_explicit(py, h.kind, h.value.bind(py));
+        }
+        if let Ok(b) = v.downcast::<PyBool>() {
+            return Ok(Owned::Bool(b.is_true()));
+        }
+        if let Ok(s) = v.downcast::<PyString>() {
+            return Ok(Owned::String(s.to_str()?.to_owned()));
+        }
+        if v.downcast::<PyBytes>().is_ok() || v.downcast::<PyByteArray>().is_ok() {
+            return Ok(Owned::ByteArray(Bytes::borrow(v)?.as_slice().to_vec()));
+        }
+        if let Ok(i) = v.extract::<i64>() {
+            if v.is_instance_of::<pyo3::types::PyInt>() {
+                return Ok(match i32::try_from(i) {
+                    Ok(small) => Owned::Integer(small),
+                    Err(_) => Owned::Long(i),
+                });
+            }
+        }
+        let dt = DATETIME_CLS.import(py, "datetime", "datetime")?;
+        if v.is_instance(dt)? {
+            return Ok(Owned::Timestamp(datetime_to_ms(py, v)?));
+        }
+        let uuid = UUID_CLS.import(py, "uuid", "UUID")?;
+        if v.is_instance(uuid)? {
+            return Ok(Owned::Uuid(uuid_bytes(py, v)?));
+        }
+        Err(PyTypeError::new_err(format!(
+            "no default EventStream header type for {}; wrap it in HeaderValue(type, value)",
+            v.get_type().name()?
+        )))
+    }
+
+    fn view(&self) -> CoreValue<'_> {
+        match self {
+            Owned::Bool(b) => CoreValue::Bool(*b),
+            Owned::Byte(x) => CoreValue::Byte(*x),
+            Owned::Short(x) => CoreValue::Short(*x),
+            Owned::Integer(x) => CoreValue::Integer(*x),
+            Owned::Long(x) => CoreValue::Long(*x),
+            Owned::ByteArray(b) => CoreValue::ByteArray(b),
+            Owned::String(s) => CoreValue::String(s),
+            Owned::Timestamp(ms) => CoreValue::Timestamp(*ms),
+            Owned::Uuid(u) => CoreValue::Uuid(*u),
+        }
+    }
+}
+
+fn datetime_to_ms(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(ms) = v.extract::<i64>() {
+        if !v.is_instance_of::<PyBool>() {
+            return Ok(ms);
+        }
+    }
+    if v.getattr("tzinfo")?.is_none() {
+        return Err(PyValueError::new_err(
+            "a timestamp header needs a timezone-aware datetime (or int milliseconds)",
+        ));
+    }
+    let delta = v.call_method1("__sub__", (epoch(py)?.bind(py),))?;
+    delta.call_method1("__floordiv__", (one_ms(py)?.bind(py),))?.extract()
+}
+
+fn uuid_bytes(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<[u8; 16]> {
+    let cls = UUID_CLS.import(py, "uuid", "UUID")?;
+    let raw: Vec<u8> = if v.is_instance(cls)? {
+        v.getattr("bytes")?.extract()?
+    } else {
+        Bytes::borrow(v)?.as_slice().to_vec()
+    };
+    raw.try_into().map_err(|_| PyValueError::new_err("a uuid header needs a uuid.UUID or 16 bytes"))
+}
+
+/// Encodes one message. Plain values map to: bool -> boolean, int -> integer
+/// when it fits in 32 bits else long, bytes -> byte_array, str -> string,
+/// aware datetime -> timestamp, UUID -> uuid; `HeaderValue` sets the type.
+#[pyfunction]
+#[pyo3(signature = (headers, payload = None))]
+fn encode_eventstream<'py>(
+    py: Python<'py>,
+    headers: &Bound<'py, PyAny>,
+    payload: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let pairs: Bound<'py, PyAny> = if let Ok(d) = headers.downcast::<PyDict>() {
+        d.items().into_any()
+    } else if headers.hasattr("items")? {
+        headers.call_method0("items")?
+    } else {
+        headers.clone()
+    };
+    let mut owned: Vec<(String, Owned)> = Vec::new();
+    for item in pairs.try_iter()? {
+        let (name, value): (String, Bound<'py, PyAny>) = item?.extract()?;
+        owned.push((name, Owned::from_plain(py, &value)?));
+    }
+    let views: Vec<Header<'_>> =
+        owned.iter().map(|(n, v)| Header { name: n.as_str(), value: v.view() }).collect();
+    let payload = match payload {
+        Some(p) => Some(Bytes::borrow(p)?),
+        None => None,
+    };
+    let body = payload.as_ref().map_or(&[][..], |p| p.as_slice());
+    let mut out = Vec::new();
+    es::encode_message(&views, body, &mut out).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Adds this module's classes and functions to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<EventStreamMessage>()?;
+    m.add_class::<EventStreamDecoder>()?;
+    m.add_class::<PyHeaderValue>()?;
+    m.add_function(wrap_pyfunction!(encode_eventstream, m)?)?;
+    m.add("DEFAULT_MAX_MESSAGE_BYTES", es::DEFAULT_MAX_MESSAGE_BYTES)?;
+    Ok(())
+}

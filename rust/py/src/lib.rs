@@ -1,0 +1,21 @@
+//! The PyO3 binding of `streamwire-core`, built as `streamwire._core`.
+//!
+//! This crate converts types and errors and nothing else: framing semantics
+//! live in `streamwire-core`, protocol semantics in the Python package.
+#![deny(missing_docs)]
+
+use pyo3::prelude::*;
+
+mod buffer;
+mod errors;
+mod eventstream;
+mod sse;
+
+/// The extension module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    sse::register(m)?;
+    eventstream::register(m)?;
+    Ok(())
+}

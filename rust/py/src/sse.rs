@@ -1,0 +1,371 @@
+//! Python classes for Server-Sent Events and streaming UTF-8.
+
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use streamwire_core::sse::{self, Event};
+use streamwire_core::utf8::{self, Utf8Mode};
+
+use crate::buffer::Bytes;
+use crate::errors::{framing_error, usage_error};
+
+/// An event's data: kept as the decoded UTF-8 until Python first reads it.
+///
+/// Building a `str` costs more than everything else the decoder does per
+/// event (CPython re-scans the UTF-8 to pick a storage width), and callers
+/// that parse the data as JSON in Rust never need it, so it is built on first
+/// access, once, and the Rust copy is released then.
+enum Data {
+    Text(Box<str>),
+    Object(Py<PyString>),
+}
+
+/// One dispatched Server-Sent Event.
+#[pyclass(frozen, module = "streamwire._core", name = "SseEvent")]
+pub struct SseEvent {
+    event: Py<PyString>,
+    data: Mutex<Data>,
+    id: Option<Py<PyString>>,
+    retry: Option<u64>,
+}
+
+impl SseEvent {
+    fn data_object(&self, py: Python<'_>) -> Py<PyString> {
+        // The lock is never contended in practice (it is only taken with the
+        // GIL held); a poisoned lock still holds a consistent `Data`.
+        let mut data = self.data.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match &*data {
+            Data::Object(obj) => obj.clone_ref(py),
+            Data::Text(text) => {
+                let obj = PyString::new(py, text).unbind();
+                *data = Data::Object(obj.clone_ref(py));
+                obj
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl SseEvent {
+    #[new]
+    #[pyo3(signature = (data = "", event = "message", id = None, retry = None))]
+    fn new(
+        py: Python<'_>,
+        data: &str,
+        event: &str,
+        id: Option<Py<PyString>>,
+        retry: Option<i128>,
+    ) -> PyResult<Self> {
+        let retry = non_negative(retry)?;
+        Ok(SseEvent {
+            event: PyString::new(py, event).unbind(),
+            data: Mutex::new(Data::Text(data.into())),
+            id,
+            retry,
+        })
+    }
+
+    /// The event type; "message" when the stream set none.
+    #[getter]
+    fn event(&self, py: Python<'_>) -> Py<PyString> {
+        self.event.clone_ref(py)
+    }
+
+    /// The data lines joined by LF, without the trailing LF.
+    #[getter]
+    fn data(&self, py: Python<'_>) -> Py<PyString> {
+        self.data_object(py)
+    }
+
+    /// The last event id at dispatch: None if never set, "" if cleared.
+    #[getter]
+    fn id(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        self.id.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    /// A reconnection time (ms) set in this event's block, else None.
+    #[getter]
+    fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let Ok(other) = other.downcast::<SseEvent>() else {
+            return Ok(py.NotImplemented());
+        };
+        let o = other.get();
+        let same = self.retry == o.retry
+            && self.event.bind(py).to_str()? == o.event.bind(py).to_str()?
+            && self.data_object(py).bind(py).to_str()? == o.data_object(py).bind(py).to_str()?
+            && match (&self.id, &o.id) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.bind(py).to_str()? == b.bind(py).to_str()?,
+                _ => false,
+            };
+        Ok(same.into_pyobject(py)?.to_owned().into_any().unbind())
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        let id = self.id.as_ref().map(|s| s.clone_ref(py));
+        (self.event.clone_ref(py), self.data_object(py), id, self.retry).into_pyobject(py)?.hash()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let data_obj = self.data_object(py);
+        let data = data_obj.bind(py).to_str()?;
+        let shown = if data.chars().count() > 60 {
+            let cut: String = data.chars().take(57).collect();
+            format!("{:?}...", cut)
+        } else {
+            format!("{:?}", data)
+        };
+        let id = match &self.id {
+            None => "None".to_owned(),
+            Some(s) => format!("{:?}", s.bind(py).to_str()?),
+        };
+        let retry = self.retry.map_or("None".to_owned(), |r| r.to_string());
+        Ok(format!(
+            "SseEvent(event={:?}, data={}, id={}, retry={})",
+            self.event.bind(py).to_str()?,
+            shown,
+            id,
+            retry
+        ))
+    }
+}
+
+/// A Python string cached for the last value it was built from: event types
+/// and ids repeat on almost every event, so each is built once, not per event.
+struct CachedStr {
+    text: String,
+    py: Option<Py<PyString>>,
+}
+
+impl CachedStr {
+    fn new() -> Self {
+        CachedStr { text: String::new(), py: None }
+    }
+
+    fn get(&mut self, py: Python<'_>, s: &str) -> Py<PyString> {
+        match &self.py {
+            Some(cached) if self.text == s => cached.clone_ref(py),
+            _ => {
+                let fresh = PyString::new(py, s).unbind();
+                self.text.clear();
+                self.text.push_str(s);
+                self.py = Some(fresh.clone_ref(py));
+                fresh
+            }
+        }
+    }
+}
+
+/// Incremental Server-Sent Events decoder with bounded buffers.
+#[pyclass(module = "streamwire._core", name = "SseDecoder")]
+pub struct SseDecoder {
+    inner: sse::SseDecoder,
+    event_type: CachedStr,
+    id: CachedStr,
+    finished: bool,
+}
+
+fn event_to_py(
+    py: Python<'_>,
+    ev: &Event<'_>,
+    types: &mut CachedStr,
+    ids: &mut CachedStr,
+) -> PyResult<Py<SseEvent>> {
+    let event = types.get(py, ev.event_type);
+    let id = ev.id.map(|s| ids.get(py, s));
+    let data = Mutex::new(Data::Text(ev.data.into()));
+    Py::new(py, SseEvent { event, data, id, retry: ev.retry })
+}
+
+#[pymethods]
+impl SseDecoder {
+    #[new]
+    #[pyo3(signature = (max_line_bytes = sse::DEFAULT_MAX_LINE_BYTES, max_event_bytes = sse::DEFAULT_MAX_EVENT_BYTES))]
+    fn new(max_line_bytes: usize, max_event_bytes: usize) -> Self {
+        SseDecoder {
+            inner: sse::SseDecoder::new(max_line_bytes, max_event_bytes),
+            event_type: CachedStr::new(),
+            id: CachedStr::new(),
+            finished: false,
+        }
+    }
+
+    /// Decodes a chunk (any buffer of bytes); returns the events it completed.
+    fn feed<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        if let Some(err) = self.inner.error() {
+            return Err(framing_error::<SseEvent>(py, err, Vec::new()));
+        }
+        if self.finished {
+            return Err(usage_error(py, "SseDecoder.feed() called after finish()"));
+        }
+        let bytes = Bytes::borrow(data)?;
+        let mut out: Vec<Py<SseEvent>> = Vec::new();
+        let mut conversion: PyResult<()> = Ok(());
+        let SseDecoder { inner, event_type, id, .. } = self;
+        let fed = inner.feed(bytes.as_slice(), |ev| {
+            if conversion.is_ok() {
+                match event_to_py(py, &ev, event_type, id) {
+                    Ok(obj) => out.push(obj),
+                    Err(e) => conversion = Err(e),
+                }
+            }
+        });
+        conversion?;
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
+    }
+
+    /// Ends the input. An unterminated event is discarded, per the spec, so
+    /// this returns an empty list; it raises if the decoder had failed.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.finished = true;
+        match self.inner.finish() {
+            Ok(()) => Ok(PyList::empty(py)),
+            Err(err) => Err(framing_error::<SseEvent>(py, &err, Vec::new())),
+        }
+    }
+
+    /// The last event id seen: None if never set, "" if cleared.
+    #[getter]
+    fn last_event_id(&self) -> Option<&str> {
+        self.inner.last_event_id()
+    }
+
+    /// The stream's reconnection time in milliseconds, if a retry field set it.
+    #[getter]
+    fn retry(&self) -> Option<u64> {
+        self.inner.retry()
+    }
+
+    /// Bytes the decoder holds now (tail line, data and type buffers).
+    #[getter]
+    fn buffered_bytes(&self) -> usize {
+        self.inner.buffered_bytes()
+    }
+
+    /// The largest `buffered_bytes` ever held.
+    #[getter]
+    fn peak_buffered_bytes(&self) -> usize {
+        self.inner.peak_buffered_bytes()
+    }
+
+    /// Bytes fed so far.
+    #[getter]
+    fn bytes_fed(&self) -> u64 {
+        self.inner.bytes_fed()
+    }
+
+    /// Events dispatched so far.
+    #[getter]
+    fn events_dispatched(&self) -> u64 {
+        self.inner.events_dispatched()
+    }
+
+    /// Comment lines (keep-alives) seen so far.
+    #[getter]
+    fn comments_seen(&self) -> u64 {
+        self.inner.comments_seen()
+    }
+}
+
+/// Streaming UTF-8 decoder: U+FFFD replacement, or `strict=True` to raise.
+#[pyclass(module = "streamwire._core", name = "Utf8Decoder")]
+pub struct Utf8Decoder {
+    inner: utf8::Utf8Decoder,
+    finished: bool,
+}
+
+#[pymethods]
+impl Utf8Decoder {
+    #[new]
+    #[pyo3(signature = (strict = false))]
+    fn new(strict: bool) -> Self {
+        let mode = if strict { Utf8Mode::Strict } else { Utf8Mode::Replace };
+        Utf8Decoder { inner: utf8::Utf8Decoder::new(mode), finished: false }
+    }
+
+    /// Decodes a chunk; an incomplete trailing sequence is held back.
+    /// In strict mode an error's `.partial` holds the text decoded before it.
+    fn decode(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
+        if self.finished && self.inner.error().is_none() {
+            return Err(usage_error(py, "Utf8Decoder.decode() called after finish()"));
+        }
+        let bytes = Bytes::borrow(data)?;
+        let mut out = String::with_capacity(bytes.as_slice().len());
+        match self.inner.decode(bytes.as_slice(), &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(framing_error(py, &e, text_partial(py, &out))),
+        }
+    }
+
+    /// Ends the input: a held-back incomplete sequence becomes U+FFFD (or raises).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.finished = true;
+        let mut out = String::new();
+        match self.inner.finish(&mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(framing_error(py, &e, text_partial(py, &out))),
+        }
+    }
+
+    /// Bytes of an incomplete sequence held back for the next call.
+    #[getter]
+    fn pending_bytes(&self) -> usize {
+        self.inner.pending_bytes()
+    }
+}
+
+fn text_partial(py: Python<'_>, text: &str) -> Vec<Py<PyString>> {
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![PyString::new(py, text).unbind()]
+    }
+}
+
+/// Encodes one event as SSE bytes; CR, LF or NUL in `event` or `id` is a ValueError.
+#[pyfunction]
+#[pyo3(signature = (data, event = None, id = None, retry = None))]
+fn encode_sse<'py>(
+    py: Python<'py>,
+    data: &str,
+    event: Option<&str>,
+    id: Option<&str>,
+    retry: Option<i128>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let retry = non_negative(retry)?;
+    let mut out = Vec::with_capacity(data.len() + 16);
+    sse::encode_sse(data, event, id, retry, &mut out).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// A retry time must be a non-negative number of milliseconds.
+fn non_negative(retry: Option<i128>) -> PyResult<Option<u64>> {
+    retry
+        .map(|r| {
+            u64::try_from(r).map_err(|_| {
+                PyValueError::new_err("retry must be a number of milliseconds from 0 to 2**64-1")
+            })
+        })
+        .transpose()
+}
+
+/// Adds this module's classes and functions to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SseEvent>()?;
+    m.add_class::<SseDecoder>()?;
+    m.add_class::<Utf8Decoder>()?;
+    m.add_function(wrap_pyfunction!(encode_sse, m)?)?;
+    m.add("DEFAULT_MAX_LINE_BYTES", sse::DEFAULT_MAX_LINE_BYTES)?;
+    m.add("DEFAULT_MAX_EVENT_BYTES", sse::DEFAULT_MAX_EVENT_BYTES)?;
+    Ok(())
+}
