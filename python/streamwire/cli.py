@@ -35,7 +35,7 @@ def _read_chunks(stream: BinaryIO, size: int) -> Iterator[bytes]:
 def _open(path: str) -> BinaryIO:
     if path == "-":
         return sys.stdin.buffer
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller
+    return open(path, "rb")
 
 
 def _cmd_sse(args: argparse.Namespace) -> int:
@@ -51,7 +51,7 @@ def _cmd_sse(args: argparse.Namespace) -> int:
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
         decoder.finish()
     except FramingError as exc:
-        print(f"streamwire: framing error ({exc.kind}) at byte {exc.offset}: {exc}", file=sys.stderr)
+        print(f"streamwire: framing error ({exc.kind}): {exc}", file=sys.stderr)
         return 1
     print(
         f"streamwire: {events} events, {decoder.comments_seen} comments, "
