@@ -124,7 +124,9 @@ class EventStreamMessage:
     """One AWS EventStream message."""
 
     @property
-    def headers(self) -> dict[str, _HeaderPyValue]: ...
+    def headers(self) -> dict[str, _HeaderPyValue]:
+        """Headers by name. A timestamp is an aware UTC ``datetime``, or an
+        ``int`` of milliseconds when it lies outside ``datetime``'s range."""
     @property
     def typed_headers(self) -> list[tuple[str, _HeaderTypeName, _HeaderPyValue]]:
         """Headers in wire order with their wire type names."""

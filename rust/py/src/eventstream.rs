@@ -40,9 +40,14 @@ fn one_ms(py: Python<'_>) -> PyResult<&PyObject> {
 /// integer milliseconds. Outside `datetime`'s range (years 1..9999) it stays
 /// an `int` of milliseconds rather than failing a valid frame.
 fn timestamp_to_py(py: Python<'_>, ms: i64) -> PyResult<PyObject> {
-    let delta = one_ms(py)?.bind(py).call_method1("__mul__", (ms,))?;
-    match epoch(py)?.bind(py).call_method1("__add__", (delta,)) {
+    let as_datetime = || -> PyResult<Bound<'_, PyAny>> {
+        let delta = one_ms(py)?.bind(py).call_method1("__mul__", (ms,))?;
+        epoch(py)?.bind(py).call_method1("__add__", (delta,))
+    };
+    match as_datetime() {
         Ok(dt) if !dt.is_none() => Ok(dt.unbind()),
+        // timedelta and datetime raise OverflowError past their ranges.
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py) => Err(e),
         _ => Ok(ms.into_pyobject(py)?.into_any().unbind()),
     }
 }

@@ -11,16 +11,21 @@ use streamwire_core::utf8::{self, Utf8Mode};
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
 
-/// An event's data: kept as the decoded UTF-8 until Python first reads it.
+/// An event's data: small data is kept as UTF-8 until Python first reads it.
 ///
 /// Building a `str` costs more than everything else the decoder does per
 /// event (CPython re-scans the UTF-8 to pick a storage width), and callers
 /// that parse the data as JSON in Rust never need it, so it is built on first
-/// access, once, and the Rust copy is released then.
+/// access, once, and the Rust copy is released then. Data larger than
+/// [`LAZY_DATA_MAX`] becomes a `str` at once: a second copy of a large event
+/// would cost memory, and the per-event saving is negligible there.
 enum Data {
     Text(Box<str>),
     Object(Py<PyString>),
 }
+
+/// The largest data kept as UTF-8 until first read (see [`Data`]).
+const LAZY_DATA_MAX: usize = 64 * 1024;
 
 /// One dispatched Server-Sent Event.
 #[pyclass(frozen, module = "streamwire._core", name = "SseEvent")]
@@ -179,8 +184,12 @@ fn event_to_py(
 ) -> PyResult<Py<SseEvent>> {
     let event = types.get(py, ev.event_type);
     let id = ev.id.map(|s| ids.get(py, s));
-    let data = Mutex::new(Data::Text(ev.data.into()));
-    Py::new(py, SseEvent { event, data, id, retry: ev.retry })
+    let data = if ev.data.len() <= LAZY_DATA_MAX {
+        Data::Text(ev.data.into())
+    } else {
+        Data::Object(PyString::new(py, ev.data).unbind())
+    };
+    Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry: ev.retry })
 }
 
 #[pymethods]

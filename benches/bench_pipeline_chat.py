@@ -1,0 +1,282 @@
+"""The whole ``openai-chat`` pipeline: body bytes -> unified events -> final result.
+
+Workloads (4 KiB chunks, as a socket delivers them):
+
+* ``openai-chat``: the foundation benches' chat-like stream (``workloads.py``:
+  20,000 text chunks, ASCII, CJK and emoji, then ``[DONE]``);
+* ``openai-chat-tools``: generated here, 20,000 chunks of which most are
+  tool-call argument fragments of 16 parallel calls, interleaved, plus a text
+  preamble, a usage chunk and ``[DONE]`` (the shape of OpenAI's parallel tool
+  calls, API reference checked 2026-11-29).
+
+Implementations, in the same run:
+
+* ``streamwire``: ``sw.stream("openai-chat")``, ``feed`` per chunk, ``close``,
+  ``result`` (JSON via orjson when installed, see ``streamwire/_json.py``);
+* ``streamwire-stdlib-json``: the same with the standard library's decoder
+  forced, i.e. streamwire with no optional package installed;
+* ``openai-sdk``: what ``client.chat.completions.create(stream=True)`` does
+  with a response, plus its stream-accumulation helper: the SDK's
+  ``SSEDecoder.iter_bytes``, ``sse.json()`` (``json.loads``), the legacy
+  ``error`` check, ``construct_type(ChatCompletionChunk)``, then
+  ``ChatCompletionStreamState.handle_chunk`` and ``get_final_completion``;
+* ``naive``: a ``bytes.find(b"\\n\\n")`` splitter, ``orjson.loads`` and a
+  plain-dict accumulator: fast and not correct (no CR/CRLF, no errors, no
+  statuses, no caps), kept as the speed reference.
+
+Each run checks its output (final text, and every call's id, name and
+arguments) against what the generator put in, and records ``correct`` in
+``extra_info``; streamwire must be correct. Throughput is SSE events per
+second (the same count for every implementation).
+
+Run once each as tests: ``pytest benches/bench_pipeline_chat.py``. Measure
+with pytest-benchmark (``--benchmark-enable``), or print the ratios against
+the issue's targets (>= 50x the SDK path, >= 1.5x naive) with
+``python benches/bench_pipeline_chat.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import orjson
+import pytest
+
+import streamwire as sw
+from streamwire import _json
+from streamwire.protocols import openai_chat
+from workloads import workload
+
+CHUNK = 4096
+Output = tuple[str, list[tuple[str | None, str | None, str]]]
+
+
+class Load:
+    """A workload's wire bytes in 4 KiB chunks and the output a parser must give."""
+
+    def __init__(
+        self, name: str, wire: bytes, text: str, calls: list[tuple[str, str, str]]
+    ) -> None:
+        self.name = name
+        self.wire = wire
+        self.chunks = tuple(wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK))
+        self.expected: Output = (text, [(i, n, a) for i, n, a in calls])
+        self.events = wire.count(b"\n\n")
+
+
+def _chat_load() -> Load:
+    load = workload("openai-chat")
+    text = []
+    for data in load.expected:
+        if data != "[DONE]":
+            for choice in json.loads(data)["choices"]:
+                text.append(choice["delta"].get("content") or "")
+    return Load("openai-chat", load.wire, "".join(text), [])
+
+
+def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
+    rng = random.Random(20261129)
+    base = {
+        "id": "chatcmpl-benchtools",
+        "object": "chat.completion.chunk",
+        "created": 1764412800,
+        "model": "gpt-4o-2024-08-06",
+        "system_fingerprint": "fp_bench",
+    }
+
+    def frame(choices: list[Any], **extra: Any) -> bytes:
+        body = {**base, "choices": choices, **extra}
+        return (
+            b"data: "
+            + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            + b"\n\n"
+        )
+
+    def delta(d: dict[str, Any], finish: str | None = None) -> bytes:
+        return frame([{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}])
+
+    words = ["alpha", "beta", "ünïcode", "数据", "🙂", '"q"', "back\\slash", "42", "line\nbreak"]
+    preamble = ["I'll", " look", " that", " up", " in", " parallel", "."]
+    out = [delta({"role": "assistant", "content": ""})] + [delta({"content": t}) for t in preamble]
+    specs = []
+    for i in range(calls):
+        args = {
+            "query": " ".join(rng.choice(words) for _ in range(400)),
+            "limit": i,
+            "exact": bool(i % 2),
+        }
+        specs.append((f"call_bench_{i:02d}", f"tool_{i % 4}", json.dumps(args, ensure_ascii=False)))
+    budget = events - len(out) - calls - 3
+    pieces: list[list[str]] = []
+    for _, _, args in specs:
+        cuts = sorted(rng.sample(range(1, len(args)), budget // calls - 1))
+        pieces.append([args[a:b] for a, b in zip([0, *cuts], [*cuts, len(args)], strict=True)])
+    for i, (call_id, name, _) in enumerate(specs):
+        head = {
+            "index": i,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        out.append(delta({"tool_calls": [head]}))
+    cursors = [0] * calls
+    while any(c < len(p) for c, p in zip(cursors, pieces, strict=True)):
+        i = rng.choice([k for k in range(calls) if cursors[k] < len(pieces[k])])
+        fragment = {"index": i, "function": {"arguments": pieces[i][cursors[i]]}}
+        cursors[i] += 1
+        out.append(delta({"tool_calls": [fragment]}))
+    out.append(delta({}, "tool_calls"))
+    usage = {"prompt_tokens": 812, "completion_tokens": 9000, "total_tokens": 9812}
+    out.append(frame([], usage=usage))
+    out.append(b"data: [DONE]\n\n")
+    return Load("openai-chat-tools", b"".join(out), "".join(preamble), specs)
+
+
+@cache
+def load(name: str) -> Load:
+    return _chat_load() if name == "openai-chat" else _tools_load()
+
+
+# --- implementations -----------------------------------------------------------------
+
+
+def run_streamwire(chunks: Sequence[bytes]) -> Output:
+    stream = sw.stream("openai-chat")
+    feed = stream.feed
+    for chunk in chunks:
+        feed(chunk)
+    stream.close()
+    result = stream.result
+    assert result.status == "completed"
+    return result.text, [(c.id, c.name, c.raw_arguments) for c in result.tool_calls]
+
+
+def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
+    previous = openai_chat.loads
+    openai_chat.loads = _json._loads_stdlib
+    try:
+        return run_streamwire(chunks)
+    finally:
+        openai_chat.loads = previous
+
+
+def run_openai_sdk(chunks: Sequence[bytes]) -> Output:
+    from openai._models import construct_type
+    from openai._streaming import SSEDecoder
+    from openai._utils import is_mapping
+    from openai.lib.streaming.chat._completions import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+    for sse in SSEDecoder().iter_bytes(iter(chunks)):
+        if sse.data.startswith("[DONE]"):
+            break
+        data = sse.json()
+        if is_mapping(data) and data.get("error"):
+            raise RuntimeError(data["error"])
+        chunk = construct_type(type_=ChatCompletionChunk, value=data)
+        for _ in state.handle_chunk(chunk):  # type: ignore[arg-type]
+            pass
+    message = state.get_final_completion().choices[0].message
+    calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()]
+    return message.content or "", calls
+
+
+def run_naive(chunks: Sequence[bytes]) -> Output:
+    buffer = b""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n\n", start)) >= 0:
+            event = buffer[start:end]
+            start = end + 2
+            if not event.startswith(b"data: ") or event == b"data: [DONE]":
+                continue
+            for choice in orjson.loads(event[6:])["choices"]:
+                delta = choice.get("delta") or {}
+                if content := delta.get("content"):
+                    text.append(content)
+                for fragment in delta.get("tool_calls") or ():
+                    slot = calls.setdefault(
+                        fragment["index"], {"id": None, "name": None, "args": []}
+                    )
+                    slot["id"] = fragment.get("id") or slot["id"]
+                    function = fragment.get("function") or {}
+                    slot["name"] = function.get("name") or slot["name"]
+                    if arguments := function.get("arguments"):
+                        slot["args"].append(arguments)
+        buffer = buffer[start:]
+    ordered = [calls[k] for k in sorted(calls)]
+    return "".join(text), [(c["id"], c["name"], "".join(c["args"])) for c in ordered]
+
+
+IMPLEMENTATIONS: dict[str, Callable[[Sequence[bytes]], Output]] = {
+    "streamwire": run_streamwire,
+    "streamwire-stdlib-json": run_streamwire_stdlib,
+    "openai-sdk": run_openai_sdk,
+    "naive": run_naive,
+}
+WORKLOADS = ("openai-chat", "openai-chat-tools")
+
+
+@pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("workload_name", WORKLOADS)
+def test_pipeline_chat(benchmark: Any, workload_name: str, impl_name: str) -> None:
+    data = load(workload_name)
+    benchmark.group = f"pipeline/{workload_name}/4KiB"
+    output = benchmark(IMPLEMENTATIONS[impl_name], data.chunks)
+    correct = output == data.expected
+    benchmark.extra_info.update(
+        implementation=impl_name,
+        workload=workload_name,
+        chunk_size=CHUNK,
+        events=data.events,
+        bytes=len(data.wire),
+        correct=correct,
+        json="orjson" if _json.ACCELERATED and impl_name == "streamwire" else "stdlib",
+    )
+    if impl_name.startswith("streamwire"):
+        assert correct, f"{impl_name} got {workload_name} wrong"
+
+
+def _best(fn: Callable[[Sequence[bytes]], Output], chunks: Sequence[bytes], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn(chunks)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str]) -> None:
+    """Prints events/s and the ratios to the targets, all implementations in one run."""
+    rounds = int(argv[0]) if argv else 5
+    decoder = "orjson" if _json.ACCELERATED else "stdlib"
+    print(f"json decoder for streamwire: {decoder}; best of {rounds}")
+    for name in WORKLOADS:
+        data = load(name)
+        rates = {}
+        for impl, fn in IMPLEMENTATIONS.items():
+            ok = fn(data.chunks) == data.expected
+            seconds = _best(fn, data.chunks, 1 if impl == "openai-sdk" else rounds)
+            rates[impl] = data.events / seconds
+            print(f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s  correct={ok}")
+        for impl in ("streamwire", "streamwire-stdlib-json"):
+            sdk = rates[impl] / rates["openai-sdk"]
+            naive = rates[impl] / rates["naive"]
+            print(
+                f"{name:18s} {impl:24s} {sdk:6.1f}x openai-sdk (target 50x)  "
+                f" {naive:5.2f}x naive (target 1.5x)"
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,444 @@
+"""The mutable bookkeeping behind ``StreamResult``, shared by every adapter.
+
+An adapter records what its protocol said (text, calls, usage, errors,
+terminal signals) in an ``Accumulator`` while it builds the unified events;
+``snapshot()`` turns that into a frozen ``StreamResult``. Statuses follow
+DESIGN.md "How a stream ends" (checked 2026-11-29), in this precedence, worst
+first: ``error`` > ``protocol_conflict`` > ``cancelled`` > ``incomplete`` >
+``truncated`` > ``completed``. An error or a conflict decides the status the
+moment it arrives, "whatever came before or after it".
+
+``result_from_events`` rebuilds a result from unified events alone: the tests
+use it to prove that the events carry everything the result says, and the
+gateway translation checks compare results across protocols with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import MappingProxyType
+from typing import Any
+
+from .events import (
+    ErrorPhase,
+    ErrorReceived,
+    Event,
+    MessageCompleted,
+    MessageStarted,
+    ReasoningDelta,
+    RefusalDelta,
+    Status,
+    StopReason,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    UnknownEvent,
+    UsageReported,
+)
+from .result import ChoiceResult, Metrics, StreamError, StreamResult, StreamWarning, Usage
+from .toolcalls import ABANDONED, ToolCalls
+from .tooldefs import ToolSet
+
+__all__ = ["Accumulator", "ChoiceState", "result_from_events"]
+
+#: Caps on what a result keeps for logging, so a hostile stream cannot grow it.
+MAX_RECORDS = 100
+_OTHER = "<other>"
+
+_RANK: dict[Status, int] = {
+    "completed": 0,
+    "truncated": 1,
+    "incomplete": 2,
+    "in_progress": 3,
+    "cancelled": 4,
+    "protocol_conflict": 5,
+    "error": 6,
+}
+
+
+class ChoiceState:
+    """What one choice (candidate) produced so far."""
+
+    __slots__ = (
+        "finish_reason",
+        "index",
+        "reasoning",
+        "refusal",
+        "signatures",
+        "status",
+        "stop_reason",
+        "terminal",
+        "text",
+    )
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        self.signatures: list[str] = []
+        #: The provider's raw stop reason.
+        self.finish_reason: str | None = None
+        self.stop_reason: StopReason | None = None
+        #: The protocol's terminal signal for this choice arrived.
+        self.terminal = False
+        #: The decided status, once the stream ended.
+        self.status: Status | None = None
+
+
+class Accumulator:
+    """Per-stream state: choices, calls, usage, error, conflicts, counters."""
+
+    def __init__(
+        self,
+        protocol: str,
+        *,
+        toolset: ToolSet | None = None,
+        max_tool_argument_chars: int = 8 * 1024 * 1024,
+        max_tool_calls: int = 1024,
+        request_id: str | None = None,
+        http_status: int | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.choices: dict[int, ChoiceState] = {}
+        self.conflicts: list[str] = []
+        self.calls = ToolCalls(
+            toolset=toolset,
+            max_argument_chars=max_tool_argument_chars,
+            max_calls=max_tool_calls,
+            conflicts=self.conflicts,
+        )
+        self.usage: Usage | None = None
+        self.error: StreamError | None = None
+        self.warnings: list[StreamWarning] = []
+        self.unknown_events: dict[str, int] = {}
+        self.unknown_fields: dict[str, int] = {}
+        self.unknown_count = 0
+        self.request_id = request_id
+        self.http_ok = None if http_status is None else 200 <= http_status < 300
+        self.message_id: str | None = None
+        self.model: str | None = None
+        #: The caller cancelled.
+        self.cancelled = False
+        #: The stream ended (its end marker, EOF or cancel): statuses are decided.
+        self.ended = False
+        #: Set by an adapter when the end was not proper although every choice
+        #: finished (e.g. chat's ``strict_done`` without ``[DONE]``).
+        self.incomplete_reason: str | None = None
+        self.framing_ok = True
+        self.deltas_ok = True
+        # counters the adapter base keeps up to date
+        self.bytes_received = 0
+        self.wire_events = 0
+        self.events = 0
+        self.framing_errors = 0
+        self.peak_buffered_bytes = 0
+        self.time_to_first_event: float | None = None
+        self.time_to_first_content: float | None = None
+        self.largest_gap: float | None = None
+        self.cached: StreamResult | None = None
+
+    # --- recording -------------------------------------------------------
+
+    def conflict(self, message: str) -> None:
+        """The stream contradicted itself: status ``protocol_conflict``."""
+        self.deltas_ok = False
+        if len(self.conflicts) < MAX_RECORDS:
+            self.conflicts.append(message)
+
+    def warn(self, code: str, message: str) -> None:
+        """Records a warning (the first ``MAX_RECORDS`` are kept)."""
+        if len(self.warnings) < MAX_RECORDS:
+            self.warnings.append(StreamWarning(code=code, message=message))
+
+    def unknown_event(self, provider_type: str, raw: str) -> UnknownEvent:
+        """Counts an unknown event and returns its ``UnknownEvent``."""
+        _count(self.unknown_events, provider_type)
+        self.unknown_count += 1
+        return UnknownEvent(provider_type=provider_type, raw=raw)
+
+    def unknown_field(self, path: str) -> None:
+        """Counts an unknown field (by its path, e.g. ``choices[].delta.x``)."""
+        _count(self.unknown_fields, path)
+        self.unknown_count += 1
+
+    def fail(
+        self,
+        phase: ErrorPhase,
+        type: str | None,
+        code: str | int | None,
+        message: str | None,
+        *,
+        retryable: bool = False,
+        request_id: str | None = None,
+        raw: Any = None,
+    ) -> ErrorReceived:
+        """An error: the first one decides the result's ``error``; all are emitted."""
+        request_id = request_id or self.request_id
+        if phase == "framing":
+            self.framing_ok = False
+            self.framing_errors += 1
+        elif phase == "limit":
+            self.deltas_ok = False
+        if self.error is None:
+            self.error = StreamError(
+                phase=phase,
+                type=type,
+                code=code,
+                message=message,
+                retryable=retryable,
+                request_id=request_id,
+                raw=raw,
+            )
+        else:
+            self.warn("additional_error", f"a further error arrived: {type}: {message}")
+        return ErrorReceived(
+            phase=phase,
+            type=type,
+            code=code,
+            message=message,
+            retryable=retryable,
+            request_id=request_id,
+            raw=raw,
+        )
+
+    def report_usage(self, usage: Usage) -> UsageReported:
+        """A usage report replaces the previous one (reports are cumulative)."""
+        self.usage = usage
+        return UsageReported(usage=usage)
+
+    # --- deciding --------------------------------------------------------
+
+    def status_of(self, choice: ChoiceState | None) -> Status:
+        """The status of one choice (or of a stream without choices) right now."""
+        if choice is not None and choice.status is not None:
+            return choice.status
+        if self.error is not None:
+            return "error"
+        if self.conflicts:
+            return "protocol_conflict"
+        if self.cancelled:
+            return "cancelled"
+        if not self.ended:
+            return "in_progress"
+        if choice is None or not choice.terminal or self.incomplete_reason is not None:
+            return "incomplete"
+        if choice.stop_reason == "length":
+            return "truncated"
+        return "completed"
+
+    def stream_status(self) -> Status:
+        """The worst status over every choice and the stream-wide facts."""
+        if not self.choices:
+            return self.status_of(None)
+        return max((self.status_of(c) for c in self.choices.values()), key=_RANK.__getitem__)
+
+    def finish(self) -> list[Event]:
+        """The stream ended: decide every status; one ``MessageCompleted`` per choice."""
+        if self.ended:
+            return []
+        self.ended = True
+        self.calls.abandon_open()
+        if not self.choices:
+            self._choice(0)  # a result always has choice 0, even an empty one
+        out: list[Event] = []
+        for choice in sorted(self.choices.values(), key=_index):
+            choice.status = status = self.status_of(choice)
+            out.append(
+                MessageCompleted(
+                    status=status,
+                    stop_reason=choice.stop_reason,
+                    provider_stop_reason=choice.finish_reason,
+                    choice=choice.index,
+                )
+            )
+        self.cached = None
+        return out
+
+    # --- the snapshot ----------------------------------------------------
+
+    def snapshot(self) -> StreamResult:
+        """The frozen ``StreamResult`` for what was recorded so far (cached)."""
+        if self.cached is not None:
+            return self.cached
+        status = self.stream_status()
+        ordered = sorted(self.choices.values(), key=_index)
+        results = [self._choice_result(c, status) for c in ordered]
+        first = next((r for r in results if r.index == 0), None)
+        text_bytes = sum(_utf8_len(r.text) for r in results)
+        calls = [c for r in results for c in r.tool_calls]
+        argument_bytes = sum(_utf8_len(c.raw_arguments) for c in calls)
+        metrics = Metrics(
+            bytes_received=self.bytes_received,
+            wire_events=self.wire_events,
+            events=self.events,
+            time_to_first_event=self.time_to_first_event,
+            time_to_first_content=self.time_to_first_content,
+            largest_gap=self.largest_gap,
+            unknown_events=self.unknown_count,
+            framing_errors=self.framing_errors,
+            text_bytes=text_bytes,
+            argument_bytes=argument_bytes,
+            peak_buffered_bytes=self.peak_buffered_bytes,
+        )
+        result = StreamResult(
+            protocol=self.protocol,
+            status=status,
+            final=self.ended,
+            text="" if first is None else first.text,
+            reasoning="" if first is None else first.reasoning,
+            refusal="" if first is None else first.refusal,
+            tool_calls=() if first is None else first.tool_calls,
+            executable=False if first is None else first.executable,
+            not_executable_reason=None if first is None else first.not_executable_reason,
+            stop_reason=None if first is None else first.stop_reason,
+            provider_stop_reason=None if first is None else first.provider_stop_reason,
+            usage=self.usage,
+            error=self.error,
+            choices=tuple(results),
+            message_id=self.message_id,
+            model=self.model,
+            unknown_events=MappingProxyType(dict(self.unknown_events)),
+            unknown_fields=MappingProxyType(dict(self.unknown_fields)),
+            conflicts=tuple(self.conflicts),
+            warnings=tuple(self.warnings),
+            metrics=metrics,
+            http_ok=self.http_ok,
+            framing_ok=self.framing_ok,
+            deltas_ok=self.deltas_ok and not self.conflicts,
+            tool_args_complete=all(
+                c.arguments is not None and c.invalid_reason != ABANDONED for c in calls
+            ),
+        )
+        self.cached = result
+        return result
+
+    def _choice_result(self, choice: ChoiceState, stream_status: Status) -> ChoiceResult:
+        status = self.status_of(choice)
+        # DESIGN.md: executable only when the *stream* completed; with n > 1 a
+        # truncated or unfinished sibling choice holds back every batch.
+        verdict = self.calls.release(choice.index, stream_status, choice.stop_reason)
+        return ChoiceResult(
+            index=choice.index,
+            status=status,
+            text="".join(choice.text),
+            reasoning="".join(choice.reasoning),
+            reasoning_signatures=tuple(choice.signatures),
+            refusal="".join(choice.refusal),
+            tool_calls=self.calls.snapshot(choice.index, verdict),
+            executable=verdict[0],
+            not_executable_reason=verdict[1],
+            stop_reason=choice.stop_reason,
+            provider_stop_reason=choice.finish_reason,
+        )
+
+    # --- replaying unified events -----------------------------------------
+
+    def apply(self, event: Event) -> None:
+        """Records one unified event (see ``result_from_events``)."""
+        kind = type(event)
+        if kind is TextDelta or kind is RefusalDelta or kind is ReasoningDelta:
+            self._apply_content(event)
+        elif isinstance(event, MessageStarted):
+            self._choice(event.choice)
+            self.message_id = self.message_id or event.message_id
+            self.model = self.model or event.model
+        elif isinstance(event, ToolCallStarted):
+            call = self.calls.open((event.choice, event.index), event.choice, event.executor)
+            if call is not None:
+                call.set_identity("id", event.id)
+                call.set_identity("name", event.name)
+                call.set_identity("type", event.type)
+                call.id_source = event.id_source
+        elif isinstance(event, ToolCallArgumentsDelta):
+            call = self.calls.by_key.get((event.choice, event.index))
+            if call is not None:
+                self.calls.append(call, event.delta)
+        elif isinstance(event, ToolCallCompleted):
+            self._apply_completed(event)
+        elif isinstance(event, UsageReported):
+            self.usage = event.usage
+        elif isinstance(event, ErrorReceived):
+            self.fail(
+                event.phase,
+                event.type,
+                event.code,
+                event.message,
+                retryable=event.retryable,
+                request_id=event.request_id,
+                raw=event.raw,
+            )
+        elif isinstance(event, UnknownEvent):
+            self.unknown_event(event.provider_type, event.raw)
+        elif isinstance(event, MessageCompleted):
+            choice = self._choice(event.choice)
+            choice.finish_reason = event.provider_stop_reason
+            choice.stop_reason = event.stop_reason
+            choice.status = event.status
+            choice.terminal = event.status in ("completed", "truncated")
+            self.ended = True
+            self.calls.abandon_open()
+        self.cached = None
+
+    def _apply_content(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._choice(event.choice).text.append(event.text)
+        elif isinstance(event, RefusalDelta):
+            self._choice(event.choice).refusal.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            choice = self._choice(event.choice)
+            choice.reasoning.append(event.text)
+            if event.signature:
+                choice.signatures.append(event.signature)
+
+    def _apply_completed(self, event: ToolCallCompleted) -> None:
+        call = self.calls.by_key.get((event.choice, event.index))
+        if call is None:
+            return
+        call.set_identity("id", event.id)
+        call.set_identity("name", event.name)
+        call.raw = event.raw_arguments
+        call.parts = []
+        call.arguments = event.arguments
+        call.invalid_reason = event.invalid_reason
+        call.state = "rejected" if event.invalid_reason else "valid"
+
+    def _choice(self, index: int) -> ChoiceState:
+        choice = self.choices.get(index)
+        if choice is None:
+            choice = self.choices[index] = ChoiceState(index)
+        return choice
+
+
+def result_from_events(events: Iterable[Event], *, protocol: str) -> StreamResult:
+    """Rebuilds a ``StreamResult`` from unified events alone.
+
+    Counters that only the wire knows (bytes, framing events, timings) are
+    zero, and conflicts are not re-derived; everything the events state
+    (text, reasoning, refusals, calls, usage, error, statuses, stop reasons)
+    is reproduced.
+    """
+    acc = Accumulator(protocol)
+    count = 0
+    for event in events:
+        acc.apply(event)
+        count += 1
+    acc.events = count
+    return acc.snapshot()
+
+
+def _count(counts: dict[str, int], key: str) -> None:
+    if key not in counts and len(counts) >= MAX_RECORDS:
+        key = _OTHER
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _index(choice: ChoiceState) -> int:
+    return choice.index
+
+
+def _utf8_len(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))

@@ -1,0 +1,60 @@
+"""Protocol adapters, by wire-protocol name, and ``stream()`` to make one.
+
+The names are DESIGN.md's (checked 2026-11-29): HTTP ``openai-chat``,
+``openai-responses``, ``anthropic``, ``gemini``, ``gemini-json``,
+``bedrock-converse``, ``bedrock-invoke``; WebSocket ``openai-responses-ws``,
+``openai-realtime``, ``gemini-live``. Each adapter lives in its own module and
+is imported only when first asked for, so ``import streamwire`` stays cheap.
+A protocol is available once its adapter is registered here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._base import Stream
+
+__all__ = ["Stream", "adapter_class", "known_protocols", "register_protocol", "stream"]
+
+#: name -> "module:Class" (imported lazily) or the adapter class itself.
+_REGISTRY: dict[str, str | type[Stream]] = {
+    "openai-chat": "streamwire.protocols.openai_chat:OpenAIChatStream",
+}
+
+
+def register_protocol(name: str, adapter: str | type[Stream]) -> None:
+    """Registers an adapter class (or its ``"module:Class"`` path) under ``name``."""
+    _REGISTRY[name] = adapter
+
+
+def known_protocols() -> tuple[str, ...]:
+    """The registered protocol names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def adapter_class(protocol: str) -> type[Stream]:
+    """The adapter class of a protocol; ValueError listing the known names if unknown."""
+    try:
+        entry = _REGISTRY[protocol]
+    except (KeyError, TypeError):
+        known = ", ".join(known_protocols())
+        raise ValueError(f"unknown protocol {protocol!r}; known protocols: {known}") from None
+    if isinstance(entry, str):
+        module_name, _, class_name = entry.partition(":")
+        entry = getattr(importlib.import_module(module_name), class_name)
+        if not (isinstance(entry, type) and issubclass(entry, Stream)):
+            raise TypeError(f"{module_name}:{class_name} is not a Stream adapter")
+        _REGISTRY[protocol] = entry
+    return entry
+
+
+def stream(protocol: str, **options: Any) -> Stream:
+    """A new sans-IO adapter for ``protocol`` (see the adapter's options).
+
+    >>> s = stream("openai-chat")
+    >>> events = s.feed(b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\\n\\n')
+    >>> [type(e).__name__ for e in events]
+    ['MessageStarted', 'TextDelta']
+    """
+    return adapter_class(protocol)(**options)

@@ -1,0 +1,292 @@
+"""The adapter interface every protocol implements, and the shared SSE plumbing.
+
+The interface is DESIGN.md's "[2]+[3] protocols" (checked 2026-11-29), shaped
+like h11's and h2's sans-IO connections: an adapter is fed data and returns
+the unified events the data completed; it never reads a socket or a clock
+(except a clock the caller injects for metrics).
+
+* ``feed(data)``: raw body bytes, any chunking (HTTP protocols);
+* ``feed_message(msg)``: one WebSocket message (WebSocket protocols);
+* ``close()``: the input ended (EOF); decides ``completed`` vs ``incomplete``;
+* ``cancel()``: the caller aborts; status ``cancelled``;
+* ``result``: a ``StreamResult``, valid at any time, final after close/cancel.
+
+Bad upstream input never raises out of an adapter; it becomes an event and a
+status. Feeding after ``close()`` or ``cancel()`` is caller misuse and raises
+``UsageError``. ``close()`` and ``cancel()`` are idempotent.
+
+``SseStream`` is the base of the SSE protocols: it owns the Rust
+``SseDecoder`` and turns a ``FramingError`` into an ``error`` result with
+phase ``framing`` and the framing kind as the type, keeping every event
+decoded before it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
+
+from .._core import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent
+from ..accumulate import Accumulator
+from ..errors import FramingError, UsageError
+from ..events import (
+    Event,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+)
+from ..result import StreamResult
+from ..tooldefs import ToolSet
+
+__all__ = [
+    "DEFAULT_MAX_TOOL_ARGUMENT_CHARS",
+    "DEFAULT_MAX_TOOL_CALLS",
+    "SseStream",
+    "Stream",
+    "retryable_hint",
+]
+
+#: Default cap on one call's arguments, in characters (code points).
+DEFAULT_MAX_TOOL_ARGUMENT_CHARS = 8 * 1024 * 1024
+#: Default cap on the number of tool calls in one stream.
+DEFAULT_MAX_TOOL_CALLS = 1024
+
+Clock = Callable[[], float]
+#: Events that count as content for ``time_to_first_content``.
+_CONTENT = frozenset(
+    {TextDelta, ReasoningDelta, RefusalDelta, ToolCallStarted, ToolCallArgumentsDelta}
+)
+Tools = ToolSet | Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
+
+
+class Stream(ABC):
+    """A sans-IO protocol adapter: data in, unified events out."""
+
+    #: The protocol's registered name.
+    protocol: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        tools: Tools = None,
+        clock: Clock | None = None,
+        max_tool_argument_chars: int = DEFAULT_MAX_TOOL_ARGUMENT_CHARS,
+        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        request_id: str | None = None,
+        http_status: int | None = None,
+    ) -> None:
+        """Options common to every protocol.
+
+        Args:
+            tools: the tool definitions sent in the request (any provider's
+                format, or a prebuilt ``ToolSet``): completed calls are checked
+                against them (declared name, JSON Schema).
+            clock: a monotonic clock (e.g. ``time.monotonic``) for the timing
+                metrics; None (the default) records no timings.
+            max_tool_argument_chars: cap on one call's arguments.
+            max_tool_calls: cap on the number of calls.
+            request_id: the request id from the HTTP response headers, used in
+                error reports when the in-stream error carries none.
+            http_status: the HTTP status, when the caller knows it (``http_ok``).
+        """
+        if tools is not None and not isinstance(tools, ToolSet):
+            tools = ToolSet(tools)
+        self._acc = Accumulator(
+            self.protocol,
+            toolset=tools,
+            max_tool_argument_chars=max_tool_argument_chars,
+            max_tool_calls=max_tool_calls,
+            request_id=request_id,
+            http_status=http_status,
+        )
+        self._clock = clock
+        self._t0 = clock() if clock is not None else 0.0
+        self._last_stamp: float | None = None
+        self._closed = False
+
+    @abstractmethod
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
+        """Feeds body bytes (any chunking); returns the events they completed."""
+
+    def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        """Feeds one WebSocket message; only WebSocket protocols accept it."""
+        raise UsageError(f"{self.protocol} is not a WebSocket protocol: use feed(bytes)")
+
+    @abstractmethod
+    def close(self) -> list[Event]:
+        """The input ended: decides the status; returns the final events."""
+
+    def cancel(self) -> list[Event]:
+        """The caller aborts: status ``cancelled`` unless the stream already ended."""
+        if self._closed:
+            return []
+        self._closed = True
+        acc = self._acc
+        acc.cached = None
+        if acc.ended:
+            return []
+        acc.cancelled = True
+        return self._emit(acc.finish())
+
+    @property
+    def result(self) -> StreamResult:
+        """What the stream produced so far; final after close() or cancel()."""
+        self._sync_counters()
+        return self._acc.snapshot()
+
+    @property
+    def closed(self) -> bool:
+        """True after close() or cancel()."""
+        return self._closed
+
+    def _sync_counters(self) -> None:  # noqa: B027 - optional hook
+        """Copies the framing layer's counters into the accumulator."""
+
+    def _emit(self, out: list[Event]) -> list[Event]:
+        """Counts (and, with a clock, times) the events one call returns."""
+        if not out:
+            return out
+        acc = self._acc
+        acc.events += len(out)
+        clock = self._clock
+        if clock is not None:
+            now = clock() - self._t0
+            if acc.time_to_first_event is None:
+                acc.time_to_first_event = now
+            elif self._last_stamp is not None:
+                gap = now - self._last_stamp
+                if acc.largest_gap is None or gap > acc.largest_gap:
+                    acc.largest_gap = gap
+            self._last_stamp = now
+            if acc.time_to_first_content is None and any(type(e) in _CONTENT for e in out):
+                acc.time_to_first_content = now
+        return out
+
+
+class SseStream(Stream):
+    """Base of the SSE protocols: framing by the Rust ``SseDecoder``."""
+
+    def __init__(
+        self,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        **options: Any,
+    ) -> None:
+        """SSE options: ``max_line_bytes`` and ``max_event_bytes`` cap the
+        framing buffers (a larger line or event ends the stream in ``error``);
+        the rest are ``Stream``'s."""
+        super().__init__(**options)
+        self._decoder = SseDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
+        self._framing_failed = False
+        self._ignored_bytes = 0
+
+    @abstractmethod
+    def _on_sse(self, events: list[SseEvent], out: list[Event]) -> None:
+        """Interprets decoded SSE events, appending unified events to ``out``."""
+
+    def _on_eof(self, out: list[Event]) -> None:
+        """The input ended (protocol hook, before ``acc.finish()`` if not yet ended)."""
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
+        if self._closed:
+            raise UsageError(f"the {self.protocol} stream was closed; it cannot be fed")
+        acc = self._acc
+        acc.cached = None
+        if self._framing_failed:
+            # The bytes after a framing error cannot be trusted: counted, not parsed.
+            self._ignored_bytes += memoryview(data).nbytes
+            return []
+        try:
+            events = self._decoder.feed(data)
+        except FramingError as exc:
+            out: list[Event] = []
+            self._on_sse(exc.partial, out)  # type: ignore[arg-type]
+            self._framing_error(exc, out)
+            return self._emit(out)
+        if not events:
+            return []
+        out = []
+        self._on_sse(events, out)
+        return self._emit(out)
+
+    def close(self) -> list[Event]:
+        if self._closed:
+            return []
+        self._closed = True
+        acc = self._acc
+        acc.cached = None
+        out: list[Event] = []
+        if not self._framing_failed:
+            pending = self._decoder.buffered_bytes
+            try:
+                self._on_sse(self._decoder.finish(), out)
+            except FramingError as exc:
+                self._on_sse(exc.partial, out)  # type: ignore[arg-type]
+                self._framing_error(exc, out)
+            if pending and not acc.ended:
+                acc.warn(
+                    "partial_event_discarded",
+                    f"the input ended inside an event; its {pending} bytes were discarded",
+                )
+        self._on_eof(out)
+        if not acc.ended:
+            out.extend(acc.finish())
+        return self._emit(out)
+
+    def _framing_error(self, exc: FramingError, out: list[Event]) -> None:
+        self._framing_failed = True
+        out.append(self._acc.fail("framing", exc.kind, None, str(exc), retryable=False, raw=None))
+
+    def _sync_counters(self) -> None:
+        acc = self._acc
+        decoder = self._decoder
+        acc.bytes_received = decoder.bytes_fed + self._ignored_bytes
+        acc.wire_events = decoder.events_dispatched
+        acc.peak_buffered_bytes = decoder.peak_buffered_bytes
+
+
+#: Provider error types and codes that say "try again later". Anything else,
+#: including quota and validation errors, is not retryable: the hint is
+#: conservative.
+_RETRYABLE = frozenset(
+    {
+        "server_error",
+        "api_error",
+        "internal_error",
+        "internal_server_error",
+        "overloaded_error",
+        "overloaded",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "service_unavailable",
+        "timeout",
+        "request_timeout",
+        "unavailable",
+        "resource_exhausted",
+        "throttlingexception",
+        "serviceunavailableexception",
+        "internalserverexception",
+        "modeltimeoutexception",
+    }
+)
+_NOT_RETRYABLE = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def retryable_hint(type: object, code: object, status: object = None) -> bool:
+    """A conservative retryable hint from a provider error's type, code and status."""
+    names = {str(v).lower() for v in (type, code) if isinstance(v, str)}
+    if names & _NOT_RETRYABLE:
+        return False
+    if names & _RETRYABLE:
+        return True
+    for value in (code, status):
+        if isinstance(value, int) and not isinstance(value, bool) and value in _RETRYABLE_STATUS:
+            return True
+        if isinstance(value, str) and value.isdigit() and int(value) in _RETRYABLE_STATUS:
+            return True
+    return False

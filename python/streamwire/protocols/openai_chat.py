@@ -1,0 +1,527 @@
+"""The ``openai-chat`` adapter: OpenAI Chat Completions streaming, and compatible servers.
+
+Implements the chunk stream of ``POST /v1/chat/completions`` with
+``stream: true`` as the OpenAI API reference describes it ("The chat
+completion chunk object", platform.openai.com/docs/api-reference/chat-streaming,
+checked 2026-11-29): SSE events whose data is one ``chat.completion.chunk``
+JSON object, ended by ``data: [DONE]``. Also the variations of compatible
+servers seen in recordings and peers' bug reports (Azure OpenAI, Groq,
+OpenRouter, DeepSeek, vLLM), and DESIGN.md's rules for statuses, tool calls
+and usage (checked 2026-11-29).
+
+The stream is a small state machine with its transitions as data
+(``PHASES``)::
+
+    streaming --chunk--> streaming       (deltas, finish_reasons, usage, errors)
+    streaming --[DONE]-> done            (statuses decided)
+    streaming --eof----> closed          (decided: completed + warning, or incomplete)
+    done      --chunk--> done            (ignored, warning "data_after_done")
+    done      --[DONE]-> done            (a repeated [DONE] is a no-op)
+    done      --eof----> closed
+
+and each choice is ``open`` until its ``finish_reason`` (its terminal signal),
+after which content for it is a protocol conflict and a repeat of the same
+``finish_reason`` a no-op.
+
+What the chunks may carry, and what becomes of it:
+
+* ``delta.content`` -> ``TextDelta``; ``delta.refusal`` -> ``RefusalDelta``;
+  ``delta.reasoning_content`` (DeepSeek, vLLM) or ``delta.reasoning``
+  (OpenRouter, Groq) -> ``ReasoningDelta`` (the first non-empty of the two in
+  a delta: some servers send both with the same text); the signatures in
+  OpenRouter's ``delta.reasoning_details`` -> ``ReasoningDelta(signature=...)``.
+* ``delta.tool_calls`` fragments, keyed by (choice, ``index``): the first
+  fragment carries ``id``, ``type`` and ``function.name``; compatible servers
+  may repeat them (a no-op) but never change them (a conflict). Fragments
+  without ``index`` but with an ``id`` are keyed by that id (servers that send
+  each call whole). A fragment with neither cannot be correlated: a conflict.
+  ``arguments: null`` is no fragment. Calls complete at the choice's
+  ``finish_reason``, where their arguments are parsed, once.
+* ``delta.function_call`` (the deprecated single function call) -> a call of
+  type ``function_call`` with a synthetic id (tool results quote its name).
+* ``usage`` (on an empty-``choices`` chunk with ``include_usage``, on the
+  finish chunk, or on every chunk with continuous usage; Groq's
+  ``x_groq.usage``): each report replaces the last; ``usage: null`` is
+  ignored. A report is final when every choice seen had finished.
+* ``{"error": {...}}`` (with or without ``choices``) and an SSE ``event: error``
+  -> status ``error`` with the provider's type and code, never text.
+* ``finish_reason``: ``stop`` -> stop (``content_filter`` if the choice
+  refused), ``length`` -> length and status ``truncated``, ``tool_calls`` and
+  ``function_call`` -> tool_calls, ``content_filter`` -> content_filter,
+  ``error`` -> status error; the truncation reasons of compatible servers
+  (``max_tokens``, ``model_context_window_exceeded``) -> length; anything
+  else -> other. The raw value is always kept.
+* Azure's leading chunk with empty ``choices`` and ``prompt_filter_results``
+  is a no-op. Unknown SSE event names become ``UnknownEvent``; unknown fields
+  are ignored and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .._core import SseEvent
+from .._json import loads
+from ..accumulate import ChoiceState
+from ..events import (
+    Event,
+    MessageStarted,
+    StopReason,
+    TextDelta,
+    new_reasoning_delta,
+    new_refusal_delta,
+    new_text_delta,
+)
+from ..result import Usage
+from ._base import SseStream, retryable_hint
+from .openai_chat_calls import ChatCalls
+
+__all__ = ["PHASES", "OpenAIChatStream"]
+
+Phase = Literal["streaming", "done", "closed"]
+PhaseInput = Literal["chunk", "done", "eof"]
+
+#: The stream-level machine: ``(phase, input) -> (action, next phase)``.
+PHASES: Mapping[tuple[Phase, PhaseInput], tuple[str, Phase]] = {
+    ("streaming", "chunk"): ("apply", "streaming"),
+    ("streaming", "done"): ("decide", "done"),
+    ("streaming", "eof"): ("decide_at_eof", "closed"),
+    ("done", "chunk"): ("warn_after_done", "done"),
+    ("done", "done"): ("nothing", "done"),
+    ("done", "eof"): ("nothing", "closed"),
+}
+
+_STOP_REASONS: Mapping[str, StopReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "error": "error",
+    # Truncation as compatible servers spell it (DESIGN.md: truncated).
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+#: Chunk fields of the OpenAI reference; the adapter reads or ignores them knowingly.
+_CHUNK_FIELDS = frozenset(
+    {
+        "id",
+        "object",
+        "created",
+        "model",
+        "system_fingerprint",
+        "service_tier",
+        "choices",
+        "usage",
+        "error",
+        "obfuscation",
+    }
+)
+#: Compatible servers' chunk fields, known and ignored (``x_groq`` is read).
+_CHUNK_EXTENSIONS = frozenset({"x_groq", "prompt_filter_results", "provider"})
+#: Delta fields that carry content: after the choice's finish_reason, a conflict.
+_CONTENT_FIELDS = frozenset(
+    {"content", "tool_calls", "reasoning_content", "reasoning", "refusal", "function_call"}
+)
+_CHOICE_FIELDS = frozenset({"index", "delta", "finish_reason", "logprobs"})
+#: A chunk with only these fields may take the fast path (no error to act on).
+_FAST_CHUNK_FIELDS = _CHUNK_FIELDS - {"error"}
+# The fast path builds TextDelta like events.new_text_delta, inlined.
+_new = object.__new__
+_set_text = TextDelta.__dict__["text"].__set__
+_set_choice = TextDelta.__dict__["choice"].__set__
+_CHOICE_EXTENSIONS = frozenset({"content_filter_results", "native_finish_reason"})
+
+
+class OpenAIChatStream(SseStream):
+    """OpenAI Chat Completions stream adapter (``sw.stream("openai-chat")``)."""
+
+    protocol = "openai-chat"
+
+    def __init__(self, *, strict_done: bool = False, max_choices: int = 128, **options: Any):
+        """Options: ``strict_done=True`` makes a stream that ends without
+        ``[DONE]`` ``incomplete`` even when every choice finished (by default it
+        is ``completed`` with a ``missing_done`` warning); ``max_choices`` caps
+        the number of choices; the rest are ``SseStream``'s and ``Stream``'s."""
+        super().__init__(**options)
+        self._strict_done = strict_done
+        self._max_choices = max_choices
+        self._phase: Phase = "streaming"
+        self._choices = self._acc.choices
+        self._calls = self._acc.calls
+        self._tool_calls = ChatCalls(self._acc)
+        self._fast_fragment = self._tool_calls.fast_fragment
+        self._finish_error = False
+
+    # --- the SSE layer ---------------------------------------------------
+
+    def _on_sse(self, events: list[SseEvent], out: list[Event]) -> None:
+        acc = self._acc
+        states = self._choices
+        append = out.append
+        streaming = self._phase == "streaming"
+        for event in events:
+            if not streaming:  # PHASES: only "streaming" applies chunks
+                self._step("chunk", event, out)
+                continue
+            if event.event != "message":
+                self._on_named_event(event, out)
+                continue
+            data = event.data
+            try:
+                chunk = loads(data)
+            except ValueError:
+                self._not_json(data, out)
+                streaming = self._phase == "streaming"
+                continue
+            if type(chunk) is not dict:
+                message = "a data payload is not a JSON object"
+                append(acc.fail("framing", "invalid_payload", None, message))
+                continue
+            # The fast path (measured: nearly every chunk of a stream is one of
+            # these): a running choice's text, or one arguments fragment of an
+            # open call, with nothing else in the chunk to act on. It does
+            # exactly what the general path does for such a chunk (tested:
+            # test_fast_path_matches_general_path), with fewer calls.
+            choices = chunk.get("choices")
+            if (
+                type(choices) is list
+                and len(choices) == 1
+                and _FAST_CHUNK_FIELDS.issuperset(chunk)
+                and chunk.get("usage") is None
+            ):
+                choice = choices[0]
+                if (
+                    type(choice) is dict
+                    and _CHOICE_FIELDS.issuperset(choice)
+                    and choice.get("finish_reason") is None
+                ):
+                    index = choice.get("index", 0)
+                    state = states.get(index) if type(index) is int else None
+                    delta = choice.get("delta")
+                    if (
+                        state is not None
+                        and not state.terminal
+                        and type(delta) is dict
+                        and len(delta) == 1
+                    ):
+                        text = delta.get("content")
+                        if type(text) is str:
+                            if text:
+                                state.text.append(text)
+                                text_event = _new(TextDelta)
+                                _set_text(text_event, text)
+                                _set_choice(text_event, index)
+                                append(text_event)
+                            continue
+                        if self._fast_fragment(index, delta.get("tool_calls"), append):
+                            continue
+            self._on_chunk(chunk, out)
+
+    def _on_named_event(self, event: SseEvent, out: list[Event]) -> None:
+        if event.event == "error":
+            self._on_error_event(event.data, out)
+        else:
+            out.append(self._acc.unknown_event(event.event, event.data))
+
+    def _not_json(self, data: str, out: list[Event]) -> None:
+        stripped = data.strip()
+        if stripped == "[DONE]":
+            self._step("done", None, out)
+        elif not stripped:
+            pass  # an empty data payload is a keep-alive
+        else:
+            out.append(
+                self._acc.fail(
+                    "framing", "invalid_json", None, f"a data payload is not JSON: {data[:80]!r}"
+                )
+            )
+
+    def _step(self, input: PhaseInput, event: SseEvent | None, out: list[Event]) -> None:
+        """Takes the ``PHASES`` transition for ``input`` and performs its action."""
+        action, self._phase = PHASES[self._phase, input]
+        if action == "decide":
+            self._decide(out)
+        elif action == "decide_at_eof":
+            self._decide_at_eof(out)
+        elif action == "warn_after_done" and event is not None:
+            if event.event == "message" and event.data.strip() == "[DONE]":
+                return  # a repeated [DONE] is a no-op
+            self._acc.warn(
+                "data_after_done", f"an event after [DONE] was ignored: {event.data[:80]!r}"
+            )
+
+    # --- chunks ----------------------------------------------------------
+
+    def _on_chunk(self, chunk: dict[str, Any], out: list[Event]) -> None:
+        choices = chunk.get("choices")
+        if choices:
+            if type(choices) is list:
+                for choice in choices:
+                    self._on_choice(choice, chunk, out)
+            else:
+                self._acc.conflict("'choices' is not a list")
+        usage = chunk.get("usage")
+        if usage is not None:
+            self._on_usage(usage, out)
+        error = chunk.get("error")
+        if error:
+            self._on_error(error, out)
+        elif choices is None and usage is None:
+            # Not a chunk: an unknown event as a whole (its fields are not counted).
+            out.append(self._acc.unknown_event("chunk-without-choices", _dump(chunk)))
+            return
+        if not _CHUNK_FIELDS.issuperset(chunk):
+            self._chunk_extensions(chunk, usage, out)
+
+    def _chunk_extensions(self, chunk: dict[str, Any], usage: object, out: list[Event]) -> None:
+        for key in chunk:
+            if key in _CHUNK_FIELDS:
+                continue
+            if key == "x_groq":
+                extra = chunk[key]
+                if usage is None and type(extra) is dict and extra.get("usage") is not None:
+                    self._on_usage(extra["usage"], out)
+            elif key not in _CHUNK_EXTENSIONS:
+                self._acc.unknown_field(key)
+
+    def _on_choice(self, choice: Any, chunk: dict[str, Any], out: list[Event]) -> None:
+        if type(choice) is not dict:
+            self._acc.conflict("a choice is not an object")
+            return
+        index = choice.get("index", 0)
+        if type(index) is not int or index < 0:
+            self._acc.conflict(f"a choice index is not a non-negative integer: {index!r}")
+            return
+        delta = choice.get("delta")
+        state = self._choices.get(index)
+        if state is None:
+            started = self._start_choice(index, chunk, delta, out)
+            if started is None:
+                return
+            state = started
+        if delta:
+            if type(delta) is dict:
+                self._on_delta(state, delta, out)
+            else:
+                self._acc.conflict(f"the delta of choice {index} is not an object")
+        finish = choice.get("finish_reason")
+        if finish is not None:
+            self._on_finish(state, finish, out)
+        if not _CHOICE_FIELDS.issuperset(choice):
+            for key in choice:
+                if key not in _CHOICE_FIELDS and key not in _CHOICE_EXTENSIONS:
+                    self._acc.unknown_field("choices[]." + key)
+
+    def _start_choice(
+        self, index: int, chunk: dict[str, Any], delta: Any, out: list[Event]
+    ) -> ChoiceState | None:
+        acc = self._acc
+        if len(self._choices) >= self._max_choices:
+            if acc.error is None or acc.error.type != "too_many_choices":
+                message = f"more than max_choices ({self._max_choices}) choices"
+                out.append(acc.fail("limit", "too_many_choices", None, message))
+            return None
+        state = self._choices[index] = ChoiceState(index)
+        message_id = _str(chunk.get("id"))
+        model = _str(chunk.get("model"))
+        if acc.message_id is None:
+            acc.message_id = message_id
+        if acc.model is None:
+            acc.model = model
+        role = _str(delta.get("role")) if type(delta) is dict else None
+        out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=index))
+        return state
+
+    def _on_delta(self, state: ChoiceState, delta: dict[str, Any], out: list[Event]) -> None:
+        index = state.index
+        reasoning_taken = False
+        for key, value in delta.items():
+            if not value or key == "role":
+                continue  # null, "" and [] carry nothing; the role is in MessageStarted
+            if state.terminal and key in _CONTENT_FIELDS:
+                self._after_finish(state, key)
+            elif key == "content":
+                if type(value) is str:
+                    state.text.append(value)
+                    out.append(new_text_delta(value, index))
+                else:
+                    self._acc.conflict(f"delta.content of choice {index} is not a string")
+            elif key == "tool_calls":
+                self._tool_calls.on_tool_calls(state, value, out)
+            elif key == "reasoning_content" or key == "reasoning":
+                if reasoning_taken:
+                    continue
+                reasoning_taken = True
+                if type(value) is str:
+                    state.reasoning.append(value)
+                    out.append(new_reasoning_delta(value, None, None, "text", index))
+                else:
+                    self._acc.conflict(f"delta.{key} of choice {index} is not a string")
+            elif key == "refusal":
+                if type(value) is str:
+                    state.refusal.append(value)
+                    out.append(new_refusal_delta(value, index))
+                else:
+                    self._acc.conflict(f"delta.refusal of choice {index} is not a string")
+            elif key == "function_call":
+                self._tool_calls.on_function_call(state, value, out)
+            elif key == "reasoning_details":
+                self._on_reasoning_details(state, value, out)
+            else:
+                self._acc.unknown_field("choices[].delta." + key)
+
+    def _after_finish(self, state: ChoiceState, key: str) -> None:
+        self._acc.conflict(
+            f"choice {state.index} sent delta.{key} after its finish_reason "
+            f"{state.finish_reason!r}; it was ignored"
+        )
+
+    def _on_reasoning_details(self, state: ChoiceState, details: Any, out: list[Event]) -> None:
+        # OpenRouter repeats the reasoning text here (taken from delta.reasoning)
+        # and carries the signature the next turn must send back, verbatim.
+        if type(details) is not list:
+            return
+        for item in details:
+            if type(item) is dict:
+                signature = item.get("signature")
+                if signature and type(signature) is str:
+                    state.signatures.append(signature)
+                    out.append(new_reasoning_delta("", signature, None, "text", state.index))
+
+    # --- endings ---------------------------------------------------------
+
+    def _on_finish(self, state: ChoiceState, finish: Any, out: list[Event]) -> None:
+        acc = self._acc
+        if type(finish) is not str:
+            acc.conflict(f"the finish_reason of choice {state.index} is not a string")
+            return
+        if state.finish_reason is not None:
+            if finish != state.finish_reason:
+                acc.conflict(
+                    f"choice {state.index} changed its finish_reason "
+                    f"from {state.finish_reason!r} to {finish!r}"
+                )
+            return  # the same finish_reason again: a no-op
+        state.finish_reason = finish
+        stop = _STOP_REASONS.get(finish, "other")
+        if stop == "stop" and state.refusal:
+            stop = "content_filter"  # DESIGN.md: refusal endings are content_filter
+        if stop == "error":
+            self._finish_error = True
+        state.stop_reason = stop
+        state.terminal = True
+        calls = self._calls
+        for call in calls.by_choice.get(state.index, ()):
+            if call.state == "collecting":
+                completed = calls.complete(call)
+                if completed is not None:
+                    out.append(completed)
+
+    def _decide(self, out: list[Event]) -> None:
+        acc = self._acc
+        if self._finish_error and acc.error is None:
+            out.append(
+                acc.fail(
+                    "provider",
+                    "error",
+                    None,
+                    "the provider ended a choice with finish_reason 'error'",
+                    retryable=False,
+                )
+            )
+        out.extend(acc.finish())
+
+    def _on_eof(self, out: list[Event]) -> None:
+        self._step("eof", None, out)
+
+    def _decide_at_eof(self, out: list[Event]) -> None:
+        acc = self._acc
+        choices = self._choices
+        if choices and all(c.terminal for c in choices.values()):
+            acc.warn("missing_done", "the stream ended after its finish_reason but without [DONE]")
+            if self._strict_done:
+                acc.incomplete_reason = "no [DONE] (strict_done)"
+        self._decide(out)
+
+    # --- usage and errors ------------------------------------------------
+
+    def _on_usage(self, usage: Any, out: list[Event]) -> None:
+        if type(usage) is not dict:
+            self._acc.warn("usage_not_object", f"a usage report is not an object: {usage!r:.80}")
+            return
+        choices = self._choices
+        final = bool(choices) and all(c.terminal for c in choices.values())
+        out.append(self._acc.report_usage(_usage(usage, final)))
+
+    def _on_error_event(self, data: str, out: list[Event]) -> None:
+        try:
+            payload = loads(data)
+        except ValueError:
+            payload = data
+        if type(payload) is dict and payload.get("error"):
+            payload = payload["error"]
+        self._on_error(payload, out)
+
+    def _on_error(self, error: Any, out: list[Event]) -> None:
+        if type(error) is dict:
+            kind = _str(error.get("type"))
+            code = error.get("code")
+            if type(code) is not str and type(code) is not int:
+                code = None
+            message = _str(error.get("message"))
+            status = error.get("status_code", error.get("status"))
+            request_id = _str(error.get("request_id"))
+        else:
+            kind = code = status = request_id = None
+            message = error if type(error) is str else repr(error)
+        out.append(
+            self._acc.fail(
+                "provider",
+                kind,
+                code,
+                message,
+                retryable=retryable_hint(kind, code, status),
+                request_id=request_id,
+                raw=error,
+            )
+        )
+
+
+def _usage(raw: dict[str, Any], final: bool) -> Usage:
+    prompt_details = raw.get("prompt_tokens_details")
+    completion_details = raw.get("completion_tokens_details")
+    cache_read = _int(prompt_details.get("cached_tokens")) if type(prompt_details) is dict else None
+    if cache_read is None:
+        cache_read = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+    reasoning = (
+        _int(completion_details.get("reasoning_tokens"))
+        if type(completion_details) is dict
+        else None
+    )
+    return Usage(
+        input_tokens=_int(raw.get("prompt_tokens")),
+        output_tokens=_int(raw.get("completion_tokens")),
+        total_tokens=_int(raw.get("total_tokens")),
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=None,
+        reasoning_tokens=reasoning,
+        final=final,
+        raw=MappingProxyType(raw),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _str(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _dump(value: Mapping[str, Any]) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)[:4096]

@@ -1,0 +1,460 @@
+"""Tool calls: per-call buffers, the per-call state machine, batch release, a ledger.
+
+Shared by every protocol adapter; implements DESIGN.md "Tool calls" (checked
+2026-11-29). The state machine is data, in the manner of h11's ``_state.py``:
+``TRANSITIONS`` maps ``(state, input)`` to the next state, and any pair not in
+it is an illegal transition that raises ``ToolCallStateError`` and is recorded.
+
+Adapter side (driven by the stream)::
+
+    collecting --fragment--> collecting
+    collecting --complete--> complete --accept--> valid
+                                      --reject--> rejected
+    collecting --abandon---> rejected      (the stream ended first)
+    valid      --revoke----> rejected      (the provider withdrew the call)
+
+Caller side (driven through a ``ToolLedger``)::
+
+    valid --authorize--> authorized --start--> executing --succeed--> succeeded
+                                                         --fail-----> failed
+
+Each call has its own buffer, keyed as its protocol keys it (chat: choice and
+``tool_calls`` index; anthropic: content-block index; responses: item id).
+Identity fields are set once: a repeat of the same value is a no-op, a
+different value is a protocol conflict. Arguments accumulate as a list of
+fragments, joined and parsed once when the call completes. Whether calls may
+be executed is decided for the whole batch (a choice's calls) when the stream
+ends: all of them or none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from . import _json
+from .errors import UsageError
+from .events import Executor, IdSource, ToolCallCompleted, ToolCallStarted
+
+if TYPE_CHECKING:
+    from .result import StreamResult
+    from .tooldefs import ToolSet
+
+__all__ = [
+    "ABANDONED",
+    "TRANSITIONS",
+    "CallInput",
+    "CallState",
+    "IdSource",
+    "ToolCall",
+    "ToolCallStateError",
+    "ToolLedger",
+    "transition",
+]
+
+CallState = Literal[
+    "collecting",
+    "complete",
+    "valid",
+    "rejected",
+    "authorized",
+    "executing",
+    "succeeded",
+    "failed",
+]
+CallInput = Literal[
+    # adapter side
+    "fragment",
+    "complete",
+    "accept",
+    "reject",
+    "abandon",
+    "revoke",
+    # caller side
+    "authorize",
+    "start",
+    "succeed",
+    "fail",
+]
+
+#: The per-call state machine: ``(state, input) -> next state``. Nothing else is legal.
+TRANSITIONS: Mapping[tuple[CallState, CallInput], CallState] = {
+    ("collecting", "fragment"): "collecting",
+    ("collecting", "complete"): "complete",
+    ("collecting", "abandon"): "rejected",
+    ("complete", "accept"): "valid",
+    ("complete", "reject"): "rejected",
+    ("valid", "revoke"): "rejected",
+    ("valid", "authorize"): "authorized",
+    ("authorized", "start"): "executing",
+    ("executing", "succeed"): "succeeded",
+    ("executing", "fail"): "failed",
+}
+STATES: tuple[CallState, ...] = get_args(CallState)
+#: The ``invalid_reason`` of a call whose stream ended before the call completed.
+ABANDONED = "the stream ended before the call was complete"
+INPUTS: tuple[CallInput, ...] = get_args(CallInput)
+
+
+class ToolCallStateError(UsageError):
+    """An illegal tool-call transition (or an unauthorized execution) was refused.
+
+    Attributes: ``call_id``, ``state`` (the state the call was in), ``input``
+    (what was attempted) and ``reason``.
+    """
+
+    def __init__(
+        self, call_id: str | None, state: CallState | None, input: CallInput, reason: str
+    ) -> None:
+        super().__init__(f"tool call {call_id!r}: cannot {input} ({reason})")
+        self.call_id = call_id
+        self.state = state
+        self.input = input
+        self.reason = reason
+
+
+def transition(state: CallState, input: CallInput, call_id: str | None = None) -> CallState:
+    """The state after ``input``; raises ``ToolCallStateError`` if it is not legal."""
+    try:
+        return TRANSITIONS[state, input]
+    except KeyError:
+        raise ToolCallStateError(call_id, state, input, f"illegal in state {state}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call as the stream produced it (a snapshot)."""
+
+    #: The id a tool result must quote; None if the provider never sent one.
+    id: str | None
+    #: The tool's name; None if the provider never sent one.
+    name: str | None
+    #: The parsed arguments (a JSON object), or None when not (yet) valid JSON.
+    arguments: dict[str, Any] | None = field(hash=False)
+    #: The arguments string exactly as streamed.
+    raw_arguments: str
+    #: The call's state (adapter side: collecting, complete, valid, rejected).
+    state: CallState
+    #: True only when the whole batch may be executed (see DESIGN.md).
+    executable: bool
+    #: Why not, when ``executable`` is False.
+    not_executable_reason: str | None
+    #: The call's own defect (bad JSON, schema, missing id or name, ...), or None.
+    invalid_reason: str | None = None
+    #: The provider's call type (``function``; legacy chat ``function_call``).
+    type: str = "function"
+    #: The call's position among its choice's calls.
+    index: int = 0
+    #: The choice (candidate) it belongs to.
+    choice: int = 0
+    #: ``client``: for the caller to run; ``server``: run by the provider.
+    executor: Executor = "client"
+    #: Whether the id came from the provider or was made up by streamwire.
+    id_source: IdSource = "provider"
+
+
+class CallBuffer:
+    """The mutable state of one call while its stream runs (adapter-internal)."""
+
+    __slots__ = (
+        "arguments",
+        "choice",
+        "executor",
+        "id",
+        "id_source",
+        "index",
+        "invalid_reason",
+        "name",
+        "overflowed",
+        "parts",
+        "raw",
+        "size",
+        "state",
+        "type",
+    )
+
+    def __init__(self, choice: int, index: int, executor: Executor) -> None:
+        self.choice = choice
+        self.index = index
+        self.executor: Executor = executor
+        self.id: str | None = None
+        self.id_source: IdSource = "provider"
+        self.name: str | None = None
+        self.type: str | None = None
+        self.parts: list[str] = []
+        self.size = 0
+        self.overflowed = False
+        self.state: CallState = "collecting"
+        self.raw: str | None = None
+        self.arguments: dict[str, Any] | None = None
+        self.invalid_reason: str | None = None
+
+    def set_identity(self, field: Literal["id", "name", "type"], value: str | None) -> str | None:
+        """Sets an identity field once; returns a conflict description or None.
+
+        A repeat of the same value is a no-op. An empty string counts as
+        absent: compatible servers pad continuation fragments with ``""``.
+        """
+        if not value:
+            return None
+        current = getattr(self, field)
+        if current is None:
+            setattr(self, field, value)
+            return None
+        if current == value:
+            return None
+        return (
+            f"tool call {self.index} of choice {self.choice} changed its {field} "
+            f"from {current!r} to {value!r}"
+        )
+
+    def raw_arguments(self) -> str:
+        """The arguments so far, joined (cached once the call completed)."""
+        if self.raw is not None:
+            return self.raw
+        return "".join(self.parts)
+
+    def started(self) -> ToolCallStarted:
+        """The ``ToolCallStarted`` event for this call, with what is known now."""
+        return ToolCallStarted(
+            index=self.index,
+            id=self.id,
+            name=self.name,
+            type=self.type or "function",
+            executor=self.executor,
+            id_source=self.id_source,
+            choice=self.choice,
+        )
+
+
+class ToolCalls:
+    """Every call of one stream, keyed as the protocol keys them (adapter-internal)."""
+
+    def __init__(
+        self,
+        *,
+        toolset: ToolSet | None,
+        max_argument_chars: int,
+        max_calls: int,
+        conflicts: list[str],
+    ) -> None:
+        self.toolset = toolset
+        self.max_argument_chars = max_argument_chars
+        self.max_calls = max_calls
+        self.by_key: dict[Hashable, CallBuffer] = {}
+        self.by_choice: dict[int, list[CallBuffer]] = {}
+        self.count = 0
+        #: Where protocol conflicts are recorded (the stream's list).
+        self.conflicts = conflicts
+        #: Illegal transitions the stream attempted (each one also a conflict).
+        self.violations: list[ToolCallStateError] = []
+
+    def open(self, key: Hashable, choice: int, executor: Executor = "client") -> CallBuffer | None:
+        """A new call under ``key``; None if ``max_calls`` is reached."""
+        if self.count >= self.max_calls:
+            return None
+        calls = self.by_choice.setdefault(choice, [])
+        call = CallBuffer(choice, len(calls), executor)
+        calls.append(call)
+        self.by_key[key] = call
+        self.count += 1
+        return call
+
+    def step(self, call: CallBuffer, input: CallInput) -> bool:
+        """Applies an adapter-side input; an illegal one is recorded as a conflict."""
+        try:
+            call.state = transition(call.state, input, call.id)
+        except ToolCallStateError as exc:
+            self.violations.append(exc)
+            self.conflicts.append(
+                f"tool call {call.index} of choice {call.choice}: cannot {input} "
+                f"in state {exc.state}"
+            )
+            return False
+        return True
+
+    def append(self, call: CallBuffer, fragment: str) -> bool:
+        """Adds an arguments fragment; False if it would pass ``max_argument_chars``."""
+        size = call.size + len(fragment)
+        if size > self.max_argument_chars:
+            call.overflowed = True
+            return False
+        call.size = size
+        call.parts.append(fragment)
+        return True
+
+    def complete(self, call: CallBuffer) -> ToolCallCompleted | None:
+        """Completes a collecting call: parse once, check, accept or reject.
+
+        Returns None (a conflict is recorded) if the call was not collecting.
+        """
+        if not self.step(call, "complete"):
+            return None
+        raw = call.raw = "".join(call.parts)
+        call.parts = []
+        reason = self._check(call, raw)
+        call.invalid_reason = reason
+        self.step(call, "reject" if reason else "accept")
+        return ToolCallCompleted(
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            type=call.type or "function",
+            raw_arguments=raw,
+            arguments=call.arguments,
+            invalid_reason=reason,
+            executor=call.executor,
+            id_source=call.id_source,
+            choice=call.choice,
+        )
+
+    def _check(self, call: CallBuffer, raw: str) -> str | None:
+        if call.overflowed:
+            return f"the arguments passed max_tool_argument_chars ({self.max_argument_chars})"
+        if not raw.strip():
+            call.arguments = {}  # a parameterless call streams no arguments at all
+        else:
+            try:
+                value = _json.loads(raw)
+            except ValueError as exc:
+                return f"the arguments are not valid JSON: {exc}"
+            if not isinstance(value, dict):
+                return f"the arguments are not a JSON object but {type(value).__name__}"
+            call.arguments = value
+        if not call.name:
+            return "the call has no tool name"
+        if call.id is None:
+            return "the call has no id"
+        for other in self.by_choice[call.choice]:
+            if other is not call and other.id == call.id:
+                return f"the call id {call.id!r} is used by another call"
+        if self.toolset is not None and call.executor == "client":
+            return self.toolset.check(call.name, call.arguments)
+        return None
+
+    def abandon_open(self) -> None:
+        """The stream ended: every call still collecting is rejected."""
+        for calls in self.by_choice.values():
+            for call in calls:
+                if call.state == "collecting":
+                    self.step(call, "abandon")
+                    call.raw = "".join(call.parts)
+                    call.parts = []
+                    call.invalid_reason = ABANDONED
+
+    def release(
+        self, choice: int, stream_status: str, stop_reason: str | None
+    ) -> tuple[bool, str | None]:
+        """The batch verdict for a choice: ``(executable, reason)``.
+
+        All or nothing: every client call of the choice must be valid, and the
+        stream must have completed without filtering or refusal.
+        """
+        batch = [c for c in self.by_choice.get(choice, ()) if c.executor == "client"]
+        if not batch:
+            return False, None
+        if stream_status != "completed":
+            if stream_status == "in_progress":
+                return False, "the stream has not ended yet"
+            return False, f"the stream ended {stream_status}"
+        if stop_reason == "content_filter":
+            return False, "the response was filtered or refused"
+        for call in batch:
+            if call.state != "valid":
+                why = call.invalid_reason
+                return False, f"call {call.index} ({call.name}) is {call.state}: {why}"
+        return True, None
+
+    def snapshot(self, choice: int, verdict: tuple[bool, str | None]) -> tuple[ToolCall, ...]:
+        """The choice's calls as frozen ``ToolCall`` values under a batch verdict."""
+        executable, reason = verdict
+        out = []
+        why: str | None
+        for call in self.by_choice.get(choice, ()):
+            if call.executor == "server":
+                ok, why = False, "the provider runs this tool itself"
+            elif call.invalid_reason is not None:
+                ok, why = False, call.invalid_reason
+            else:
+                ok, why = executable, reason
+            out.append(
+                ToolCall(
+                    id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    raw_arguments=call.raw_arguments(),
+                    state=call.state,
+                    executable=ok,
+                    not_executable_reason=why,
+                    invalid_reason=call.invalid_reason,
+                    type=call.type or "function",
+                    index=call.index,
+                    choice=call.choice,
+                    executor=call.executor,
+                    id_source=call.id_source,
+                )
+            )
+        return tuple(out)
+
+
+class ToolLedger:
+    """The caller's record of tool executions; refuses to run a call id twice.
+
+    Keep one ledger per conversation (or agent run). Each call id moves
+    through ``authorize -> start -> succeed | fail``; ``authorize`` checks that
+    the result produced the call and that its batch is executable. Anything
+    else (a second ``authorize`` of the same id, ``succeed`` before ``start``,
+    a call the stream did not produce) raises ``ToolCallStateError`` and is
+    recorded in ``violations``.
+    """
+
+    def __init__(self) -> None:
+        self._states: dict[str, CallState] = {}
+        #: Every refused attempt, in order.
+        self.violations: list[ToolCallStateError] = []
+
+    def state(self, call_id: str) -> CallState | None:
+        """The call's caller-side state, or None if the ledger never saw it."""
+        return self._states.get(call_id)
+
+    def authorize(self, result: StreamResult, call_id: str) -> ToolCall:
+        """Checks the call may run and marks it ``authorized``; returns the call."""
+        call = result.tool_call(call_id)
+        if call is None:
+            self._refuse(call_id, None, "authorize", "the stream did not produce this call id")
+        assert call is not None
+        current = self._states.get(call_id)
+        if current is None:
+            if call.state == "valid" and not call.executable:
+                self._refuse(call_id, call.state, "authorize", call.not_executable_reason or "")
+            current = call.state
+        self._step(call_id, current, "authorize")
+        return call
+
+    def start(self, call_id: str) -> None:
+        """The caller starts executing an authorized call."""
+        self._step(call_id, self._states.get(call_id), "start")
+
+    def succeed(self, call_id: str) -> None:
+        """The execution finished successfully."""
+        self._step(call_id, self._states.get(call_id), "succeed")
+
+    def fail(self, call_id: str) -> None:
+        """The execution failed (send an error result back, or end the task)."""
+        self._step(call_id, self._states.get(call_id), "fail")
+
+    def _step(self, call_id: str, state: CallState | None, input: CallInput) -> None:
+        if state is None:
+            self._refuse(call_id, None, input, "the ledger has not authorized this call")
+        assert state is not None
+        try:
+            self._states[call_id] = transition(state, input, call_id)
+        except ToolCallStateError as exc:
+            self.violations.append(exc)
+            raise
+
+    def _refuse(self, call_id: str, state: CallState | None, input: CallInput, why: str) -> None:
+        exc = ToolCallStateError(call_id, state, input, why)
+        self.violations.append(exc)
+        raise exc

@@ -1,0 +1,141 @@
+"""Tool results, correlated to the call that asked for them, in each protocol's shape.
+
+``tool_result(result_or_stream, call_id, output, is_error=False)`` builds what
+the next request must carry to answer one call, in the format of the protocol
+the call came from (provider references checked 2026-11-29):
+
+=====================  ======================================================
+protocol               returned value (what the caller puts in the request)
+=====================  ======================================================
+``openai-chat``        message ``{"role": "tool", "tool_call_id", "content"}``;
+                       a legacy ``function_call`` gets ``{"role": "function",
+                       "name", "content"}``
+``openai-responses``   input item ``{"type": "function_call_output",
+(and ``-ws``)          "call_id", "output"}``
+``openai-realtime``    client event ``{"type": "conversation.item.create",
+                       "item": {"type": "function_call_output", "call_id",
+                       "output"}}``
+``anthropic``,         content block ``{"type": "tool_result", "tool_use_id",
+``bedrock-invoke``     "content", "is_error"?}`` (put every result of a turn in
+                       one user message)
+``bedrock-converse``   content block ``{"toolResult": {"toolUseId", "content":
+                       [{"text"} | {"json"}], "status"?}}``
+``gemini``,            part ``{"functionResponse": {"name", "id"?,
+``gemini-json``        "response": {"output"} | {"error"}}}``
+``gemini-live``        ``{"id"?, "name", "response"}`` (one of
+                       ``toolResponse.functionResponses``)
+=====================  ======================================================
+
+It refuses (``ToolResultError``) a call id the stream did not produce, and a
+call the provider runs itself: an answer that no call asked for is how
+agent loops get confused. Chat Completions has no error flag: with
+``is_error=True`` the output is sent as is, and should say that it failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .errors import UsageError
+from .protocols import Stream
+from .result import StreamResult
+from .toolcalls import ToolCall
+
+__all__ = ["ToolResultError", "tool_result"]
+
+
+class ToolResultError(UsageError, ValueError):
+    """The call id was not produced by this stream (or may not get a client result)."""
+
+
+def tool_result(
+    result_or_stream: StreamResult | Stream,
+    call_id: str,
+    output: Any,
+    *,
+    is_error: bool = False,
+) -> dict[str, Any]:
+    """The tool-result message (or block, item, part) answering ``call_id``.
+
+    ``output`` is usually a string; other JSON values are serialized where the
+    protocol wants a string, and passed as structured content where it
+    accepts that (bedrock ``json``, gemini ``response``).
+    """
+    result = result_or_stream.result if isinstance(result_or_stream, Stream) else result_or_stream
+    call = result.tool_call(call_id)
+    if call is None:
+        raise ToolResultError(f"this {result.protocol} stream produced no tool call {call_id!r}")
+    if call.executor != "client":
+        raise ToolResultError(f"tool call {call_id!r} was run by the provider itself")
+    try:
+        build = _BUILDERS[result.protocol]
+    except KeyError:
+        raise ToolResultError(f"no tool-result format for protocol {result.protocol!r}") from None
+    return build(call, output, is_error)
+
+
+def _text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def _chat(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    if call.type == "function_call":  # the deprecated single function call
+        return {"role": "function", "name": call.name, "content": _text(output)}
+    return {"role": "tool", "tool_call_id": call.id, "content": _text(output)}
+
+
+def _responses(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call.id, "output": _text(output)}
+
+
+def _realtime(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    return {"type": "conversation.item.create", "item": _responses(call, output, is_error)}
+
+
+def _anthropic(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
+    block["content"] = output if isinstance(output, list) else _text(output)
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _bedrock(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    content = [{"text": output}] if isinstance(output, str) else [{"json": output}]
+    body: dict[str, Any] = {"toolUseId": call.id, "content": content}
+    if is_error:
+        body["status"] = "error"
+    return {"toolResult": body}
+
+
+def _gemini_response(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    response: dict[str, Any]
+    if isinstance(output, dict) and not is_error:
+        response = output
+    else:
+        response = {"error" if is_error else "output": output}
+    body: dict[str, Any] = {"name": call.name}
+    if call.id is not None and call.id_source == "provider":
+        body["id"] = call.id  # a synthetic id is never sent to the provider
+    body["response"] = response
+    return body
+
+
+def _gemini(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    return {"functionResponse": _gemini_response(call, output, is_error)}
+
+
+_BUILDERS: dict[str, Callable[[ToolCall, Any, bool], dict[str, Any]]] = {
+    "openai-chat": _chat,
+    "openai-responses": _responses,
+    "openai-responses-ws": _responses,
+    "openai-realtime": _realtime,
+    "anthropic": _anthropic,
+    "bedrock-invoke": _anthropic,
+    "bedrock-converse": _bedrock,
+    "gemini": _gemini,
+    "gemini-json": _gemini,
+    "gemini-live": _gemini_response,
+}

@@ -1,0 +1,149 @@
+"""The unified event classes: frozen, slotted, keyword-only, documented, one grammar.
+
+Also checks that the fast internal constructors (``events.new_*``) build
+exactly what the public keyword-only constructors build, field for field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from typing import Any
+
+import pytest
+
+import streamwire as sw
+from streamwire import events
+
+EVENT_CLASSES = [
+    cls
+    for cls in vars(events).values()
+    if isinstance(cls, type) and issubclass(cls, sw.Event) and cls is not sw.Event
+]
+
+SAMPLES: dict[type[sw.Event], dict[str, Any]] = {
+    sw.MessageStarted: {"message_id": "m", "model": "gpt", "role": "assistant", "choice": 1},
+    sw.TextDelta: {"text": "hi", "choice": 2},
+    sw.ReasoningDelta: {
+        "text": "t",
+        "signature": "sig",
+        "redacted": None,
+        "kind": "summary",
+        "choice": 0,
+    },
+    sw.RefusalDelta: {"text": "no", "choice": 0},
+    sw.ToolCallStarted: {"index": 0, "id": "c", "name": "f"},
+    sw.ToolCallArgumentsDelta: {"index": 0, "id": "c", "delta": "{"},
+    sw.ToolCallCompleted: {
+        "index": 0,
+        "id": "c",
+        "name": "f",
+        "type": "function",
+        "raw_arguments": "{}",
+        "arguments": {},
+        "invalid_reason": None,
+    },
+    sw.UsageReported: {"usage": sw.Usage(input_tokens=1, output_tokens=2, final=True)},
+    sw.MessageCompleted: {
+        "status": "completed",
+        "stop_reason": "stop",
+        "provider_stop_reason": "stop",
+    },
+    sw.ErrorReceived: {
+        "phase": "provider",
+        "type": "server_error",
+        "code": 500,
+        "message": "boom",
+        "retryable": True,
+    },
+    sw.UnknownEvent: {"provider_type": "ping", "raw": "{}"},
+}
+
+
+def test_every_event_class_is_exported_and_sampled() -> None:
+    assert set(EVENT_CLASSES) == set(SAMPLES)
+    for cls in EVENT_CLASSES:
+        assert getattr(sw, cls.__name__) is cls
+        assert cls.__name__ in sw.__all__
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.__name__)
+def test_frozen_slotted_keyword_only(cls: type[sw.Event]) -> None:
+    event = cls(**SAMPLES[cls])
+    assert not hasattr(event, "__dict__"), "slotted: no per-instance dict"
+    first = dataclasses.fields(event)[0].name  # type: ignore[arg-type]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(event, first, None)
+    with pytest.raises(TypeError):
+        cls(*SAMPLES[cls].values())  # positional arguments are refused
+    assert event == cls(**SAMPLES[cls])
+    assert hash(event) == hash(cls(**SAMPLES[cls]))
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.__name__)
+def test_naming_grammar(cls: type[sw.Event]) -> None:
+    # Lifecycle facts in past tense, increments end in Delta (STYLE.md).
+    name = cls.__name__
+    words = re.findall(r"[A-Z][a-z]+", name)
+    assert name.endswith("Delta") or words[-1].endswith("ed") or name == "UnknownEvent", name
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.__name__)
+def test_every_field_documented(cls: type[sw.Event]) -> None:
+    source = inspect.getsource(cls)
+    assert cls.__doc__
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        pattern = rf"#: [^\n]+\n(?:    #: [^\n]+\n)*    {field.name}: "
+        assert re.search(pattern, source), f"{cls.__name__}.{field.name} has no #: comment"
+
+
+def test_fast_constructors_match_the_public_ones() -> None:
+    pairs = [
+        (events.new_text_delta("abc", 3), sw.TextDelta(text="abc", choice=3)),
+        (events.new_refusal_delta("no", 1), sw.RefusalDelta(text="no", choice=1)),
+        (
+            events.new_reasoning_delta("r", "s", "x", "summary", 2),
+            sw.ReasoningDelta(text="r", signature="s", redacted="x", kind="summary", choice=2),
+        ),
+        (
+            events.new_arguments_delta(4, "id", '{"a"', 1),
+            sw.ToolCallArgumentsDelta(index=4, id="id", delta='{"a"', choice=1),
+        ),
+    ]
+    for fast, regular in pairs:
+        assert type(fast) is type(regular)
+        assert fast == regular
+        for field in dataclasses.fields(regular):  # type: ignore[arg-type]
+            assert getattr(fast, field.name) == getattr(regular, field.name)
+        first = dataclasses.fields(fast)[0].name  # type: ignore[arg-type]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, first, "x")
+
+
+def test_repr_truncates_long_text() -> None:
+    event = sw.TextDelta(text="x" * 10_000)
+    text = repr(event)
+    assert len(text) < 200
+    assert "chars" in text and text.startswith("TextDelta(text=")
+    assert repr(sw.TextDelta(text="short")) == "TextDelta(text='short', choice=0)"
+
+
+def test_as_dict() -> None:
+    usage = sw.Usage(input_tokens=3, raw={"prompt_tokens": 3})
+    assert sw.UsageReported(usage=usage).as_dict() == {
+        "event": "UsageReported",
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": None,
+            "total_tokens": None,
+            "cache_read_tokens": None,
+            "cache_creation_tokens": None,
+            "reasoning_tokens": None,
+            "final": False,
+            "raw": {"prompt_tokens": 3},
+        },
+    }
+    error = sw.ErrorReceived(phase="framing", type="x", code=None, message="m", retryable=False)
+    assert error.as_dict()["event"] == "ErrorReceived"
+    assert error.as_dict()["type"] == "x"
