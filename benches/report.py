@@ -1,10 +1,14 @@
-"""Runs the SSE benchmarks and prints one markdown table per workload and chunking.
+"""Runs the framing benchmarks and prints one markdown table per workload and chunking.
 
 This is what the README's performance tables are made from::
 
     python benches/report.py                  # run, then print the tables
+    python benches/report.py --suite eventstream  # only these benches (repeatable)
     python benches/report.py --json out.json  # keep the raw pytest-benchmark JSON
     python benches/report.py --from out.json  # print tables from an earlier run
+
+Suites: ``sse`` (``bench_sse.py``, SSE events) and ``eventstream``
+(``bench_eventstream.py``, AWS EventStream messages); both by default.
 
 Times are medians over the rounds pytest-benchmark ran (at least
 ``--min-rounds``); "vs streamwire" is the peer's median divided by
@@ -25,15 +29,21 @@ from pathlib import Path
 from typing import Any
 
 BENCHES = Path(__file__).resolve().parent
-ORDER = ["streamwire", "openai-sdk", "httpx-sse", "sseclient-py", "naive-split"]
+SUITES = {"sse": "bench_sse.py", "eventstream": "bench_eventstream.py"}
+ORDER = ["streamwire", "openai-sdk", "httpx-sse", "sseclient-py", "naive-split", "botocore"]
 
 
-def run(json_path: Path, min_rounds: int, extra: list[str]) -> None:
+def _rank(implementation: str) -> int:
+    # Implementations not listed in ORDER go last, in the order pytest ran them.
+    return ORDER.index(implementation) if implementation in ORDER else len(ORDER)
+
+
+def run(json_path: Path, min_rounds: int, extra: list[str], suites: list[str]) -> None:
     cmd = [
         sys.executable,
         "-m",
         "pytest",
-        str(BENCHES / "bench_sse.py"),
+        *(str(BENCHES / SUITES[suite]) for suite in suites),
         "-q",
         "-p",
         "no:cacheprovider",
@@ -69,17 +79,18 @@ def tables(data: dict[str, Any]) -> str:
         groups[bench["group"]].append(bench)
     out: list[str] = []
     for group, benches in groups.items():
-        benches.sort(key=lambda b: ORDER.index(b["extra_info"]["implementation"]))
+        benches.sort(key=lambda b: _rank(b["extra_info"]["implementation"]))
         medians = {b["extra_info"]["implementation"]: b["stats"]["median"] for b in benches}
         base = medians.get(ORDER[0])
         first = benches[0]["extra_info"]
         count = first["expected_events"]
+        unit = first.get("unit", "events")  # "messages" for EventStream
         out.append(
-            f"### {group} ({_size(first['bytes'])}, {count:,} event{'s' * (count != 1)}, "
-            f"{first['chunk_size']:,}-byte chunks)\n"
+            f"### {group} ({_size(first['bytes'])}, {count:,} {unit.rstrip('s')}"
+            f"{'s' * (count != 1)}, {first['chunk_size']:,}-byte chunks)\n"
         )
         out.append(
-            "| implementation | median | events/s | MB/s | vs streamwire | correct | peak buffer |"
+            f"| implementation | median | {unit}/s | MB/s | vs streamwire | correct | peak buffer |"
         )
         out.append("|---|---:|---:|---:|---:|:---:|---:|")
         for bench in benches:
@@ -93,15 +104,25 @@ def tables(data: dict[str, Any]) -> str:
         out.append("")
     machine = data.get("machine_info", {})
     cpu = machine.get("cpu", {}).get("brand_raw", "")
-    out.append(
+    notes = [
         f"Python {machine.get('python_version', platform.python_version())} on "
         f"{machine.get('machine', platform.machine())}, {cpu}; "
-        f"medians of at least {min(b['stats']['rounds'] for b in data['benchmarks'])} rounds. "
-        "1-byte chunks cover only the first 200 KB of a workload (whole events); "
-        "peak buffer: streamwire's own counter, peers' Python allocations (tracemalloc); "
-        "for the 8 MiB event, peak memory of a streaming run (streamwire: Python allocations "
-        "plus its Rust buffers) and its ratio to the wire size."
-    )
+        f"medians of at least {min(b['stats']['rounds'] for b in data['benchmarks'])} rounds."
+    ]
+    if any(not g.startswith("eventstream/") for g in groups):
+        notes.append(
+            "SSE: 1-byte chunks cover only the first 200 KB of a workload (whole events); "
+            "peak buffer: streamwire's own counter, peers' Python allocations (tracemalloc); "
+            "for the 8 MiB event, peak memory of a streaming run (streamwire: Python "
+            "allocations plus its Rust buffers) and its ratio to the wire size."
+        )
+    if any(g.startswith("eventstream/") for g in groups):
+        notes.append(
+            "EventStream: peak buffer is streamwire's own counter and, for botocore, the "
+            "largest length of `EventStreamBuffer._data` (its buffer of undecoded bytes); "
+            "`whole` feeds the body as one chunk."
+        )
+    out.append(" ".join(notes))
     return "\n".join(out)
 
 
@@ -110,12 +131,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="where to keep the pytest-benchmark JSON")
     parser.add_argument("--from", dest="source", type=Path, help="print tables from this JSON")
     parser.add_argument("--min-rounds", type=int, default=5)
+    parser.add_argument(
+        "--suite", action="append", choices=list(SUITES), help="run only these (repeatable)"
+    )
     args, extra = parser.parse_known_args()
     source = args.source
     if source is None:
         with tempfile.TemporaryDirectory() as tmp:
             source = args.json or Path(tmp) / "bench.json"
-            run(source, args.min_rounds, extra)
+            run(source, args.min_rounds, extra, args.suite or list(SUITES))
             data = json.loads(source.read_text(encoding="utf-8"))
     else:
         data = json.loads(source.read_text(encoding="utf-8"))

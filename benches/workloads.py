@@ -18,9 +18,22 @@ parser), so a benchmark can check the output of every implementation it times.
 * ``one-8mib-event``: a single event whose only data line is 8 MiB of JSON (an
   image or a large tool result), for peak memory against wire size.
 
+One AWS EventStream workload (binary frames, not SSE; see :func:`es_workload`):
+
+* ``bedrock-converse``: 20,000 messages shaped like Bedrock ``ConverseStream``
+  (API reference checked 2026-11): ``messageStart``, 19,996
+  ``contentBlockDelta``, ``contentBlockStop``, ``messageStop``, ``metadata``;
+  each with the three headers Bedrock sends (``:event-type``,
+  ``:content-type: application/json``, ``:message-type: event``) and a compact
+  JSON payload of about 150 bytes that carries Bedrock's ``p`` padding member;
+  framed by ``sw.encode_eventstream`` (about 247 bytes a message, 4.9 MB).
+  ``bedrock-converse-5k`` is its first 5,000 messages, so that a one-chunk run
+  at two sizes shows how a decoder scales with the chunk.
+
 Chunkings: 4 KiB and 64 KiB over the whole body; 1-byte chunks over a prefix of
 at most 200,000 bytes cut at an event boundary (the whole body one byte at a
 time would take minutes in the pure-Python peers), never for the 8 MiB event.
+EventStream: 4 KiB, 64 KiB, and the whole body as one chunk (``ES_CHUNKINGS``).
 """
 
 from __future__ import annotations
@@ -32,11 +45,16 @@ from functools import cache
 
 __all__ = [
     "CHUNKINGS",
+    "ES_CHUNKINGS",
+    "ES_WORKLOADS",
     "ONE_BYTE_PREFIX",
     "WORKLOADS",
     "Chunking",
+    "EventStreamWorkload",
     "Workload",
     "chunked",
+    "es_chunked",
+    "es_workload",
     "workload",
 ]
 
@@ -215,4 +233,104 @@ def chunked(name: str, chunking: Chunking) -> tuple[Workload, tuple[bytes, ...]]
     if chunking.prefix is not None:
         load = load.prefix(chunking.prefix)
     wire, size = load.wire, chunking.size
+    return load, tuple(wire[i : i + size] for i in range(0, len(wire), size))
+
+
+# --- AWS EventStream ------------------------------------------------------------------------
+
+ES_MESSAGES = 20_000
+#: Bedrock pads each event's JSON with a ``p`` member: a prefix of this alphabet.
+_PADDING = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+@dataclass(frozen=True)
+class EventStreamWorkload:
+    """An EventStream body and what a correct decoder yields from it."""
+
+    name: str
+    wire: bytes
+    #: ``(:event-type, payload)`` of every message, in order.
+    expected: tuple[tuple[str, bytes], ...]
+    #: Offset just past each message, in order.
+    message_ends: tuple[int, ...]
+
+    @property
+    def largest_message(self) -> int:
+        """The longest frame's ``total_length``."""
+        return max(b - a for a, b in zip((0, *self.message_ends), self.message_ends, strict=False))
+
+    def first(self, count: int, name: str) -> EventStreamWorkload:
+        """The first ``count`` messages, as a workload called ``name``."""
+        end = self.message_ends[count - 1]
+        return EventStreamWorkload(
+            name, self.wire[:end], self.expected[:count], self.message_ends[:count]
+        )
+
+
+#: ``size`` 0 feeds the whole body as one chunk.
+ES_CHUNKINGS = (Chunking("4KiB", 4096), Chunking("64KiB", 65536), Chunking("whole", 0))
+ES_WORKLOADS = ("bedrock-converse", "bedrock-converse-5k")
+
+
+def _converse_events() -> list[tuple[str, dict[str, object]]]:
+    rng = random.Random(SEED + 3)
+
+    def pad(low: int) -> str:
+        return _PADDING[: rng.randint(low, len(_PADDING))]
+
+    events: list[tuple[str, dict[str, object]]] = [
+        ("messageStart", {"p": pad(1), "role": "assistant"})
+    ]
+    for _ in range(ES_MESSAGES - 4):
+        text = _text(rng) + _text(rng) + _text(rng)
+        delta = {"contentBlockIndex": 0, "delta": {"text": text}, "p": pad(40)}
+        events.append(("contentBlockDelta", delta))
+    usage = {
+        "inputTokens": 1024,
+        "outputTokens": ES_MESSAGES - 4,
+        "totalTokens": ES_MESSAGES + 1020,
+    }
+    events += [
+        ("contentBlockStop", {"contentBlockIndex": 0, "p": pad(1)}),
+        ("messageStop", {"p": pad(1), "stopReason": "end_turn"}),
+        ("metadata", {"metrics": {"latencyMs": 48213}, "p": pad(1), "usage": usage}),
+    ]
+    return events
+
+
+@cache
+def es_workload(name: str) -> EventStreamWorkload:
+    """Builds (once per process) the named EventStream workload."""
+    if name == "bedrock-converse-5k":
+        return es_workload("bedrock-converse").first(5_000, name)
+    if name != "bedrock-converse":
+        raise KeyError(name)
+    # Imported here: the SSE workloads need no extension module.
+    import streamwire as sw
+
+    frames: list[bytes] = []
+    expected: list[tuple[str, bytes]] = []
+    ends: list[int] = []
+    size = 0
+    for event_type, body in _converse_events():
+        payload = _dumps(body).encode()
+        headers = [
+            (":event-type", event_type),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ]
+        frame = sw.encode_eventstream(headers, payload)
+        frames.append(frame)
+        expected.append((event_type, payload))
+        size += len(frame)
+        ends.append(size)
+    return EventStreamWorkload(name, b"".join(frames), tuple(expected), tuple(ends))
+
+
+@cache
+def es_chunked(name: str, chunking: Chunking) -> tuple[EventStreamWorkload, tuple[bytes, ...]]:
+    """The EventStream workload and its chunks under ``chunking`` (size 0: one chunk)."""
+    load = es_workload(name)
+    wire = load.wire
+    size = chunking.size or len(wire)
     return load, tuple(wire[i : i + size] for i in range(0, len(wire), size))

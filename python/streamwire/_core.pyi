@@ -7,7 +7,7 @@ decoder is sans-IO: it is fed bytes and returns what they completed.
 
 import datetime
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, final
 
 from typing_extensions import Buffer
@@ -174,7 +174,7 @@ class HeaderValue:
 
 def encode_eventstream(
     headers: Mapping[str, _HeaderPyValue | HeaderValue]
-    | list[tuple[str, _HeaderPyValue | HeaderValue]],
+    | Iterable[tuple[str, _HeaderPyValue | HeaderValue]],
     payload: Buffer | None = None,
 ) -> bytes:
     """Encodes one message. Plain values map to: bool → boolean, int →

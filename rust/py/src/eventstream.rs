@@ -1,6 +1,6 @@
 //! Python classes for AWS EventStream messages.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
@@ -119,17 +119,20 @@ fn message_to_py(
     for Header { name, value } in &msg.headers {
         let key = strings.get(py, name);
         let val = value_to_py(py, value, strings)?;
-        if let CoreValue::String(_) = value {
-            let slot = match *name {
-                ":message-type" => Some(&mut message_type),
-                ":event-type" => Some(&mut event_type),
-                ":content-type" => Some(&mut content_type),
-                ":exception-type" => Some(&mut exception_type),
+        let slot = match *name {
+            ":message-type" => Some(&mut message_type),
+            ":event-type" => Some(&mut event_type),
+            ":content-type" => Some(&mut content_type),
+            ":exception-type" => Some(&mut exception_type),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            // Mirrors `headers`, where the last value of a repeated name
+            // (lenient mode) wins: a later non-string value clears the slot.
+            *slot = match value {
+                CoreValue::String(_) => Some(val.bind(py).downcast::<PyString>()?.clone().unbind()),
                 _ => None,
             };
-            if let Some(slot) = slot {
-                *slot = Some(val.bind(py).downcast::<PyString>()?.clone().unbind());
-            }
         }
         headers.set_item(key.bind(py), val.bind(py))?;
         typed.push((key, value.header_type(), val));
@@ -401,13 +404,14 @@ impl Owned {
         if v.downcast::<PyBytes>().is_ok() || v.downcast::<PyByteArray>().is_ok() {
             return Ok(Owned::ByteArray(Bytes::borrow(v)?.as_slice().to_vec()));
         }
-        if let Ok(i) = v.extract::<i64>() {
-            if v.is_instance_of::<pyo3::types::PyInt>() {
-                return Ok(match i32::try_from(i) {
-                    Ok(small) => Owned::Integer(small),
-                    Err(_) => Owned::Long(i),
-                });
-            }
+        if v.is_instance_of::<pyo3::types::PyInt>() {
+            let i: i64 = v
+                .extract()
+                .map_err(|_| PyOverflowError::new_err("an int header value must fit in 64 signed bits"))?;
+            return Ok(match i32::try_from(i) {
+                Ok(small) => Owned::Integer(small),
+                Err(_) => Owned::Long(i),
+            });
         }
         let dt = DATETIME_CLS.import(py, "datetime", "datetime")?;
         if v.is_instance(dt)? {
@@ -439,10 +443,16 @@ impl Owned {
 }
 
 fn datetime_to_ms(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if let Ok(ms) = v.extract::<i64>() {
-        if !v.is_instance_of::<PyBool>() {
-            return Ok(ms);
-        }
+    if v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>() {
+        return v
+            .extract()
+            .map_err(|_| PyOverflowError::new_err("a timestamp in milliseconds must fit in 64 signed bits"));
+    }
+    if !v.is_instance(DATETIME_CLS.import(py, "datetime", "datetime")?)? {
+        return Err(PyTypeError::new_err(format!(
+            "a timestamp header needs an aware datetime or int milliseconds, not {}",
+            v.get_type().name()?
+        )));
     }
     if v.getattr("tzinfo")?.is_none() {
         return Err(PyValueError::new_err(
