@@ -12,9 +12,17 @@ Workloads (4 KiB chunks, as a socket delivers them):
 Implementations, in the same run:
 
 * ``streamwire``: ``sw.stream("openai-chat")``, ``feed`` per chunk, ``close``,
-  ``result`` (JSON via orjson when installed, see ``streamwire/_json.py``);
+  ``result``. Chunks of the adapter's fast-path shapes (``SHAPES``: one
+  running choice's text, one arguments fragment of an open call) are matched
+  in Rust while framing and never become Python dicts; any other chunk is
+  decoded by ``streamwire/_json.py`` (orjson when installed) for the general
+  path;
 * ``streamwire-stdlib-json``: the same with the standard library's decoder
-  forced, i.e. streamwire with no optional package installed;
+  forced for the general path, i.e. streamwire with no optional package
+  installed;
+* ``streamwire-general-path``: the fast path off (``shapes = None``): every
+  chunk through ``json.loads`` (orjson) and the general path, as before the
+  Rust matcher; kept to show what the fast path buys, in the same run;
 * ``openai-sdk``: what ``client.chat.completions.create(stream=True)`` does
   with a response, plus its stream-accumulation helper: the SDK's
   ``SSEDecoder.iter_bytes``, ``sse.json()`` (``json.loads``), the legacy
@@ -32,7 +40,10 @@ second (the same count for every implementation).
 Run once each as tests: ``pytest benches/bench_pipeline_chat.py``. Measure
 with pytest-benchmark (``--benchmark-enable``), or print the ratios against
 the issue's targets (>= 50x the SDK path, >= 1.5x naive) with
-``python benches/bench_pipeline_chat.py``.
+``python benches/bench_pipeline_chat.py [rounds]``: the implementations take
+turns round by round (a shared machine's changing load then slows all of them
+alike) and each keeps its best round. ``--breakdown [rounds]`` prints the
+cost of each layer in ns per event (the profile behind the fast path).
 """
 
 from __future__ import annotations
@@ -166,6 +177,15 @@ def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
         openai_chat.loads = previous
 
 
+def run_streamwire_general(chunks: Sequence[bytes]) -> Output:
+    cls = openai_chat.OpenAIChatStream
+    cls.shapes = None
+    try:
+        return run_streamwire(chunks)
+    finally:
+        cls.shapes = openai_chat.SHAPES
+
+
 def run_openai_sdk(chunks: Sequence[bytes]) -> Output:
     from openai._models import construct_type
     from openai._streaming import SSEDecoder
@@ -221,6 +241,7 @@ def run_naive(chunks: Sequence[bytes]) -> Output:
 IMPLEMENTATIONS: dict[str, Callable[[Sequence[bytes]], Output]] = {
     "streamwire": run_streamwire,
     "streamwire-stdlib-json": run_streamwire_stdlib,
+    "streamwire-general-path": run_streamwire_general,
     "openai-sdk": run_openai_sdk,
     "naive": run_naive,
 }
@@ -239,37 +260,140 @@ def test_pipeline_chat(benchmark: Any, workload_name: str, impl_name: str) -> No
         workload=workload_name,
         chunk_size=CHUNK,
         events=data.events,
+        expected_events=data.events,
         bytes=len(data.wire),
         correct=correct,
-        json="orjson" if _json.ACCELERATED and impl_name == "streamwire" else "stdlib",
+        json=_JSON[impl_name],
     )
     if impl_name.startswith("streamwire"):
+        stats = _streamwire_stats(workload_name)
+        if impl_name == "streamwire-general-path":
+            stats["shape_matched_events"] = 0
+        benchmark.extra_info.update(stats)
         assert correct, f"{impl_name} got {workload_name} wrong"
 
 
-def _best(fn: Callable[[Sequence[bytes]], Output], chunks: Sequence[bytes], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn(chunks)
-        times.append(time.perf_counter() - start)
-    return min(times)
+_ORJSON = "orjson" if _json.ACCELERATED else "stdlib"
+#: The JSON decoder each implementation's general (or only) path uses.
+_JSON = {
+    "streamwire": _ORJSON,
+    "streamwire-stdlib-json": "stdlib",
+    "streamwire-general-path": _ORJSON,
+    "openai-sdk": "stdlib",
+    "naive": "orjson",
+}
+
+
+@cache
+def _streamwire_stats(name: str) -> dict[str, int]:
+    """Events the fast path's shapes match (a few then fall back), and the peak buffer."""
+    data = load(name)
+    decoder = sw.SseDecoder()
+    matched = sum(
+        type(item) is tuple
+        for chunk in data.chunks
+        for item in decoder.feed_matched(chunk, openai_chat.SHAPES)
+    )
+    stream = sw.stream("openai-chat")
+    for chunk in data.chunks:
+        stream.feed(chunk)
+    stream.close()
+    return {
+        "shape_matched_events": matched,
+        "peak_buffer_bytes": stream.result.metrics.peak_buffered_bytes,
+    }
+
+
+def _time(fn: Callable[[Sequence[bytes]], object], chunks: Sequence[bytes]) -> float:
+    start = time.perf_counter()
+    fn(chunks)
+    return time.perf_counter() - start
+
+
+def breakdown(rounds: int) -> None:
+    """Prints where streamwire's time goes, in ns per event, layer by layer.
+
+    Each line adds one step to the one above it, so the differences are the
+    steps' costs: SSE framing into ``SseEvent`` objects; reading each
+    ``.data`` (a ``str``); decoding it as JSON; and, for the fast path,
+    framing with the shapes matched in Rust (a tuple of captures instead of an
+    ``SseEvent``), then the whole pipeline with the fast path on and off.
+    """
+    shapes = openai_chat.SHAPES
+    loads = _json.loads
+
+    def framing(chunks: Sequence[bytes]) -> None:
+        decoder = sw.SseDecoder()
+        for chunk in chunks:
+            decoder.feed(chunk)
+
+    def framing_data(chunks: Sequence[bytes]) -> None:
+        decoder = sw.SseDecoder()
+        for chunk in chunks:
+            for event in decoder.feed(chunk):
+                event.data  # noqa: B018 - the str is built on first access
+
+    def framing_json(chunks: Sequence[bytes]) -> None:
+        decoder = sw.SseDecoder()
+        for chunk in chunks:
+            for event in decoder.feed(chunk):
+                try:
+                    loads(event.data)
+                except ValueError:
+                    pass
+
+    def framing_matched(chunks: Sequence[bytes]) -> None:
+        decoder = sw.SseDecoder()
+        for chunk in chunks:
+            decoder.feed_matched(chunk, shapes)
+
+    steps: dict[str, Callable[[Sequence[bytes]], object]] = {
+        "framing (SseEvent objects)": framing,
+        "  + .data str": framing_data,
+        f"  + .data str + JSON ({_ORJSON})": framing_json,
+        "framing + shapes matched in Rust": framing_matched,
+        "whole pipeline, fast path": run_streamwire,
+        "whole pipeline, general path": run_streamwire_general,
+        "naive reference": run_naive,
+    }
+    for name in WORKLOADS:
+        data = load(name)
+        best = dict.fromkeys(steps, float("inf"))
+        for _ in range(rounds):
+            for step, fn in steps.items():
+                best[step] = min(best[step], _time(fn, data.chunks))
+        for step, seconds in best.items():
+            print(f"{name:18s} {step:36s} {seconds / data.events * 1e9:7.0f} ns/event")
 
 
 def main(argv: list[str]) -> None:
-    """Prints events/s and the ratios to the targets, all implementations in one run."""
+    """Prints events/s and the ratios to the targets, all implementations in one run.
+
+    The implementations take turns, round by round, and each keeps its best
+    round: a machine whose load changes during the run (shared CI runners)
+    then slows all of them alike instead of skewing the ratios.
+    """
+    if argv[:1] == ["--breakdown"]:
+        breakdown(int(argv[1]) if len(argv) > 1 else 5)
+        return
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best of {rounds}")
+    print(f"json decoder for streamwire: {decoder}; best of {rounds} interleaved rounds")
     for name in WORKLOADS:
         data = load(name)
-        rates = {}
-        for impl, fn in IMPLEMENTATIONS.items():
-            ok = fn(data.chunks) == data.expected
-            seconds = _best(fn, data.chunks, 1 if impl == "openai-sdk" else rounds)
-            rates[impl] = data.events / seconds
-            print(f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s  correct={ok}")
-        for impl in ("streamwire", "streamwire-stdlib-json"):
+        correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
+        best = dict.fromkeys(IMPLEMENTATIONS, float("inf"))
+        for turn in range(rounds):
+            for impl, fn in IMPLEMENTATIONS.items():
+                if impl != "openai-sdk" or turn < 2:  # the SDK path takes seconds a round
+                    best[impl] = min(best[impl], _time(fn, data.chunks))
+        rates = {impl: data.events / seconds for impl, seconds in best.items()}
+        for impl in IMPLEMENTATIONS:
+            print(
+                f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s"
+                f" {1e9 / rates[impl]:7.0f} ns/event  correct={correct[impl]}"
+            )
+        for impl in ("streamwire", "streamwire-stdlib-json", "streamwire-general-path"):
             sdk = rates[impl] / rates["openai-sdk"]
             naive = rates[impl] / rates["naive"]
             print(

@@ -17,6 +17,21 @@ parser), so a benchmark can check the output of every implementation it times.
   2025-06).
 * ``one-8mib-event``: a single event whose only data line is 8 MiB of JSON (an
   image or a large tool result), for peak memory against wire size.
+* ``openai-responses``: an OpenAI Responses stream (API reference "Responses
+  streaming events" checked 2026-11-29): ``response.created``,
+  ``response.in_progress``, ``output_item.added``, ``content_part.added``, 20,000
+  ``response.output_text.delta`` events (``sequence_number``, ``item_id``,
+  ``output_index``, ``content_index``, ``delta``, ``logprobs``, ``obfuscation``
+  padding), ``output_text.done``, ``content_part.done``, ``output_item.done`` and
+  ``response.completed`` with usage (the last four repeat the whole text, as the
+  API does), each as ``event: NAME\\ndata: {...}\\n\\n``, about 270 bytes a delta.
+  Built by :func:`workload`; not in ``WORKLOADS`` (the SSE framing benches).
+* ``gemini``: a Gemini ``streamGenerateContent?alt=sse`` stream (API reference
+  checked 2026-11-29): 20,000 ``data: {GenerateContentResponse}`` events with
+  CRLF separators, each with one candidate holding one text part and a
+  ``usageMetadata`` snapshot (``candidatesTokenCount`` growing), the last one
+  with ``finishReason: STOP``; about 330 bytes an event. No end marker (Gemini
+  sends none). Built by :func:`workload`; not in ``WORKLOADS``.
 
 One AWS EventStream workload (binary frames, not SSE; see :func:`es_workload`):
 
@@ -207,6 +222,120 @@ def _big_payload() -> list[tuple[str | None, str]]:
     return [(None, head + body + '"}')]
 
 
+def _responses_payloads() -> list[tuple[str | None, str]]:
+    rng = random.Random(SEED + 4)
+    rid = "resp_68c35098e6fc819e80fb94b25b7d031b0f2d670b80edc507"
+    mid = "msg_68c350a75ddc819ea5406470460be7850f2d670b80edc507"
+    seq = iter(range(EVENTS + 16))
+    out: list[tuple[str | None, str]] = []
+
+    def event(kind: str, **fields: object) -> None:
+        out.append((kind, _dumps({"type": kind, "sequence_number": next(seq), **fields})))
+
+    def response(status: str, output: list[object], usage: object = None) -> dict[str, object]:
+        return {
+            "id": rid,
+            "object": "response",
+            "created_at": 1764412800,
+            "status": status,
+            "background": False,
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "max_output_tokens": None,
+            "model": "gpt-4.1-2025-04-14",
+            "output": output,
+            "parallel_tool_calls": True,
+            "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None},
+            "service_tier": "default",
+            "store": True,
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": "auto",
+            "tools": [],
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": usage,
+            "user": None,
+            "metadata": {},
+        }
+
+    event("response.created", response=response("in_progress", []))
+    event("response.in_progress", response=response("in_progress", []))
+    item: dict[str, object] = {
+        "id": mid,
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+    event("response.output_item.added", output_index=0, item=item)
+    empty = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    event("response.content_part.added", item_id=mid, output_index=0, content_index=0, part=empty)
+    deltas = []
+    for _ in range(EVENTS):
+        delta = _text(rng)
+        deltas.append(delta)
+        event(
+            "response.output_text.delta",
+            item_id=mid,
+            output_index=0,
+            content_index=0,
+            delta=delta,
+            logprobs=[],
+            obfuscation=_PADDING[: rng.randint(2, 16)],
+        )
+    text = "".join(deltas)
+    part = {**empty, "text": text}
+    event(
+        "response.output_text.done",
+        item_id=mid,
+        output_index=0,
+        content_index=0,
+        text=text,
+        logprobs=[],
+    )
+    event("response.content_part.done", item_id=mid, output_index=0, content_index=0, part=part)
+    done = {**item, "status": "completed", "content": [part]}
+    event("response.output_item.done", output_index=0, item=done)
+    usage = {
+        "input_tokens": 1024,
+        "input_tokens_details": {"cached_tokens": 512},
+        "output_tokens": EVENTS,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1024 + EVENTS,
+    }
+    event("response.completed", response=response("completed", [done], usage))
+    return out
+
+
+def _gemini_payloads() -> list[tuple[str | None, str]]:
+    rng = random.Random(SEED + 4)
+    out: list[tuple[str | None, str]] = []
+    for i in range(EVENTS):
+        candidate: dict[str, object] = {
+            "content": {"parts": [{"text": _text(rng)}], "role": "model"},
+            "index": 0,
+        }
+        if i == EVENTS - 1:
+            candidate["finishReason"] = "STOP"
+        usage = {
+            "promptTokenCount": 1024,
+            "candidatesTokenCount": i + 1,
+            "totalTokenCount": 1025 + i,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1024}],
+        }
+        chunk = {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "w1peaMz6INOvnvgPgYfPiQY",
+        }
+        out.append((None, _dumps(chunk)))
+    return out
+
+
 @cache
 def workload(name: str) -> Workload:
     """Builds (once per process) the named workload."""
@@ -218,6 +347,10 @@ def workload(name: str) -> Workload:
         built = _frame(_anthropic_payloads(), "\n")
     elif name == "one-8mib-event":
         built = _frame(_big_payload(), "\n")
+    elif name == "openai-responses":
+        built = _frame(_responses_payloads(), "\n")
+    elif name == "gemini":
+        built = _frame(_gemini_payloads(), "\r\n")
     else:
         raise KeyError(name)
     return Workload(name, built.wire, built.expected, built.event_ends)

@@ -51,8 +51,48 @@ class Fixture:
             return self.raw[: replay["at_byte"]]
         return self.raw
 
+    @property
+    def messages(self) -> bool:
+        """A WebSocket fixture: the raw file holds one message per line (``.jsonl``)."""
+        return self.raw_path.suffix == ".jsonl"
+
+    def message_lines(self) -> list[str]:
+        """The messages a replay feeds: every non-blank line, or those before a cancel."""
+        lines = [line for line in self.raw.decode("utf-8").split("\n") if line.strip()]
+        replay = self.manifest.get("replay", {})
+        if replay.get("end") == "cancel":
+            return lines[: replay["at_message"]]
+        return lines
+
+    def replay_messages(self, form: str) -> tuple[sw.Stream, list[sw.Event], list[int | None]]:
+        """Feeds each line as one message, as ``str``, UTF-8 ``bytes`` or a parsed
+        ``dict`` (``form``), then ends as the manifest says. Returns the stream, the
+        events, and for each event the response it belongs to (``last_turns``)."""
+        stream = sw.stream(self.protocol, **self.manifest.get("options", {}))
+        events: list[sw.Event] = []
+        owners: list[int | None] = []
+
+        def take(batch: list[sw.Event]) -> None:
+            events.extend(batch)
+            owners.extend(getattr(stream, "last_turns", (None,) * len(batch)))
+
+        for line in self.message_lines():
+            message: Any = line
+            if form == "bytes":
+                message = line.encode("utf-8")
+            elif form == "dict":
+                message = json.loads(line)
+            take(stream.feed_message(message))
+        cancel = self.manifest.get("replay", {}).get("end") == "cancel"
+        take(stream.cancel() if cancel else stream.close())
+        assert len(owners) == len(events)
+        return stream, events, owners
+
     def replay(self, chunks: list[bytes]) -> tuple[sw.Stream, list[sw.Event]]:
         """Feeds the chunks to a new adapter and ends it as the manifest says."""
+        if self.messages:  # chunks of a WebSocket fixture: its lines are the messages
+            stream, events, _ = Fixture(self.path).replay_messages("str")
+            return stream, events
         stream = sw.stream(self.protocol, **self.manifest.get("options", {}))
         events = feed_all(stream.feed, chunks)
         if self.manifest.get("replay", {}).get("end") == "cancel":
@@ -151,9 +191,14 @@ def _nullable(key: str, expected: Any, actual: Any, where: str) -> None:
 
 
 def check_expect(
-    fixture: Fixture, result: sw.StreamResult, events: list[sw.Event], label: str
+    fixture: Fixture,
+    result: sw.StreamResult,
+    events: list[sw.Event],
+    label: str,
+    stream: sw.Stream | None = None,
 ) -> None:
-    """Checks every assertion of the manifest's ``expect`` block."""
+    """Checks every assertion of the manifest's ``expect`` block (``results`` and
+    ``session`` need the ``stream``: a WebSocket session)."""
     where = f"{fixture.name} [{label}]"
     dicts = [e.as_dict() for e in events]
     calls = [_call(c) for choice in result.choices for c in choice.tool_calls]
@@ -211,8 +256,94 @@ def check_expect(
             for name, count in value.items():
                 seen = sum(1 for d in dicts if d["event"] == name)
                 assert seen == count, f"{at}: {seen} {name}"
+        elif key == "provider_content":
+            subset(value, list(result.provider_content), at)
+        elif key == "results":
+            subset(value, [_result(r) for r in getattr(stream, "results", ())], at)
+        elif key == "session":
+            subset(value, _session(stream), at)
         else:
             raise AssertionError(f"{where}: unknown expect key {key!r}")
+
+
+def _result(result: sw.StreamResult) -> dict[str, Any]:
+    """One response of a session, for the ``results`` key."""
+    return {
+        "status": result.status,
+        "final": result.final,
+        "text": result.text,
+        "stop_reason": result.stop_reason,
+        "provider_stop_reason": result.provider_stop_reason,
+        "executable": result.executable,
+        "message_id": result.message_id,
+        "model": result.model,
+        "tool_calls": [_call(c) for choice in result.choices for c in choice.tool_calls],
+        "usage": _usage(result.usage),
+        "error": _error(result.error),
+        "warnings": sorted({w.code for w in result.warnings}),
+        "conflicts_count": len(result.conflicts),
+        "unknown_events": dict(result.unknown_events),
+        "provider_metrics": dict(result.provider_metrics),
+    }
+
+
+def _session(stream: Any) -> dict[str, Any]:
+    """A session's own facts, for the ``session`` key."""
+    return {
+        "response_count": stream.response_count,
+        "errors": [_error(e) for e in stream.errors],
+        "warnings": sorted({w.code for w in stream.warnings}),
+        "conflicts_count": len(stream.conflicts),
+        "unknown_events": dict(stream.unknown_events),
+    }
+
+
+MESSAGE_FORMS = ("str", "bytes", "dict")
+
+
+def _comparable(event: sw.Event) -> dict[str, Any]:
+    """An event as a dict, an unknown event's raw text parsed (a dict message has none)."""
+    out = event.as_dict()
+    if isinstance(event, sw.UnknownEvent):
+        try:
+            out["raw"] = json.loads(event.raw)
+        except json.JSONDecodeError:
+            pass
+    return out
+
+
+def check_message_replays(fixture: Fixture) -> None:
+    """A WebSocket fixture, each line fed as ``str``, ``bytes`` and ``dict``: every
+    assertion holds and the events are the same in every form."""
+    reference: list[dict[str, Any]] | None = None
+    for form in MESSAGE_FORMS:
+        stream, events, _ = fixture.replay_messages(form)
+        result = stream.result
+        assert result.final
+        assert all(r.final for r in getattr(stream, "results", ()))
+        check_expect(fixture, result, events, form, stream)
+        comparable = [_comparable(e) for e in events]
+        if reference is None:
+            reference = comparable
+        else:
+            assert comparable == reference, f"{fixture.name} [{form}]: events differ from 'str'"
+
+
+def check_message_results(fixture: Fixture) -> None:
+    """Each response's result, rebuilt from its own events alone, states the same facts."""
+    stream, events, owners = fixture.replay_messages("str")
+    results = getattr(stream, "results", ())
+    numbers = sorted({n for n in owners if n is not None})
+    assert len(numbers) == len(results), f"{fixture.name}: {numbers} vs {len(results)} results"
+    for number in numbers:
+        own = [e for e, n in zip(events, owners, strict=True) if n == number]
+        result = stream.result_of(number)  # type: ignore[attr-defined]
+        replayed = sw.result_from_events(own, protocol=fixture.protocol)
+        assert facts(replayed) == facts(result), f"{fixture.name}: response {number}"
+        assert replayed.metrics.events == result.metrics.events == len(own)
+    if not numbers:  # no response: the session's own result
+        replayed = sw.result_from_events(events, protocol=fixture.protocol)
+        assert facts(replayed) == facts(stream.result)
 
 
 def facts(result: sw.StreamResult) -> dict[str, Any]:

@@ -19,7 +19,15 @@ import pytest
 
 import streamwire as sw
 from chunking import chunkings
-from fixture_replay import Fixture, check_expect, check_integrity, facts, manifests
+from fixture_replay import (
+    Fixture,
+    check_expect,
+    check_integrity,
+    check_message_replays,
+    check_message_results,
+    facts,
+    manifests,
+)
 
 FIXTURES = list(manifests())
 
@@ -45,6 +53,9 @@ def test_fixture_integrity(fixture: Fixture) -> None:
 
 @pytest.mark.parametrize("fixture", PARAMS)
 def test_fixture_under_every_chunking(fixture: Fixture) -> None:
+    if fixture.messages:  # WebSocket: one line is one message, fed as str, bytes and dict
+        check_message_replays(fixture)
+        return
     data = fixture.fed_bytes()
     reference: list[sw.Event] | None = None
     for label, chunks in chunkings(data):
@@ -60,6 +71,9 @@ def test_fixture_under_every_chunking(fixture: Fixture) -> None:
 
 @pytest.mark.parametrize("fixture", PARAMS)
 def test_fixture_events_carry_the_result(fixture: Fixture) -> None:
+    if fixture.messages:  # a session: each response's own events carry its result
+        check_message_results(fixture)
+        return
     stream, events = fixture.replay([fixture.fed_bytes()])
     replayed = sw.result_from_events(events, protocol=fixture.protocol)
     assert facts(replayed) == facts(stream.result)

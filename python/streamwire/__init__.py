@@ -1,5 +1,7 @@
 """streamwire: LLM provider stream bytes in, unified events and a truthful result out."""
 
+from typing import TYPE_CHECKING, Any
+
 from ._core import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -74,11 +76,31 @@ __all__ = [
     "UsageReported",
     "Utf8Decoder",
     "__version__",
+    "aiter_events",
     "encode_eventstream",
     "encode_sse",
+    "iter_events",
     "known_protocols",
     "register_protocol",
     "result_from_events",
     "stream",
     "tool_result",
 ]
+
+if TYPE_CHECKING:
+    from .io import aiter_events, iter_events
+
+# The HTTP client helpers are optional extras (streamwire.io): imported on
+# first use, so ``import streamwire`` never imports httpx or aiohttp.
+_LAZY = {"iter_events": "streamwire.io", "aiter_events": "streamwire.io"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamwire' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

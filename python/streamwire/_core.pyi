@@ -19,6 +19,7 @@ __all__ = [
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
+    "ShapeMatcher",
     "SseDecoder",
     "SseEvent",
     "Utf8Decoder",
@@ -84,6 +85,16 @@ class SseDecoder:
     ) -> SseDecoder: ...
     def feed(self, data: Buffer) -> list[SseEvent]:
         """Decodes a chunk; returns the events it completed."""
+    def feed_matched(self, data: Buffer, shapes: ShapeMatcher) -> list[SseEvent | tuple[Any, ...]]:
+        """Decodes a chunk like ``feed``, matching each event's data against
+        ``shapes``: an event whose data matches a template (and whose block set
+        no ``retry``) becomes the tuple ``(template, *captures, ticket)``
+        instead of an ``SseEvent``. ``matched_event(ticket)`` gives the event
+        back until the decoder's next call."""
+    def matched_event(self, ticket: int) -> SseEvent:
+        """The ``SseEvent`` of a match tuple's ``ticket`` from the last
+        ``feed_matched`` call (equal to what ``feed`` would have returned);
+        IndexError once the decoder was called again."""
     def finish(self) -> list[SseEvent]:
         """Ends the input: an unterminated event is discarded (always [])."""
     @property
@@ -100,6 +111,57 @@ class SseDecoder:
     def events_dispatched(self) -> int: ...
     @property
     def comments_seen(self) -> int: ...
+
+@final
+class ShapeMatcher:
+    """JSON shape templates for a protocol's fast path, matched in Rust.
+
+    ``ShapeMatcher([(sse_event_type, shape), ...])``; the first template that
+    matches a payload wins, and its index in the list is the ``template`` of
+    the match tuple. A shape is written as a JSON-like Python value:
+
+    * a dict is a *closed* object: a payload key it does not list declines,
+      as do a repeated key and a missing key; a key ending in ``?`` is
+      optional (the ``?`` is not part of the key); payload keys may come in
+      any order;
+    * a list is a fixed-length array, element by element (``[]`` matches only
+      an empty array);
+    * ``None``, ``True``, ``False``, an int (a JSON integer, not ``1.0``) and a
+      str are literals the value must equal;
+    * the strings ``"$any"`` (any valid JSON value, ignored), ``"$str"``
+      (capture a string), ``"$int"`` (capture an integer that fits in 64
+      bits; a fraction or an exponent declines) and ``"$raw"`` (capture any
+      value's JSON text, as in the payload) are directives; write a literal
+      string starting with ``$`` as ``"$$..."``.
+
+    Captures come in the shape's own key order, depth first; a capture under
+    an absent optional key is ``None``. At most 16 captures per template and
+    64 keys per object.
+
+    A payload matches only if it is one valid JSON text (RFC 8259, checked by
+    ``serde_json``) that ``json.loads`` decodes to a value of exactly that
+    shape, and each capture equals what ``json.loads`` gives for it. Anything
+    else declines, including valid JSON the matcher does not take on (nesting
+    deeper than 128, lone surrogate escapes, numbers beyond float range,
+    digit runs longer than 640, an integer written ``-0``, and a template's
+    deepest required key spelled with escapes, which is looked for verbatim
+    before parsing so that a payload is parsed only for templates it may
+    fit): the caller's general path then handles the payload, so its outcome
+    cannot differ.
+    """
+
+    def __new__(cls, templates: Iterable[tuple[str, object]]) -> ShapeMatcher: ...
+    def match(self, data: str | Buffer, event: str = "message") -> tuple[Any, ...] | None:
+        """``(template, *captures)`` for a payload of an SSE event of type
+        ``event``, or None when no template matches."""
+    def decline_reason(self, data: str | Buffer, event: str = "message") -> str | None:
+        """Why ``match`` gives None (``"event"``, ``"syntax"``,
+        ``"unknown_key"``, ``"duplicate_key"``, ``"missing_key"``,
+        ``"mismatch"``, ``"length"``, ``"int_range"``, ``"long_number"``; with
+        several templates, the last one tried), or None when it matches."""
+    def captures(self, index: int) -> int:
+        """The number of captures of template ``index``."""
+    def __len__(self) -> int: ...
 
 @final
 class Utf8Decoder:

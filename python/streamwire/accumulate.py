@@ -15,6 +15,7 @@ gateway translation checks compare results across protocols with it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Any
@@ -119,6 +120,10 @@ class Accumulator:
         self.http_ok = None if http_status is None else 200 <= http_status < 300
         self.message_id: str | None = None
         self.model: str | None = None
+        #: The provider's own content items, for ``StreamResult.provider_content``.
+        self.provider_content: list[dict[str, Any]] = []
+        #: The provider's own metrics, for ``StreamResult.provider_metrics``.
+        self.provider_metrics: dict[str, Any] = {}
         #: The caller cancelled.
         self.cancelled = False
         #: The stream ended (its end marker, EOF or cancel): statuses are decided.
@@ -310,6 +315,8 @@ class Accumulator:
             tool_args_complete=all(
                 c.arguments is not None and c.invalid_reason != ABANDONED for c in calls
             ),
+            provider_content=tuple(copy.deepcopy(self.provider_content)),
+            provider_metrics=MappingProxyType(copy.deepcopy(self.provider_metrics)),
         )
         self.cached = result
         return result

@@ -134,6 +134,18 @@ class Metrics:
     argument_bytes: int = 0
     #: The framing decoder's peak buffered bytes (memory is O(largest event)).
     peak_buffered_bytes: int = 0
+    # The fields below are set by the HTTP edge (``streamwire.io``, timed by
+    # ``streamwire.metrics.Timing``); the sans-IO adapters leave them None.
+    #: Seconds from the request's start to its response headers (when known).
+    time_to_headers: float | None = None
+    #: The mean gap, in seconds, between consecutive events (events of one
+    #: feed are 0 apart): (last event - first event) / (events - 1).
+    mean_gap: float | None = None
+    #: Seconds from the start to the last byte (or the end of reading).
+    duration: float | None = None
+    #: True when the body arrived in one burst (see ``streamwire.metrics``):
+    #: likely buffered by something in between. None when not timed.
+    burst: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +232,20 @@ class StreamResult:
     deltas_ok: bool
     #: Every tool call was completed by the protocol and its arguments parsed.
     tool_args_complete: bool
+    #: The assistant message's content in the provider's own request format,
+    #: ready to send back in the next turn, in order (anthropic and
+    #: bedrock-invoke: the ``content`` blocks: text with citations, thinking
+    #: with its signature, redacted thinking, tool use, server tool use and
+    #: results; openai-responses: the done output items, verbatim, in output
+    #: order). Plain JSON values, copied for each result. Empty for protocols
+    #: that keep none. Not rebuilt by ``result_from_events``.
+    provider_content: tuple[dict[str, Any], ...] = ()
+    #: The provider's own metrics of the stream, verbatim, under the names the
+    #: provider gives them (bedrock-converse: the metadata event's ``metrics``,
+    #: ``trace``, ``performanceConfig``, ``serviceTier``; bedrock-invoke:
+    #: ``amazon-bedrock-invocationMetrics``). Empty when the provider sent
+    #: none. Copied for each result. Not rebuilt by ``result_from_events``.
+    provider_metrics: Mapping[str, Any] = field(default_factory=dict)
 
     def tool_call(self, call_id: str) -> ToolCall | None:
         """The call (of any choice) with this id, or None."""

@@ -11,7 +11,8 @@ protocol               returned value (what the caller puts in the request)
                        a legacy ``function_call`` gets ``{"role": "function",
                        "name", "content"}``
 ``openai-responses``   input item ``{"type": "function_call_output",
-(and ``-ws``)          "call_id", "output"}``
+(and ``-ws``)          "call_id", "output"}`` (``custom_tool_call_output``
+                       for a custom tool's call)
 ``openai-realtime``    client event ``{"type": "conversation.item.create",
                        "item": {"type": "function_call_output", "call_id",
                        "output"}}``
@@ -43,7 +44,18 @@ from .protocols import Stream
 from .result import StreamResult
 from .toolcalls import ToolCall
 
-__all__ = ["ToolResultError", "tool_result"]
+__all__ = ["RESULT_RESOLVERS", "UNKNOWN_ID_HINTS", "ToolResultError", "tool_result"]
+
+#: protocol -> a function ``(result_or_stream, result, call_id) -> str`` that
+#: explains why an unknown call id is wrong (e.g. an item id quoted instead of
+#: the call id); its text is appended to the refusal. Filled by the adapters.
+UNKNOWN_ID_HINTS: dict[str, Callable[[Any, StreamResult, str], str]] = {}
+#: protocol -> a function ``(result_or_stream, call_id) -> StreamResult`` that
+#: picks the result a tool result answers (a WebSocket session holds one result
+#: per response: the one that made the call) and refuses, by raising
+#: ``ToolResultError``, a call that may get no result (one the provider
+#: cancelled). Filled by the adapters.
+RESULT_RESOLVERS: dict[str, Callable[[Any, str], StreamResult]] = {}
 
 
 class ToolResultError(UsageError, ValueError):
@@ -64,9 +76,16 @@ def tool_result(
     accepts that (bedrock ``json``, gemini ``response``).
     """
     result = result_or_stream.result if isinstance(result_or_stream, Stream) else result_or_stream
+    resolve = RESULT_RESOLVERS.get(result.protocol)
+    if resolve is not None:
+        result = resolve(result_or_stream, call_id)
     call = result.tool_call(call_id)
     if call is None:
-        raise ToolResultError(f"this {result.protocol} stream produced no tool call {call_id!r}")
+        hint = UNKNOWN_ID_HINTS.get(result.protocol)
+        why = hint(result_or_stream, result, call_id) if hint is not None else ""
+        raise ToolResultError(
+            f"this {result.protocol} stream produced no tool call {call_id!r}{why}"
+        )
     if call.executor != "client":
         raise ToolResultError(f"tool call {call_id!r} was run by the provider itself")
     try:
@@ -87,6 +106,8 @@ def _chat(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
 
 
 def _responses(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    if call.type == "custom_tool_call":  # a custom tool's result has its own item type
+        return {"type": "custom_tool_call_output", "call_id": call.id, "output": _text(output)}
     return {"type": "function_call_output", "call_id": call.id, "output": _text(output)}
 
 

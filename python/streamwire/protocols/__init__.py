@@ -2,8 +2,7 @@
 
 The names are DESIGN.md's (checked 2026-11-29): HTTP ``openai-chat``,
 ``openai-responses``, ``anthropic``, ``gemini``, ``gemini-json``,
-``bedrock-converse``, ``bedrock-invoke``; WebSocket ``openai-responses-ws``,
-``openai-realtime``, ``gemini-live``. Each adapter lives in its own module and
+``bedrock-converse``, ``bedrock-invoke``. Each adapter lives in its own module and
 is imported only when first asked for, so ``import streamwire`` stays cheap.
 A protocol is available once its adapter is registered here.
 """
@@ -20,6 +19,12 @@ __all__ = ["Stream", "adapter_class", "known_protocols", "register_protocol", "s
 #: name -> "module:Class" (imported lazily) or the adapter class itself.
 _REGISTRY: dict[str, str | type[Stream]] = {
     "openai-chat": "streamwire.protocols.openai_chat:OpenAIChatStream",
+    "openai-responses": "streamwire.protocols.openai_responses:OpenAIResponsesStream",
+    "anthropic": "streamwire.protocols.anthropic:AnthropicStream",
+    "bedrock-converse": "streamwire.protocols.bedrock:BedrockConverseStream",
+    "bedrock-invoke": "streamwire.protocols.bedrock_invoke:BedrockInvokeStream",
+    "gemini": "streamwire.protocols.gemini:GeminiStream",
+    "gemini-json": "streamwire.protocols.gemini_json:GeminiJsonStream",
 }
 
 

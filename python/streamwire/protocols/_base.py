@@ -27,7 +27,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from .._core import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent
+from .._core import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    ShapeMatcher,
+    SseDecoder,
+    SseEvent,
+)
 from ..accumulate import Accumulator
 from ..errors import FramingError, UsageError
 from ..events import (
@@ -169,6 +175,13 @@ class Stream(ABC):
 class SseStream(Stream):
     """Base of the SSE protocols: framing by the Rust ``SseDecoder``."""
 
+    #: The payload shapes of the protocol's fast path, matched in Rust while
+    #: framing (see ``ShapeMatcher`` in ``_core.pyi``). When set, an event whose
+    #: data matches reaches ``_on_sse`` as the tuple ``(template, *captures,
+    #: ticket)`` instead of an ``SseEvent``; ``self._decoder.matched_event(ticket)``
+    #: gives the ``SseEvent`` back. None (the default): every event is an ``SseEvent``.
+    shapes: ClassVar[ShapeMatcher | None] = None
+
     def __init__(
         self,
         *,
@@ -201,7 +214,11 @@ class SseStream(Stream):
             self._ignored_bytes += memoryview(data).nbytes
             return []
         try:
-            events = self._decoder.feed(data)
+            if self.shapes is None:
+                events = self._decoder.feed(data)
+            else:
+                # Match tuples too: the subclass that set ``shapes`` takes them.
+                events = self._decoder.feed_matched(data, self.shapes)  # type: ignore[assignment]
         except FramingError as exc:
             out: list[Event] = []
             self._on_sse(exc.partial, out)  # type: ignore[arg-type]

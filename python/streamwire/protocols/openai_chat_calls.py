@@ -17,7 +17,6 @@ completion, parsing and release happen there, at the choice's finish_reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..accumulate import Accumulator, ChoiceState
@@ -33,33 +32,6 @@ class ChatCalls:
     def __init__(self, acc: Accumulator) -> None:
         self._acc = acc
         self._calls = acc.calls
-
-    def fast_fragment(self, choice: int, fragments: Any, append: Callable[[Event], None]) -> bool:
-        """The fast path of one arguments fragment ``{"index", "function": {"arguments"}}``
-        for an open call; False (nothing done) for anything else."""
-        if type(fragments) is not list or len(fragments) != 1:
-            return False
-        fragment = fragments[0]
-        if type(fragment) is not dict or len(fragment) != 2:
-            return False
-        function = fragment.get("function")
-        index = fragment.get("index")
-        if type(function) is not dict or len(function) != 1 or type(index) is not int:
-            return False
-        arguments = function.get("arguments")
-        if type(arguments) is not str:
-            return False
-        call = self._calls.by_key.get((choice, index))
-        if call is None or call.overflowed:
-            return False
-        if arguments:
-            size = call.size + len(arguments)
-            if size > self._calls.max_argument_chars:
-                return False
-            call.size = size
-            call.parts.append(arguments)
-            append(new_arguments_delta(call.index, call.id, arguments, choice))
-        return True
 
     def on_tool_calls(self, state: ChoiceState, fragments: Any, out: list[Event]) -> None:
         """Applies a ``delta.tool_calls`` list: each fragment to its call, by key."""

@@ -6,6 +6,10 @@
 //!   "event stream interpretation", with incremental UTF-8 decoding ([`utf8`]);
 //! * AWS EventStream binary frames ([`eventstream`]), used by Amazon Bedrock.
 //!
+//! Beside the framing, [`shape`] matches a payload's JSON against the few
+//! shapes a protocol adapter handles on its fast path, capturing only the
+//! values it needs.
+//!
 //! Nothing here knows about Python, sockets or clocks: decoders are fed byte
 //! slices and hand decoded items to a caller-supplied sink. Errors are values
 //! of [`FramingError`] with a stable [`ErrorKind`] and a byte offset.
@@ -14,6 +18,7 @@
 
 pub mod error;
 pub mod eventstream;
+pub mod shape;
 pub mod sse;
 pub mod utf8;
 

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod eventstream;
+mod shape;
 mod sse;
 
 /// The extension module.
@@ -16,6 +17,7 @@ mod sse;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     sse::register(m)?;
+    shape::register(m)?;
     eventstream::register(m)?;
     Ok(())
 }

@@ -2,14 +2,16 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
+use streamwire_core::shape::ShapeSet;
 use streamwire_core::sse::{self, Event};
 use streamwire_core::utf8::{self, Utf8Mode};
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
+use crate::shape::{match_tuple, ShapeMatcher};
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
 ///
@@ -167,12 +169,45 @@ impl CachedStr {
     }
 }
 
+/// An event that `feed_matched` returned as a match tuple, kept until the
+/// decoder's next call so that `matched_event` can give back its `SseEvent`.
+struct MatchedEvent {
+    /// The event's data: `text[start..end]` of [`Matched`].
+    start: usize,
+    end: usize,
+    event: Py<PyString>,
+    id: Option<Py<PyString>>,
+}
+
+/// The matched events of the last `feed_matched` call (see [`MatchedEvent`]).
+#[derive(Default)]
+struct Matched {
+    events: Vec<MatchedEvent>,
+    /// Their data, concatenated: one buffer instead of one allocation each.
+    text: String,
+}
+
+/// A `Matched` buffer larger than this is released rather than kept for reuse.
+const MATCHED_KEEP_BYTES: usize = 1024 * 1024;
+
+impl Matched {
+    fn clear(&mut self) {
+        self.events.clear();
+        if self.text.capacity() > MATCHED_KEEP_BYTES {
+            self.text = String::new();
+        } else {
+            self.text.clear();
+        }
+    }
+}
+
 /// Incremental Server-Sent Events decoder with bounded buffers.
 #[pyclass(module = "streamwire._core", name = "SseDecoder")]
 pub struct SseDecoder {
     inner: sse::SseDecoder,
     event_type: CachedStr,
     id: CachedStr,
+    matched: Matched,
     finished: bool,
 }
 
@@ -201,6 +236,7 @@ impl SseDecoder {
             inner: sse::SseDecoder::new(max_line_bytes, max_event_bytes),
             event_type: CachedStr::new(),
             id: CachedStr::new(),
+            matched: Matched::default(),
             finished: false,
         }
     }
@@ -214,6 +250,7 @@ impl SseDecoder {
         if self.finished {
             return Err(usage_error(py, "SseDecoder.feed() called after finish()"));
         }
+        self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         let mut out: Vec<Py<SseEvent>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
@@ -233,9 +270,91 @@ impl SseDecoder {
         }
     }
 
+    /// Decodes a chunk like `feed`, matching each event's data against
+    /// `shapes` on the way: an event that matches a template becomes the tuple
+    /// `(template, *captures, ticket)` instead of an `SseEvent` (events whose
+    /// block set `retry` are never matched). `matched_event(ticket)` gives the
+    /// `SseEvent` back until the decoder's next call.
+    fn feed_matched<'py>(
+        &mut self,
+        data: &Bound<'py, PyAny>,
+        shapes: &Bound<'py, ShapeMatcher>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        if let Some(err) = self.inner.error() {
+            return Err(framing_error::<SseEvent>(py, err, Vec::new()));
+        }
+        if self.finished {
+            return Err(usage_error(py, "SseDecoder.feed_matched() called after finish()"));
+        }
+        self.matched.clear();
+        let bytes = Bytes::borrow(data)?;
+        let shapes: &ShapeSet = &shapes.get().shapes;
+        let mut out: Vec<PyObject> = Vec::new();
+        let mut conversion: PyResult<()> = Ok(());
+        let SseDecoder { inner, event_type, id, matched, .. } = self;
+        let fed = inner.feed(bytes.as_slice(), |ev| {
+            if conversion.is_err() {
+                return;
+            }
+            let converted = if ev.retry.is_none() && shapes.handles_event(ev.event_type) {
+                match shapes.match_payload(ev.event_type, ev.data) {
+                    Ok(m) => {
+                        let ticket = matched.events.len();
+                        let start = matched.text.len();
+                        matched.text.push_str(ev.data);
+                        matched.events.push(MatchedEvent {
+                            start,
+                            end: matched.text.len(),
+                            event: event_type.get(py, ev.event_type),
+                            id: ev.id.map(|s| id.get(py, s)),
+                        });
+                        match_tuple(py, &m, Some(ticket)).map(|t| t.into_any().unbind())
+                    }
+                    Err(_) => event_to_py(py, &ev, event_type, id).map(Py::into_any),
+                }
+            } else {
+                event_to_py(py, &ev, event_type, id).map(Py::into_any)
+            };
+            match converted {
+                Ok(obj) => out.push(obj),
+                Err(e) => conversion = Err(e),
+            }
+        });
+        conversion?;
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
+    }
+
+    /// The `SseEvent` of a match tuple's `ticket`, from the last `feed_matched`
+    /// call; IndexError once the decoder was called again.
+    fn matched_event(&self, py: Python<'_>, ticket: usize) -> PyResult<Py<SseEvent>> {
+        let m = self.matched.events.get(ticket).ok_or_else(|| {
+            PyIndexError::new_err("no such ticket: tickets last until the decoder's next call")
+        })?;
+        let data = &self.matched.text[m.start..m.end];
+        let data = if data.len() <= LAZY_DATA_MAX {
+            Data::Text(data.into())
+        } else {
+            Data::Object(PyString::new(py, data).unbind())
+        };
+        Py::new(
+            py,
+            SseEvent {
+                event: m.event.clone_ref(py),
+                data: Mutex::new(data),
+                id: m.id.as_ref().map(|s| s.clone_ref(py)),
+                retry: None,
+            },
+        )
+    }
+
     /// Ends the input. An unterminated event is discarded, per the spec, so
     /// this returns an empty list; it raises if the decoder had failed.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.matched.clear();
         self.finished = true;
         match self.inner.finish() {
             Ok(()) => Ok(PyList::empty(py)),

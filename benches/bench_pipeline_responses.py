@@ -1,0 +1,222 @@
+"""The whole ``openai-responses`` pipeline: body bytes -> unified events -> final result.
+
+Workload (4 KiB chunks, as a socket delivers them): ``openai-responses`` of
+``workloads.py``, an OpenAI Responses stream of 20,000
+``response.output_text.delta`` events with every field the API sends
+(``sequence_number``, ``item_id``, ``output_index``, ``content_index``,
+``logprobs``, ``obfuscation``), framed ``event: NAME`` / ``data: {...}``, and the
+lifecycle, ``.done`` copies and ``response.completed`` (with usage) around them
+(API reference "Responses streaming events", checked 2026-11-29).
+
+Implementations, in the same run:
+
+* ``streamwire``: ``sw.stream("openai-responses")``, ``feed`` per chunk,
+  ``close``, ``result`` (JSON via orjson when installed, see
+  ``streamwire/_json.py``);
+* ``streamwire-stdlib-json``: the same with the standard library's decoder
+  forced, i.e. streamwire with no optional package installed;
+* ``openai-sdk``: what ``client.responses.stream(...)`` does with a response
+  body (openai-python 3.57.0): the SDK's ``SSEDecoder.iter_bytes``, the
+  ``Stream.__stream__`` loop (``[DONE]`` check, ``sse.json()`` i.e.
+  ``json.loads``, the legacy ``error`` check, ``construct_type`` of the
+  ``ResponseStreamEvent`` union, as ``_process_response_data`` does without
+  strict validation), then ``ResponseStreamState.handle_event`` for every event
+  (which accumulates the snapshot and builds the SDK's own delta events) and
+  ``get_final_response`` (``state._completed_response``), reading its
+  ``output_text`` and ``usage``;
+* ``naive``: a ``bytes.find(b"\\n\\n")`` splitter, the ``data:`` line found by
+  ``bytes.find``, ``orjson.loads`` and a plain-dict accumulator keyed on the
+  JSON ``type``: fast and not correct (no CR/CRLF, no multi-line data, no
+  errors, no statuses, no sequence checks, no caps), kept as the speed
+  reference.
+
+Each run checks its output (the final text and the usage figures) against what
+the generator put in, and records ``correct`` in ``extra_info``; streamwire
+must be correct. Throughput is SSE events per second (the same count for every
+implementation).
+
+Run once each as tests: ``pytest benches/bench_pipeline_responses.py``.
+Measure with pytest-benchmark (``--benchmark-enable``), or print the ratios
+against the issue's targets (>= 20x the SDK path, >= 1.5x naive) with
+``python benches/bench_pipeline_responses.py [rounds]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import orjson
+import pytest
+
+import streamwire as sw
+from streamwire import _json
+from streamwire.protocols import openai_responses
+from workloads import workload
+
+CHUNK = 4096
+#: (final text, input tokens, output tokens)
+Output = tuple[str, int | None, int | None]
+
+
+class Load:
+    """The workload's wire bytes in 4 KiB chunks and the output a parser must give."""
+
+    def __init__(self, name: str) -> None:
+        load = workload(name)
+        self.name = name
+        self.wire = load.wire
+        self.chunks = tuple(load.wire[i : i + CHUNK] for i in range(0, len(load.wire), CHUNK))
+        text: list[str] = []
+        usage: dict[str, Any] = {}
+        for data in load.expected:
+            event = json.loads(data)
+            if event["type"] == "response.output_text.delta":
+                text.append(event["delta"])
+            elif event["type"] == "response.completed":
+                usage = event["response"]["usage"]
+        self.expected: Output = ("".join(text), usage["input_tokens"], usage["output_tokens"])
+        self.events = len(load.expected)
+
+
+@cache
+def load(name: str) -> Load:
+    return Load(name)
+
+
+# --- implementations -----------------------------------------------------------------
+
+
+def run_streamwire(chunks: Sequence[bytes]) -> Output:
+    stream = sw.stream("openai-responses")
+    feed = stream.feed
+    for chunk in chunks:
+        feed(chunk)
+    stream.close()
+    result = stream.result
+    assert result.status == "completed"
+    usage = result.usage
+    assert usage is not None and usage.final
+    return result.text, usage.input_tokens, usage.output_tokens
+
+
+def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
+    previous = openai_responses.loads
+    openai_responses.loads = _json._loads_stdlib
+    try:
+        return run_streamwire(chunks)
+    finally:
+        openai_responses.loads = previous
+
+
+def run_openai_sdk(chunks: Sequence[bytes]) -> Output:
+    from openai._models import construct_type
+    from openai._streaming import SSEDecoder
+    from openai._types import omit
+    from openai._utils import is_mapping
+    from openai.lib.streaming.responses._responses import ResponseStreamState
+    from openai.types.responses import ResponseStreamEvent
+
+    state: ResponseStreamState[Any] = ResponseStreamState(input_tools=omit, text_format=omit)
+    for sse in SSEDecoder().iter_bytes(iter(chunks)):
+        if sse.data.startswith("[DONE]"):
+            break
+        data = sse.json()
+        if is_mapping(data) and data.get("error"):
+            raise RuntimeError(data["error"])
+        event = construct_type(type_=ResponseStreamEvent, value=data)
+        for _ in state.handle_event(event):  # type: ignore[arg-type]
+            pass
+    response = state._completed_response
+    assert response is not None and response.usage is not None
+    return response.output_text, response.usage.input_tokens, response.usage.output_tokens
+
+
+def run_naive(chunks: Sequence[bytes]) -> Output:
+    buffer = b""
+    text: list[str] = []
+    usage: dict[str, Any] = {}
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n\n", start)) >= 0:
+            data = buffer.find(b"data: ", start, end)
+            start = end + 2
+            if data < 0:
+                continue
+            event = orjson.loads(buffer[data + 6 : end])
+            kind = event.get("type")
+            if kind == "response.output_text.delta":
+                text.append(event["delta"])
+            elif kind == "response.completed":
+                usage = event["response"].get("usage") or {}
+        buffer = buffer[start:]
+    return "".join(text), usage.get("input_tokens"), usage.get("output_tokens")
+
+
+IMPLEMENTATIONS: dict[str, Callable[[Sequence[bytes]], Output]] = {
+    "streamwire": run_streamwire,
+    "streamwire-stdlib-json": run_streamwire_stdlib,
+    "openai-sdk": run_openai_sdk,
+    "naive": run_naive,
+}
+WORKLOADS = ("openai-responses",)
+
+
+@pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("workload_name", WORKLOADS)
+def test_pipeline_responses(benchmark: Any, workload_name: str, impl_name: str) -> None:
+    data = load(workload_name)
+    benchmark.group = f"pipeline/{workload_name}/4KiB"
+    output = benchmark(IMPLEMENTATIONS[impl_name], data.chunks)
+    correct = output == data.expected
+    benchmark.extra_info.update(
+        implementation=impl_name,
+        workload=workload_name,
+        chunk_size=CHUNK,
+        events=data.events,
+        bytes=len(data.wire),
+        correct=correct,
+        json="orjson" if _json.ACCELERATED and impl_name == "streamwire" else "stdlib",
+    )
+    if impl_name.startswith("streamwire"):
+        assert correct, f"{impl_name} got {workload_name} wrong"
+
+
+def _best(fn: Callable[[Sequence[bytes]], Output], chunks: Sequence[bytes], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn(chunks)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str]) -> None:
+    """Prints events/s and the ratios to the targets, all implementations in one run."""
+    rounds = int(argv[0]) if argv else 5
+    decoder = "orjson" if _json.ACCELERATED else "stdlib"
+    print(f"json decoder for streamwire: {decoder}; best of {rounds}")
+    for name in WORKLOADS:
+        data = load(name)
+        rates = {}
+        for impl, fn in IMPLEMENTATIONS.items():
+            ok = fn(data.chunks) == data.expected
+            seconds = _best(fn, data.chunks, 1 if impl == "openai-sdk" else rounds)
+            rates[impl] = data.events / seconds
+            print(f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s  correct={ok}")
+        for impl in ("streamwire", "streamwire-stdlib-json"):
+            sdk = rates[impl] / rates["openai-sdk"]
+            naive = rates[impl] / rates["naive"]
+            print(
+                f"{name:18s} {impl:24s} {sdk:6.1f}x openai-sdk (target 20x)  "
+                f" {naive:5.2f}x naive (target 1.5x)"
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

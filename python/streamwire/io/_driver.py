@@ -1,0 +1,373 @@
+"""The HTTP edge's decisions, free of any HTTP library: one ``Driver`` per response.
+
+The sync and async iterators (``_sync.py``, ``_async.py``) do the reading;
+this class decides what the response means (DESIGN.md "How a stream ends",
+checked 2026-11-29) and is shared by every client library and by replay:
+
+* ``on_headers(status, headers)``: a 2xx response of an expected content type
+  is streamed (``"stream"``); anything else has its body read, bounded, for
+  an error (``"error_body"``).
+* ``on_error_body(body)``: a non-2xx status, or a 2xx body of the wrong
+  content type, ends the stream in ``error``: phase ``provider`` with the
+  provider's type, code, message and request id when the body is a provider
+  error object, else phase ``transport`` (``http_<status>`` or
+  ``unexpected_content_type``).
+* ``feed(chunk)``: body bytes to the protocol adapter, stamped by the clock.
+* ``finish(end)``: the body ended. ``eof`` is the adapter's ``close()``; a
+  timeout or a transport error (a disconnect) is an EOF too (``incomplete``
+  unless the protocol's terminal signal already arrived), with a warning
+  naming the reason (``first_event_timeout``, ``idle_timeout``,
+  ``total_timeout``, ``transport_error``). A disconnect is not an ``error``:
+  DESIGN.md reserves that status for errors the stream itself carried.
+* ``cancel()``: the caller stopped reading: ``cancelled``.
+
+The lifecycle is a small machine with its transitions as data (``PHASES``)::
+
+    new        --headers--> streaming | error_body
+    streaming  --data-----> streaming
+    streaming  --end------> ended          (EOF, a timeout, a transport error)
+    error_body --body-----> ended
+    any        --cancel---> ended          (a no-op once ended)
+    ended      --end------> ended          (a no-op: the end was decided)
+
+Any other (phase, input) is the caller's mistake (``UsageError``), e.g.
+feeding body bytes before the headers were judged or after the end.
+
+Timeouts are computed here (``deadline()``), enforced by the iterators:
+``first_event_timeout`` bounds the wait for the first unified event (from the
+start), ``idle_timeout`` every later wait for an event (keep-alives do not
+reset it unless ``idle_reset="data"``; before the first event it applies too
+when ``first_event_timeout`` is not set), ``total_timeout`` the whole body.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from ..accumulate import Accumulator
+from ..errors import UsageError
+from ..events import Event
+from ..metrics import Timing
+from ..protocols import Stream, adapter_class
+from ..protocols._base import retryable_hint
+from ..result import StreamResult, StreamWarning
+from ._wire import (
+    Headers,
+    content_types,
+    header,
+    http_error,
+    is_http_protocol,
+    media_type,
+    request_id,
+)
+
+__all__ = ["PHASES", "Driver", "EndKind", "TimeoutKind", "TransportFailure"]
+
+TimeoutKind = Literal["first_event_timeout", "idle_timeout", "total_timeout"]
+EndKind = Literal[
+    "eof",
+    "cancel",
+    "first_event_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "transport_error",
+    "http_error",
+]
+IdleReset = Literal["event", "data"]
+Decision = Literal["stream", "error_body"]
+Phase = Literal["new", "streaming", "error_body", "ended"]
+PhaseInput = Literal["headers", "data", "body", "end", "cancel"]
+#: The driver's lifecycle: ``(phase, input) -> next phase`` (``headers`` goes
+#: to ``streaming`` or ``error_body`` as the response says; see ``on_headers``).
+PHASES: Mapping[tuple[Phase, PhaseInput], Phase] = {
+    ("new", "headers"): "streaming",
+    ("new", "cancel"): "ended",
+    ("streaming", "data"): "streaming",
+    ("streaming", "end"): "ended",
+    ("streaming", "cancel"): "ended",
+    ("error_body", "body"): "ended",
+    ("error_body", "cancel"): "ended",
+    ("ended", "end"): "ended",
+    ("ended", "cancel"): "ended",
+}
+#: Options of the edge itself; the rest go to ``sw.stream(protocol, **options)``.
+EDGE_OPTIONS = frozenset(
+    {
+        "first_event_timeout",
+        "idle_timeout",
+        "total_timeout",
+        "idle_reset",
+        "started_at",
+        "check_content_type",
+        "clock",
+        "record",
+    }
+)
+
+
+class TransportFailure(Exception):
+    """A client library's read failed (disconnect, reset, bad chunked encoding, ...)."""
+
+
+class Driver:
+    """Turns one HTTP response (status, headers, body chunks) into events and a result."""
+
+    def __init__(
+        self,
+        protocol: str,
+        options: Mapping[str, Any],
+        *,
+        clock: Callable[[], float],
+        started_at: float | None = None,
+        first_event_timeout: float | None = None,
+        idle_timeout: float | None = None,
+        total_timeout: float | None = None,
+        idle_reset: IdleReset = "event",
+        check_content_type: bool = True,
+        recorder: Any = None,
+    ) -> None:
+        adapter_class(protocol)  # an unknown protocol is the caller's mistake: raise now
+        if not is_http_protocol(protocol):
+            raise ValueError(
+                f"{protocol} is a WebSocket protocol: streamwire.io reads HTTP bodies "
+                "(feed its messages to sw.stream(protocol).feed_message)"
+            )
+        for name, value in (
+            ("first_event_timeout", first_event_timeout),
+            ("idle_timeout", idle_timeout),
+            ("total_timeout", total_timeout),
+        ):
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        if idle_reset not in ("event", "data"):
+            raise ValueError(f"idle_reset must be 'event' or 'data', got {idle_reset!r}")
+        self.protocol = protocol
+        self.options = dict(options)
+        self.clock = clock
+        self.timing = Timing(clock, started_at=started_at)
+        self.first_event_timeout = first_event_timeout
+        self.idle_timeout = idle_timeout
+        self.total_timeout = total_timeout
+        self.idle_reset = idle_reset
+        self.check_content_type = check_content_type
+        self.recorder = recorder
+        self.status: int | None = None
+        self.headers: Headers = ()
+        self.stream: Stream | None = None
+        self.ended: EndKind | None = None
+        self.phase: Phase = "new"
+        self.warnings: list[StreamWarning] = []
+        self._error_result: StreamResult | None = None
+        self._content_error: str | None = None
+        self._final: StreamResult | None = None
+
+    # --- the response ------------------------------------------------------
+
+    @property
+    def has_timeouts(self) -> bool:
+        """True when any timeout is configured."""
+        return (
+            self.first_event_timeout is not None
+            or self.idle_timeout is not None
+            or self.total_timeout is not None
+        )
+
+    def _step(self, input: PhaseInput) -> None:
+        """Takes the ``PHASES`` transition for ``input``; UsageError if there is none."""
+        try:
+            self.phase = PHASES[self.phase, input]
+        except KeyError:
+            raise UsageError(
+                f"the HTTP driver cannot take {input!r} in phase {self.phase!r}"
+            ) from None
+
+    def on_headers(self, status: int, headers: Headers) -> Decision:
+        """The status and headers arrived: stream the body, or read it as an error."""
+        self._step("headers")
+        self.status = status
+        self.headers = headers
+        if self.recorder is not None:
+            self.recorder.on_headers(status, headers, self.timing.time_to_headers)
+        rid = request_id(headers)
+        if not 200 <= status < 300:
+            self.phase = "error_body"
+            return "error_body"
+        got = media_type(header(headers, "content-type"))
+        expected = content_types(self.protocol)
+        if got is None:
+            self._warn(
+                "content_type_missing",
+                f"the response has no Content-Type; read as {expected[0]}",
+            )
+        elif self.check_content_type and got not in expected:
+            self._content_error = got
+            self.phase = "error_body"
+            return "error_body"
+        options = dict(self.options)
+        options.setdefault("http_status", status)
+        if rid is not None:
+            options.setdefault("request_id", rid)
+        self.stream = adapter_class(self.protocol)(**options)
+        return "stream"
+
+    def on_error_body(self, body: bytes) -> list[Event]:
+        """The (bounded) body of an error response: ends the stream in ``error``."""
+        self._step("body")
+        status = self.status if self.status is not None else 0
+        at = self.timing.now()
+        self.timing.on_data(len(body), at)
+        if self.recorder is not None and body:
+            self.recorder.on_chunk(body, at, [])
+        err = http_error(status, self.headers, body)
+        got = self._content_error
+        if got is not None and err.phase != "provider":
+            expected = content_types(self.protocol)[0]
+            hint = " (was the request sent with streaming on?)" if got == "application/json" else ""
+            err.type = "unexpected_content_type"
+            err.message = f"expected {expected} for {self.protocol}, got {got}{hint}" + (
+                f": {err.message}" if err.message else ""
+            )
+        elif err.message is None:
+            err.message = f"HTTP {status} with an empty body"
+        acc = Accumulator(self.protocol, request_id=err.request_id, http_status=status)
+        retryable = retryable_hint(err.type, err.code, None if got else status)
+        events: list[Event] = [
+            acc.fail(
+                err.phase,
+                err.type,
+                err.code,
+                err.message,
+                retryable=retryable,
+                request_id=err.request_id,
+                raw=err.raw,
+            )
+        ]
+        events += acc.finish()
+        acc.events = len(events)
+        acc.bytes_received = len(body)
+        self._error_result = acc.snapshot()
+        self.timing.on_events(events, at)
+        self._end("http_error", at, events)
+        return events
+
+    # --- the body ----------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """Body bytes as they arrived; returns the unified events they completed."""
+        if self.phase != "streaming":
+            self._step("data")  # raises: only a streaming body takes data
+        stream = self.stream
+        assert stream is not None
+        at = self.timing.now()
+        self.timing.on_data(len(chunk), at)
+        events = stream.feed(chunk)
+        if events:
+            self.timing.on_events(events, at)
+        if self.recorder is not None:
+            self.recorder.on_chunk(chunk, at, events)
+        return events
+
+    def finish(self, end: EndKind = "eof", detail: str | None = None) -> list[Event]:
+        """The body ended (EOF, a timeout, a transport error): the adapter's ``close()``."""
+        self._step("end")
+        if self.ended is not None:
+            return []  # ended already: a no-op
+        if end in ("first_event_timeout", "idle_timeout", "total_timeout"):
+            self._warn(end, detail or f"reading stopped: {end.replace('_', ' ')}")
+        elif end == "transport_error":
+            self._warn(end, f"the connection failed while reading the body: {detail}")
+        at = self.timing.now()
+        events = self.stream.close() if self.stream is not None else []
+        if events:
+            self.timing.on_events(events, at)
+        self._end(end, at, events, detail)
+        return events
+
+    def cancel(self) -> list[Event]:
+        """The caller stopped reading: ``cancelled`` (unless it had already ended)."""
+        self._step("cancel")
+        if self.ended is not None:
+            return []  # ended already: a no-op
+        at = self.timing.now()
+        events = self.stream.cancel() if self.stream is not None else []
+        if events:
+            self.timing.on_events(events, at)
+        self._end("cancel", at, events)
+        return events
+
+    def _end(self, end: EndKind, at: float, events: list[Event], detail: str | None = None) -> None:
+        self.ended = end
+        self.timing.on_end(at)
+        self._final = None
+        if self.recorder is not None:
+            self.recorder.on_end(end, at, detail, events, self.result)
+
+    # --- timeouts ----------------------------------------------------------
+
+    def deadline(self, waiting_since: float = 0.0) -> tuple[float, TimeoutKind] | None:
+        """The clock reading at which reading must stop, and why; None for no limit.
+
+        ``waiting_since`` (seconds since the start) is when the caller last
+        asked for an event: the idle gap counts from the later of it and the
+        last event, so the caller's own time between events is not held
+        against the stream.
+        """
+        t = self.timing
+        candidates: list[tuple[float, TimeoutKind]] = []
+        if self.total_timeout is not None:
+            candidates.append((t.start + self.total_timeout, "total_timeout"))
+        if t.first_event is None and self.first_event_timeout is not None:
+            candidates.append((t.start + self.first_event_timeout, "first_event_timeout"))
+        elif self.idle_timeout is not None:
+            last = t.last_data if self.idle_reset == "data" else t.last_event
+            since = max(last or 0.0, waiting_since)
+            candidates.append((t.start + since + self.idle_timeout, "idle_timeout"))
+        if not candidates:
+            return None
+        return min(candidates, key=lambda c: c[0])
+
+    def timeout_message(self, kind: TimeoutKind) -> str:
+        """A warning message for a timeout that fired."""
+        limit = {
+            "first_event_timeout": self.first_event_timeout,
+            "idle_timeout": self.idle_timeout,
+            "total_timeout": self.total_timeout,
+        }[kind]
+        what = {
+            "first_event_timeout": "no event arrived within",
+            "idle_timeout": "no further event arrived within",
+            "total_timeout": "the body did not end within",
+        }[kind]
+        return f"{what} {kind}={limit:g}s; the response was closed"
+
+    # --- the result --------------------------------------------------------
+
+    def _warn(self, code: str, message: str) -> None:
+        self.warnings.append(StreamWarning(code=code, message=message))
+        self._final = None
+
+    @property
+    def result(self) -> StreamResult:
+        """The result so far (final once ended), with the edge's warnings and timings."""
+        if self._final is not None:
+            return self._final
+        if self._error_result is not None:
+            base = self._error_result
+        elif self.stream is not None:
+            base = self.stream.result
+        else:
+            acc = Accumulator(self.protocol, http_status=self.status)
+            if self.ended == "cancel":
+                acc.cancelled = True
+                acc.finish()
+            base = acc.snapshot()
+        result = dataclasses.replace(
+            base,
+            warnings=base.warnings + tuple(self.warnings),
+            metrics=self.timing.apply(base.metrics),
+        )
+        if self.ended is not None:
+            self._final = result
+        return result

@@ -1,0 +1,377 @@
+"""Replacing the content of a recording with sha256 hashes, keeping its shape.
+
+DESIGN.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
+prompts and tool arguments replaceable by hashes. ``redact_recording``
+rewrites the recorded *wire bytes*, protocol-generically by framing:
+
+* SSE: every event is decoded; a JSON payload has its content replaced (see
+  ``redact_json``) and is re-encoded with the same event name, id and retry;
+  other payloads (``[DONE]``) are kept. Comments (keep-alives) are dropped.
+* AWS EventStream: every message's JSON payload is redacted (the base64
+  ``bytes`` of ``bedrock-invoke`` chunks are decoded, redacted and
+  re-encoded) and the message re-encoded with the same headers and fresh
+  CRCs.
+* JSON (``gemini-json``): each element of the streamed array is redacted.
+
+Content is every string under a content key (``text``, ``content``,
+``thinking``, ``reasoning``, ``reasoning_content``, ``refusal``, ``delta``,
+``partial_json``, ``arguments``, ``input``, ``args``, ``instructions``,
+``system``, ``prompt``, ``summary``, ``token``, ``transcript``, citations'
+``cited_text``, Vertex partial arguments' ``stringValue``, search ``query``
+and ``queries``, a tool's ``output``, a ``code_interpreter_call``'s ``code``),
+strings in lists under them too, replaced by
+``"sha256:<hex>"``; an object under ``input``, ``args`` or ``arguments``
+(tool input given whole) becomes ``{"sha256": "<hex of its canonical
+JSON>"}``; logprob ``bytes`` become ``[]``. Ids, names, types, stop reasons,
+usage and error objects are kept.
+
+Each rewritten unit (event, message, array element) goes into the chunk in
+which the original unit ended, so the chunk count and arrival times survive
+while boundaries inside a unit move to its end. Bytes that never completed a
+unit (a cut-off tail) become filler of the same length (``x`` for SSE and
+EventStream, spaces for JSON). The events and the result of the redacted
+recording are those of its own redacted bytes, re-derived by replaying them
+(tool arguments hashed fragment by fragment are no longer one JSON text, so
+calls are not executable there); the facts of the unredacted result are kept
+under ``original``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any
+
+from .._core import EventStreamDecoder, SseDecoder, encode_eventstream, encode_sse
+from ..errors import FramingError
+from ._wire import framing_of
+from .record import RecordedChunk, Recording
+
+__all__ = ["hash_text", "redact_json", "redact_recording"]
+
+CONTENT_KEYS = frozenset(
+    {
+        "text",
+        "content",
+        "thinking",
+        "reasoning",
+        "reasoning_content",
+        "refusal",
+        "delta",
+        "partial_json",
+        "arguments",
+        "input",
+        "args",
+        "instructions",
+        "system",
+        "prompt",
+        "summary",
+        "token",
+        "transcript",
+        "cited_text",
+        "stringValue",
+        "query",
+        "queries",
+        "output",
+    }
+)
+#: Keys whose object value is tool input given whole.
+STRUCTURED_KEYS = frozenset({"input", "args", "arguments"})
+
+
+def hash_text(text: str) -> str:
+    """``"sha256:<hex>"`` of the text's UTF-8 bytes."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _hash_value(value: Any) -> dict[str, str]:
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return {"sha256": hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()}
+
+
+#: Content under other keys in objects of a given ``type``.
+TYPED_CONTENT_KEYS = {"code_interpreter_call": frozenset({"code"})}
+
+
+def redact_json(value: Any) -> Any:
+    """A JSON value with its content replaced by hashes (see the module docstring)."""
+    if isinstance(value, dict):
+        typed = TYPED_CONTENT_KEYS.get(value.get("type"), frozenset())  # type: ignore[arg-type]
+        return {
+            key: _content(key, item) if key in typed else _member(key, item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    return value
+
+
+def _content(key: str, value: Any) -> Any:
+    """Under a content key: every string is hashed; objects keep their other keys."""
+    if isinstance(value, str):
+        return hash_text(value)
+    if isinstance(value, list):
+        return [_content(key, item) for item in value]
+    if key in STRUCTURED_KEYS and isinstance(value, dict):
+        return _hash_value(value)
+    return redact_json(value)
+
+
+def _member(key: str, value: Any) -> Any:
+    if key in CONTENT_KEYS:
+        return _content(key, value)
+    if key == "bytes":
+        if isinstance(value, list):
+            return []  # logprob token bytes
+        if isinstance(value, str):
+            return _redact_b64_json(value)
+    if key == "functionResponse" and isinstance(value, dict):
+        return {k: _hash_value(v) if k == "response" else redact_json(v) for k, v in value.items()}
+    return redact_json(value)
+
+
+def _redact_b64_json(value: str) -> str:
+    try:
+        inner = json.loads(base64.b64decode(value, validate=True))
+    except (binascii.Error, ValueError):
+        return hash_text(value)
+    return base64.b64encode(_dump(redact_json(inner)).encode("utf-8")).decode("ascii")
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _redact_payload(data: str) -> str:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        stripped = data.strip()
+        return data if stripped in ("", "[DONE]") else hash_text(data)
+    return _dump(redact_json(value))
+
+
+# --- by framing -------------------------------------------------------------
+
+
+def _sse(chunks: list[RecordedChunk]) -> list[bytes]:
+    decoder = SseDecoder()
+    out: list[bytes] = []
+    last_id: str | None = None
+    failed_at: int | None = None
+    for i, chunk in enumerate(chunks):
+        try:
+            events = decoder.feed(chunk.data)
+        except FramingError as exc:
+            events = list(exc.partial)  # type: ignore[arg-type]
+            failed_at = i
+        piece = bytearray()
+        for ev in events:
+            event_id = ev.id if ev.id != last_id else None
+            last_id = ev.id
+            piece += encode_sse(
+                _redact_payload(ev.data),
+                event=None if ev.event == "message" else ev.event,
+                id=event_id,
+                retry=ev.retry,
+            )
+        out.append(bytes(piece))
+        if failed_at is not None:
+            break
+    pending = decoder.buffered_bytes if failed_at is None else 0
+    _fill_tail(out, chunks, failed_at, pending, b"x")
+    return out
+
+
+def _eventstream(chunks: list[RecordedChunk]) -> list[bytes]:
+    decoder = EventStreamDecoder()
+    out: list[bytes] = []
+    failed_at: int | None = None
+    for i, chunk in enumerate(chunks):
+        try:
+            messages = decoder.feed(chunk.data)
+        except FramingError as exc:
+            messages = list(exc.partial)  # type: ignore[arg-type]
+            failed_at = i
+        piece = bytearray()
+        for msg in messages:
+            payload = msg.payload
+            try:
+                text = payload.decode("utf-8")
+                new = _redact_payload(text).encode("utf-8") if text.strip() else payload
+            except UnicodeDecodeError:
+                new = b"x" * len(payload)
+            piece += encode_eventstream(msg.headers, new)
+        out.append(bytes(piece))
+        if failed_at is not None:
+            break
+    pending = _eventstream_pending(chunks) if failed_at is None else 0
+    _fill_tail(out, chunks, failed_at, pending, b"x")
+    return out
+
+
+def _eventstream_pending(chunks: list[RecordedChunk]) -> int:
+    # The bytes of an unfinished message at the end: decode again, counting
+    # the bytes of complete messages (each message's length is in its prelude).
+    decoder = EventStreamDecoder()
+    done = 0
+    for chunk in chunks:
+        try:
+            for msg in decoder.feed(chunk.data):
+                done += len(encode_eventstream(msg.headers, msg.payload))
+        except FramingError:
+            return 0
+    return sum(len(c.data) for c in chunks) - done
+
+
+def _json_array(chunks: list[RecordedChunk]) -> list[bytes]:
+    body = b"".join(c.data for c in chunks)
+    ends = []
+    offset = 0
+    for chunk in chunks:
+        offset += len(chunk.data)
+        ends.append(offset)
+    text = body.decode("utf-8", "replace")
+    # Byte offsets: re-encode the text prefix (body is UTF-8; replacement keeps positions close).
+    decoder = json.JSONDecoder()
+    pieces: list[tuple[int, str]] = []  # (end byte offset of the original unit, new text)
+    pos = 0
+    length = len(text)
+
+    def skip(p: int) -> int:
+        while p < length and text[p] in " \t\r\n":
+            p += 1
+        return p
+
+    def at_byte(p: int) -> int:
+        return len(text[:p].encode("utf-8"))
+
+    pos = skip(pos)
+    parsed_to = 0
+    if pos < length and text[pos] == "[":
+        pieces.append((at_byte(pos + 1), "["))
+        pos = parsed_to = pos + 1
+        first = True
+        while True:
+            pos = skip(pos)
+            if pos < length and text[pos] == "]":
+                pieces.append((at_byte(pos + 1), "]"))
+                parsed_to = pos + 1
+                break
+            if not first:
+                if pos < length and text[pos] == ",":
+                    pos = skip(pos + 1)
+                else:
+                    break
+            try:
+                value, end = decoder.raw_decode(text, pos)
+            except ValueError:
+                break
+            pieces.append((at_byte(end), ("" if first else ",\r\n") + _dump(redact_json(value))))
+            pos = parsed_to = end
+            first = False
+    out = [bytearray() for _ in chunks]
+    index = 0
+    for end, piece in pieces:
+        while index < len(ends) - 1 and ends[index] < end:
+            index += 1
+        out[index] += piece.encode("utf-8")
+    tail = len(body) - at_byte(parsed_to)
+    if out and tail > 0:
+        out[-1] += b" " * tail  # a cut-off tail stays cut off, its content gone
+    return [bytes(p) for p in out]
+
+
+def _fill_tail(
+    out: list[bytes],
+    chunks: list[RecordedChunk],
+    failed_at: int | None,
+    pending: int,
+    filler: bytes,
+) -> None:
+    if failed_at is not None:
+        # After a framing error nothing is parsed: mask the rest, same lengths.
+        rest = chunks[failed_at].data
+        out[failed_at] += filler * len(rest)
+        for chunk in chunks[failed_at + 1 :]:
+            out.append(filler * len(chunk.data))
+        return
+    while len(out) < len(chunks):
+        out.append(b"")
+    if pending > 0 and out:
+        out[-1] += filler * pending
+
+
+def redact_recording(recording: Recording) -> Recording:
+    """A copy of ``recording`` with its content hashed; events and result re-derived."""
+    from .replay import ReplayIterator
+
+    if recording.redaction.get("content") == "sha256":
+        return recording
+    framing = framing_of(recording.protocol)
+    chunks = recording.chunks
+    if recording.end == "http_error":
+        new_data = [_redact_payload(c.data.decode("utf-8", "replace")).encode() for c in chunks]
+    elif framing == "eventstream":
+        new_data = _eventstream(chunks)
+    elif framing == "json":
+        new_data = _json_array(chunks)
+    else:
+        new_data = _sse(chunks)
+    draft = Recording(
+        protocol=recording.protocol,
+        options=dict(recording.options),
+        options_omitted=list(recording.options_omitted),
+        request=recording.request,
+        status=recording.status,
+        headers=list(recording.headers),
+        time_to_headers=recording.time_to_headers,
+        chunks=[RecordedChunk(c.t, d) for c, d in zip(chunks, new_data, strict=True)],
+        end=recording.end,
+        end_t=recording.end_t,
+        end_detail=recording.end_detail,
+    )
+    replayed = ReplayIterator(draft, record=True)
+    for _ in replayed:
+        pass
+    new = replayed.recording
+    assert new is not None
+    new.request = recording.request
+    new.request_body = (
+        None if recording.request_body is None else redact_json(recording.request_body)
+    )
+    new.headers = list(recording.headers)
+    new.recorded_at = recording.recorded_at
+    new.redaction = {**recording.redaction, "content": "sha256"}
+    new.original = _facts(recording.result)
+    return new
+
+
+def _facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    calls = [
+        {
+            "id": c.get("id"),
+            "name": c.get("name"),
+            "state": c.get("state"),
+            "executable": c.get("executable"),
+            "arguments_sha256": hash_text(c.get("raw_arguments") or "")[7:],
+        }
+        for choice in result.get("choices", [])
+        for c in choice.get("tool_calls", [])
+    ]
+    error = result.get("error")
+    return {
+        "status": result.get("status"),
+        "stop_reason": result.get("stop_reason"),
+        "provider_stop_reason": result.get("provider_stop_reason"),
+        "executable": result.get("executable"),
+        "text_length": len(result.get("text") or ""),
+        "text_sha256": hash_text(result.get("text") or "")[7:],
+        "tool_calls": calls,
+        "usage": result.get("usage"),
+        "error": None if error is None else {k: error.get(k) for k in ("phase", "type", "code")},
+    }

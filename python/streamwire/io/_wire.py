@@ -1,0 +1,273 @@
+"""What the HTTP edge knows about each protocol's response: framing, content type, errors.
+
+Facts, with the provider documents they come from (checked 2026-11-29):
+
+* Framing and content type. The SSE protocols (``openai-chat``,
+  ``openai-responses``, ``anthropic``, ``gemini`` with ``alt=sse``) answer
+  ``text/event-stream``; ``gemini-json`` (``streamGenerateContent`` without
+  ``alt=sse``) answers ``application/json``, one JSON array written
+  incrementally; the Bedrock streaming APIs (``ConverseStream``,
+  ``InvokeModelWithResponseStream``) answer
+  ``application/vnd.amazon.eventstream``, binary AWS EventStream frames.
+* Error bodies. OpenAI: ``{"error": {"message", "type", "param", "code"}}``
+  with an ``x-request-id`` header (platform.openai.com/docs/guides/error-codes).
+  Anthropic: ``{"type": "error", "error": {"type", "message"}, "request_id"}``
+  with a ``request-id`` header (docs.claude.com/en/api/errors). Gemini:
+  ``{"error": {"code", "message", "status"}}`` (ai.google.dev, "API
+  troubleshooting"), inside a one-element array on the JSON stream endpoint.
+  Bedrock: ``{"message": ...}`` with the error's name in the
+  ``x-amzn-ErrorType`` header (``ThrottlingException:http://...``) and an
+  ``x-amzn-RequestId`` header (AWS JSON protocol).
+* Secrets in headers, removed from recordings: ``Authorization`` and
+  ``Proxy-Authorization``, ``x-api-key`` (Anthropic), ``api-key`` (Azure
+  OpenAI), ``x-goog-api-key`` (Gemini), ``Cookie`` and ``Set-Cookie``, and
+  any header whose name says token, secret, password or key; Gemini also
+  accepts the key as a ``key`` query parameter, removed from recorded URLs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .._json import loads
+
+__all__ = [
+    "Framing",
+    "Headers",
+    "HttpError",
+    "content_types",
+    "framing_of",
+    "header",
+    "http_error",
+    "http_protocols",
+    "is_http_protocol",
+    "media_type",
+    "redact_headers",
+    "redact_url",
+    "request_id",
+]
+
+Framing = Literal["sse", "eventstream", "json"]
+#: Response headers as received: (name, value) pairs in order, repeats kept.
+Headers = tuple[tuple[str, str], ...]
+
+_FRAMING: Mapping[str, Framing] = {
+    "gemini-json": "json",
+    "bedrock-converse": "eventstream",
+    "bedrock-invoke": "eventstream",
+}
+_CONTENT_TYPES: Mapping[Framing, tuple[str, ...]] = {
+    "sse": ("text/event-stream",),
+    "json": ("application/json",),
+    "eventstream": ("application/vnd.amazon.eventstream",),
+}
+#: Where providers put the request id, most specific first.
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-amzn-requestid", "x-amz-request-id")
+#: Headers never recorded (lower case), besides any that match ``_SECRET_NAME``.
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+        "set-cookie2",
+    }
+)
+_SECRET_NAME = re.compile(r"token|secret|passw|api[-_]?key|auth|cookie|signature|credential")
+#: Query parameters never recorded (lower case).
+SECRET_PARAMS = frozenset(
+    {"key", "api_key", "api-key", "apikey", "access_token", "token", "sig", "signature"}
+)
+#: How much of an error body is read, at most.
+MAX_ERROR_BODY = 64 * 1024
+
+
+def is_http_protocol(protocol: str) -> bool:
+    """True for a protocol whose adapter reads an HTTP body (``feed``), not
+    WebSocket messages (an adapter of its own ``feed_message``)."""
+    from ..protocols import Stream, adapter_class
+
+    return adapter_class(protocol).feed_message is Stream.feed_message
+
+
+def http_protocols() -> tuple[str, ...]:
+    """The registered protocols the HTTP edge can read, sorted."""
+    from ..protocols import known_protocols
+
+    out = []
+    for protocol in known_protocols():
+        try:
+            if is_http_protocol(protocol):
+                out.append(protocol)
+        except (ImportError, AttributeError, TypeError):
+            continue  # registered, but its adapter cannot be loaded here
+    return tuple(out)
+
+
+def framing_of(protocol: str) -> Framing:
+    """The wire framing of a protocol's HTTP body (SSE unless listed)."""
+    return _FRAMING.get(protocol, "sse")
+
+
+def content_types(protocol: str) -> tuple[str, ...]:
+    """The media types a protocol's streaming body may have."""
+    return _CONTENT_TYPES[framing_of(protocol)]
+
+
+def to_headers(items: Iterable[tuple[Any, Any]]) -> Headers:
+    """Normalizes (name, value) pairs (str or bytes) to ``Headers``."""
+    out = []
+    for name, value in items:
+        if isinstance(name, bytes):
+            name = name.decode("latin-1")
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        out.append((str(name), str(value)))
+    return tuple(out)
+
+
+def header(headers: Headers, name: str) -> str | None:
+    """The first value of a header, by case-insensitive name."""
+    name = name.lower()
+    for key, value in headers:
+        if key.lower() == name:
+            return value
+    return None
+
+
+def media_type(value: str | None) -> str | None:
+    """``text/event-stream; charset=utf-8`` -> ``text/event-stream``."""
+    if value is None:
+        return None
+    return value.split(";", 1)[0].strip().lower() or None
+
+
+def request_id(headers: Headers) -> str | None:
+    """The provider's request id from the response headers, if any."""
+    for name in REQUEST_ID_HEADERS:
+        value = header(headers, name)
+        if value:
+            return value
+    return None
+
+
+def is_secret_header(name: str) -> bool:
+    """True for a header a recording must never keep."""
+    lower = name.lower()
+    return lower in SECRET_HEADERS or bool(_SECRET_NAME.search(lower))
+
+
+def redact_headers(headers: Headers) -> Headers:
+    """The headers without credentials and cookies."""
+    return tuple((k, v) for k, v in headers if not is_secret_header(k))
+
+
+def redact_url(url: str) -> str:
+    """The URL without credentials: user info and key-like query parameters removed."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urlencode(
+        [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if k.lower() not in SECRET_PARAMS
+        ]
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+class HttpError:
+    """What a non-streaming (error) response said, in ``StreamError`` terms."""
+
+    __slots__ = ("code", "message", "phase", "raw", "request_id", "type")
+
+    def __init__(
+        self,
+        *,
+        phase: Literal["provider", "transport"],
+        type: str | None,
+        code: str | int | None,
+        message: str | None,
+        request_id: str | None,
+        raw: Any,
+    ) -> None:
+        self.phase: Literal["provider", "transport"] = phase
+        self.type = type
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+        self.raw = raw
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _code(value: Any) -> str | int | None:
+    if isinstance(value, bool):
+        return None
+    return value if isinstance(value, str | int) else None
+
+
+def http_error(status: int, headers: Headers, body: bytes) -> HttpError:
+    """Reads a provider's error body (any of the shapes in the module docstring).
+
+    A body that is a provider error object gives phase ``provider`` and the
+    provider's type, code and message; anything else (an HTML page from a
+    proxy, plain text, an empty body) gives phase ``transport``, type
+    ``http_<status>`` and the start of the body as the message.
+    """
+    rid = request_id(headers)
+    text = body.decode("utf-8", "replace")
+    aws_type = header(headers, "x-amzn-errortype")
+    aws_type = aws_type.split(":", 1)[0] or None if aws_type else None
+    try:
+        payload: Any = loads(text) if text.strip() else None
+    except ValueError:
+        payload = None
+    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
+        payload = payload[0]  # gemini's JSON stream endpoint wraps the error in an array
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict):
+            return HttpError(
+                phase="provider",
+                type=_str(error.get("type")) or _str(error.get("status")) or aws_type,
+                code=_code(error.get("code")),
+                message=_str(error.get("message")),
+                request_id=_str(payload.get("request_id")) or _str(error.get("request_id")) or rid,
+                raw=payload,
+            )
+        message = (
+            _str(error)
+            or _str(payload.get("message"))
+            or _str(payload.get("Message"))
+            or _str(payload.get("detail"))
+        )
+        kind = _str(payload.get("__type")) or aws_type
+        if kind is not None and "#" in kind:
+            kind = kind.rsplit("#", 1)[1]  # AWS "com.amazon...#ThrottlingException"
+        if message is not None or kind is not None:
+            return HttpError(
+                phase="provider",
+                type=kind,
+                code=_code(payload.get("code")),
+                message=message,
+                request_id=rid,
+                raw=payload,
+            )
+    excerpt = " ".join(text.split())[:300] or None
+    return HttpError(
+        phase="transport",
+        type=aws_type or f"http_{status}",
+        code=None,
+        message=excerpt,
+        request_id=rid,
+        raw=text[:2000] if text else None,
+    )

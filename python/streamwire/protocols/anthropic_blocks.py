@@ -1,0 +1,409 @@
+"""Content blocks of an Anthropic Messages stream: keyed by index, one machine each.
+
+Anthropic streams an assistant message as a sequence of content blocks
+(platform.claude.com/docs/en/build-with-claude/streaming, "Content block delta
+types", and the Messages API reference, both checked 2026-11-29): each block is
+opened by ``content_block_start`` (with the block's initial state, e.g.
+``{"type": "text", "text": ""}``), grown by ``content_block_delta`` events and
+closed by ``content_block_stop``, all carrying the block's ``index``: its
+position in the final ``content`` array.
+
+What a block may receive is data (``BLOCK_DELTAS``): a delta of a known type
+that its block does not take (a ``text_delta`` for a ``tool_use`` block) is a
+protocol conflict; an unknown block type or delta type is counted and skipped.
+
+==================================  ===========================================
+block (``content_block.type``)      deltas, and what they become
+==================================  ===========================================
+``text``                            ``text_delta`` -> ``TextDelta``;
+                                    ``citations_delta`` -> a citation kept on
+                                    the block (no event)
+``thinking``                        ``thinking_delta`` -> ``ReasoningDelta``;
+                                    ``signature_delta`` -> ``ReasoningDelta``
+                                    with the signature, verbatim
+``redacted_thinking``               none: its ``data`` arrives whole at start
+                                    -> ``ReasoningDelta(redacted=data)``
+``tool_use``                        ``input_json_delta.partial_json`` ->
+                                    ``ToolCallArgumentsDelta`` (the first
+                                    fragment is often ``""``: no event); a call
+                                    for the caller to run
+``server_tool_use``,                the same, but run by the provider
+``mcp_tool_use``                    (``executor="server"``): reported, never
+                                    offered for execution
+``*_tool_result``                   none: the provider's tool result (web
+(``web_search_tool_result``, ...)   search, code execution, MCP, ...) arrives
+                                    whole at start and is kept verbatim
+==================================  ===========================================
+
+Each block has its own small machine (``BLOCK_STEPS``): ``missing`` (no
+``content_block_start`` for its index yet) -> ``open`` -> ``stopped``. A
+second start for an index, or a delta for a block that is missing or stopped
+(it cannot be correlated), is a protocol conflict; a second stop only a
+warning.
+
+A tool call completes at its block's ``content_block_stop``, where its
+arguments are parsed, once; a call whose block never stopped is abandoned when
+the stream ends (``toolcalls.py``). A ``tool_use`` that streamed no fragment at
+all has the input its start gave (normally ``{}``, as the API sends it; a
+compatible server that sends the input whole there gets it serialized with
+``json.dumps`` as one ``ToolCallArgumentsDelta`` at the stop).
+
+Each stopped block also becomes one entry of the result's
+``provider_content``: the block in Anthropic's request format, exactly what the
+next request's assistant message must carry (text with its citations, thinking
+with its signature, redacted thinking and server tool results verbatim, tool
+use with its parsed input), in index order. A block that never stopped is not
+in it, nor is a tool use whose input is not valid JSON (there is nothing valid
+to send back; a warning says so). A block of an unknown type is kept verbatim
+when it received no delta (the API takes its own blocks back), and left out
+with a warning when it did (deltas this adapter cannot apply).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from ..accumulate import Accumulator, ChoiceState
+from ..events import (
+    Event,
+    Executor,
+    new_arguments_delta,
+    new_reasoning_delta,
+    new_text_delta,
+)
+from ..toolcalls import CallBuffer
+
+__all__ = ["BLOCK_DELTAS", "BLOCK_STEPS", "DELTA_TYPES", "Block", "Blocks", "block_role"]
+
+#: What a block is for this adapter; derived from its ``type`` by ``block_role``.
+Role = Literal["text", "thinking", "redacted", "call", "server_call", "result", "unknown"]
+#: What a delta does to its block.
+DeltaAction = Literal["text", "citation", "thinking", "signature", "arguments"]
+BlockState = Literal["missing", "open", "stopped"]
+BlockInput = Literal["start", "delta", "stop"]
+StepAction = Literal["open", "apply", "complete", "conflict", "warn"]
+
+#: Block types with a role of their own; ``*_tool_result`` is a ``result``.
+ROLES: Mapping[str, Role] = {
+    "text": "text",
+    "thinking": "thinking",
+    "redacted_thinking": "redacted",
+    "tool_use": "call",
+    "server_tool_use": "server_call",
+    "mcp_tool_use": "server_call",
+}
+#: The delta types of the streaming reference.
+DELTA_TYPES = frozenset(
+    {"text_delta", "citations_delta", "thinking_delta", "signature_delta", "input_json_delta"}
+)
+#: ``(role, delta type) -> action``. A known delta type for a known role that
+#: is not listed here is a protocol conflict (a delta of the wrong kind).
+BLOCK_DELTAS: Mapping[tuple[Role, str], DeltaAction] = {
+    ("text", "text_delta"): "text",
+    ("text", "citations_delta"): "citation",
+    ("thinking", "thinking_delta"): "thinking",
+    ("thinking", "signature_delta"): "signature",
+    ("call", "input_json_delta"): "arguments",
+    ("server_call", "input_json_delta"): "arguments",
+}
+#: Each block's own machine: ``(state, input) -> (action, next state)``.
+#: ``missing`` is an index no ``content_block_start`` has opened.
+BLOCK_STEPS: Mapping[tuple[BlockState, BlockInput], tuple[StepAction, BlockState]] = {
+    ("missing", "start"): ("open", "open"),
+    ("missing", "delta"): ("conflict", "missing"),
+    ("missing", "stop"): ("conflict", "missing"),
+    ("open", "start"): ("conflict", "open"),
+    ("open", "delta"): ("apply", "open"),
+    ("open", "stop"): ("complete", "stopped"),
+    ("stopped", "start"): ("conflict", "stopped"),
+    ("stopped", "delta"): ("conflict", "stopped"),
+    ("stopped", "stop"): ("warn", "stopped"),
+}
+_CALL_ROLES = frozenset({"call", "server_call"})
+
+
+def block_role(kind: str) -> Role:
+    """The role of a block type (``unknown`` for types this adapter does not know)."""
+    role = ROLES.get(kind)
+    if role is not None:
+        return role
+    if kind.endswith("_tool_result"):
+        return "result"
+    return "unknown"
+
+
+class Block:
+    """One content block while the stream runs (adapter-internal)."""
+
+    __slots__ = (
+        "call",
+        "citations",
+        "deltas",
+        "index",
+        "kind",
+        "parts",
+        "role",
+        "signature",
+        "start",
+        "state",
+    )
+
+    def __init__(self, index: int, kind: str, role: Role, start: dict[str, Any]) -> None:
+        self.index = index
+        #: The block's ``type`` as the provider sent it.
+        self.kind = kind
+        self.role: Role = role
+        #: The ``content_block`` object of ``content_block_start``, as received.
+        self.start = start
+        self.state: BlockState = "open"
+        #: Streamed text or thinking, in order.
+        self.parts: list[str] = []
+        #: Citations from ``citations_delta``, in order.
+        self.citations: list[Any] = []
+        #: The last ``signature_delta`` (None: none arrived).
+        self.signature: str | None = None
+        #: The tool call of a ``tool_use`` / server tool block.
+        self.call: CallBuffer | None = None
+        #: Deltas of unknown types received (an unknown block's start is then not whole).
+        self.deltas = 0
+
+
+class Blocks:
+    """The content blocks of one message: start, deltas, stop, and what they become."""
+
+    def __init__(self, acc: Accumulator) -> None:
+        self._acc = acc
+        self._calls = acc.calls
+        #: Blocks by index.
+        self.by_index: dict[int, Block] = {}
+        self._content_indexes: list[int] = []
+
+    # --- the three block events -------------------------------------------------------
+
+    def on_start(self, choice: ChoiceState, index: int, start: Any, out: list[Event]) -> None:
+        """``content_block_start``: opens block ``index`` with its initial state."""
+        acc = self._acc
+        block = self.by_index.get(index)
+        action, _ = BLOCK_STEPS["missing" if block is None else block.state, "start"]
+        if action == "conflict":
+            acc.conflict(f"content block {index} was started twice")
+            return
+        kind = start.get("type") if type(start) is dict else None
+        if type(kind) is not str or not kind:
+            acc.conflict(f"content_block_start {index} has no content_block with a type")
+            return
+        role = block_role(kind)
+        block = self.by_index[index] = Block(index, kind, role, start)
+        if role == "text":
+            text = start.get("text")
+            if text and type(text) is str:  # a server that sends the text whole
+                self._text(choice, block, text, out)
+            self._citations(block, start.get("citations"))
+        elif role == "thinking":
+            thinking = start.get("thinking")
+            if thinking and type(thinking) is str:
+                self._thinking(choice, block, thinking, out)
+            signature = start.get("signature")
+            if signature and type(signature) is str:
+                self._signature(choice, block, signature, out)
+        elif role == "redacted":
+            data = start.get("data")
+            if type(data) is str:
+                out.append(new_reasoning_delta("", None, data, "text", choice.index))
+            else:
+                acc.conflict(f"redacted_thinking block {index} has no data string")
+        elif role in _CALL_ROLES:
+            self._open_call(choice, block, out)
+        elif role == "unknown":
+            out.append(acc.unknown_event(f"content_block:{kind}", _dump(start)))
+
+    def on_delta(self, choice: ChoiceState, index: int, delta: Any, out: list[Event]) -> None:
+        """``content_block_delta``: applies one delta to block ``index``."""
+        acc = self._acc
+        block = self.by_index.get(index)
+        action, _ = BLOCK_STEPS["missing" if block is None else block.state, "delta"]
+        if action == "conflict" or block is None:
+            why = "never started" if block is None else "already stopped"
+            acc.conflict(f"a content_block_delta for block {index}, which {why}")
+            return
+        kind = delta.get("type") if type(delta) is dict else None
+        if type(kind) is not str:
+            acc.conflict(f"a content_block_delta for block {index} has no delta with a type")
+            return
+        if kind not in DELTA_TYPES or block.role == "unknown":
+            block.deltas += 1
+            name = kind if block.role != "unknown" else f"{block.kind}/{kind}"
+            out.append(acc.unknown_event(f"content_block_delta:{name}", _dump(delta)))
+            return
+        step = BLOCK_DELTAS.get((block.role, kind))
+        if step is None:
+            acc.conflict(f"a {kind} for content block {index}, a {block.kind} block")
+            return
+        if step == "text":
+            value = delta.get("text")
+            if type(value) is str:
+                if value:
+                    self._text(choice, block, value, out)
+                return
+        elif step == "arguments":
+            value = delta.get("partial_json")
+            if type(value) is str:
+                if value:
+                    self.arguments(block, value, out)
+                return
+        elif step == "thinking":
+            value = delta.get("thinking")
+            if type(value) is str:
+                if value:
+                    self._thinking(choice, block, value, out)
+                return
+        elif step == "signature":
+            value = delta.get("signature")
+            if type(value) is str:
+                self._signature(choice, block, value, out)
+                return
+        else:  # citation
+            citation = delta.get("citation")
+            if type(citation) is dict:
+                block.citations.append(citation)
+                return
+        acc.conflict(f"the {kind} for content block {index} carries no valid value")
+
+    def on_stop(self, index: int, out: list[Event]) -> None:
+        """``content_block_stop``: block ``index`` is complete."""
+        acc = self._acc
+        block = self.by_index.get(index)
+        action, state = BLOCK_STEPS["missing" if block is None else block.state, "stop"]
+        if block is None:
+            acc.conflict(f"a content_block_stop for block {index}, which never started")
+            return
+        if action == "warn":
+            acc.warn("repeated_block_stop", f"content block {index} was stopped twice")
+            return
+        block.state = state
+        self._complete(block, out)
+
+    def open_blocks(self) -> list[Block]:
+        """The blocks started and not stopped, in index order."""
+        return [b for _, b in sorted(self.by_index.items()) if b.state == "open"]
+
+    # --- applying deltas --------------------------------------------------------------
+
+    def _text(self, choice: ChoiceState, block: Block, text: str, out: list[Event]) -> None:
+        block.parts.append(text)
+        choice.text.append(text)
+        out.append(new_text_delta(text, choice.index))
+
+    def _thinking(self, choice: ChoiceState, block: Block, text: str, out: list[Event]) -> None:
+        block.parts.append(text)
+        choice.reasoning.append(text)
+        out.append(new_reasoning_delta(text, None, None, "text", choice.index))
+
+    def _signature(self, choice: ChoiceState, block: Block, sig: str, out: list[Event]) -> None:
+        # Kept verbatim: the next turn must send it back byte for byte. A later
+        # signature replaces an earlier one (the block has one signature).
+        block.signature = sig
+        choice.signatures.append(sig)
+        out.append(new_reasoning_delta("", sig, None, "text", choice.index))
+
+    def _citations(self, block: Block, citations: Any) -> None:
+        if type(citations) is list:
+            block.citations.extend(citations)
+
+    def arguments(self, block: Block, fragment: str, out: list[Event]) -> None:
+        """Appends a non-empty ``partial_json`` fragment to the block's call."""
+        call = block.call
+        if call is None or call.overflowed:
+            return
+        if not self._calls.append(call, fragment):
+            message = (
+                f"tool call {call.index} passed max_tool_argument_chars "
+                f"({self._calls.max_argument_chars})"
+            )
+            out.append(self._acc.fail("limit", "tool_arguments_too_large", None, message))
+            return
+        out.append(new_arguments_delta(call.index, call.id, fragment, call.choice))
+
+    # --- tool calls -------------------------------------------------------------------
+
+    def _open_call(self, choice: ChoiceState, block: Block, out: list[Event]) -> None:
+        acc = self._acc
+        executor: Executor = "server" if block.role == "server_call" else "client"
+        call = self._calls.open(("block", block.index), choice.index, executor)
+        if call is None:
+            if acc.error is None or acc.error.type != "too_many_tool_calls":
+                message = f"more than max_tool_calls ({self._calls.max_calls}) tool calls"
+                out.append(acc.fail("limit", "too_many_tool_calls", None, message))
+            return
+        block.call = call
+        call.type = block.kind
+        start = block.start
+        for field in ("id", "name"):
+            value = start.get(field)
+            if value is not None and type(value) is not str:
+                acc.conflict(f"the {field} of tool use block {block.index} is not a string")
+            elif value:
+                call.set_identity(field, value)
+        out.append(call.started())
+
+    def _complete(self, block: Block, out: list[Event]) -> None:
+        call = block.call
+        if call is not None and call.state == "collecting":
+            if not call.parts and not call.overflowed:
+                # No fragment streamed: the input is the start's (normally {}).
+                start_input = block.start.get("input")
+                if type(start_input) is dict and start_input:
+                    fragment = json.dumps(start_input, ensure_ascii=False)
+                    self.arguments(block, fragment, out)
+            completed = self._calls.complete(call)
+            if completed is not None:
+                out.append(completed)
+        content = self._content(block)
+        if content is not None:
+            position = bisect.bisect(self._content_indexes, block.index)
+            self._content_indexes.insert(position, block.index)
+            self._acc.provider_content.insert(position, content)
+        block.parts = []
+
+    def _content(self, block: Block) -> dict[str, Any] | None:
+        """The stopped block in Anthropic's request format, or None if unusable."""
+        role = block.role
+        content = dict(block.start)
+        if role == "text":
+            content["text"] = _str(block.start.get("text")) + "".join(block.parts)
+            if block.citations or "citations" in content:
+                content["citations"] = list(block.citations)
+        elif role == "thinking":
+            content["thinking"] = _str(block.start.get("thinking")) + "".join(block.parts)
+            if block.signature is not None:
+                content["signature"] = block.signature
+        elif role in _CALL_ROLES:
+            call = block.call
+            if call is None or call.arguments is None:
+                why = "was not kept" if call is None else "is not a valid JSON object"
+                self._acc.warn(
+                    "content_block_unusable",
+                    f"the input of {block.kind} block {block.index} {why}; "
+                    "the block is left out of provider_content",
+                )
+                return None
+            content["input"] = call.arguments
+        elif role == "unknown" and block.deltas:
+            self._acc.warn(
+                "content_block_unusable",
+                f"block {block.index} of unknown type {block.kind!r} received deltas "
+                "this adapter cannot apply; it is left out of provider_content",
+            )
+            return None
+        return content
+
+
+def _str(value: Any) -> str:
+    return value if type(value) is str else ""
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)[:4096]

@@ -1,0 +1,409 @@
+"""The ``bedrock-converse`` adapter: Amazon Bedrock ``ConverseStream``.
+
+Implements the event stream of ``POST /model/{modelId}/converse-stream`` as
+the Bedrock API reference describes it ("ConverseStream",
+"ConverseStreamOutput", "ContentBlockDeltaEvent", "MessageStopEvent",
+"ConverseStreamMetadataEvent", docs.aws.amazon.com/bedrock/latest/APIReference,
+checked 2026-11-29, and botocore 1.43's ``bedrock-runtime`` service model),
+and DESIGN.md's rules for statuses, tool calls and usage (checked 2026-11-29).
+The body is AWS EventStream; framing, exceptions and error frames are
+``_eventstream.py``'s. Each event's JSON payload may carry a random padding
+member ``p`` (Bedrock adds it against length side channels): it is ignored.
+
+The stream is a machine with its transitions as data (``PHASES``)::
+
+    before   --messageStart-------> message   (MessageStarted)
+    message  --contentBlock*------> message   (blocks, below)
+    message  --messageStop--------> stopped   (the terminal signal: status decided)
+    stopped  --metadata-----------> ended     (final usage; MessageCompleted)
+    stopped  --eof----------------> closed    (completed, usage not final, warning)
+    message  --eof----------------> closed    (incomplete)
+
+``messageStop`` is the terminal signal: it decides the status (``completed``,
+or ``truncated`` for ``max_tokens`` / ``model_context_window_exceeded``),
+the stop reasons, and completes the open tool calls. ``metadata`` follows it
+with the usage (``usage.final`` is true only for usage after ``messageStop``)
+and latency; it ends the stream the way ``[DONE]`` ends a chat stream, so the
+``MessageCompleted`` event comes with it (or at EOF when it never comes: then
+``completed`` with a ``missing_metadata`` warning and no final usage), after the
+final ``UsageReported`` as in every other protocol. Between the two the
+result already carries the stop reasons, and its status is still
+``in_progress``, as a chat stream's is between its ``finish_reason`` and
+``[DONE]``. Content between ``messageStop`` and ``metadata`` contradicts the
+terminal signal: ``protocol_conflict``; anything after ``metadata`` is
+ignored with a ``data_after_end`` warning. Every other pair of ``PHASES`` is a recorded
+protocol conflict or warning, listed in the table.
+
+Content blocks are keyed by ``contentBlockIndex``, each with its own machine
+(``BLOCKS``): a block is absent, open or closed. Only tool-use blocks (and
+server tool results, images) have a ``contentBlockStart``; text and reasoning
+blocks open with their first delta. A delta must be of its block's kind:
+``text`` (and ``citation``, which annotates text) for text blocks,
+``reasoningContent`` (``text``, ``signature``, ``redactedContent``) for
+reasoning blocks, ``toolUse.input`` fragments for tool blocks; anything else
+is a conflict. ``contentBlockStop`` completes a tool call: its arguments are
+parsed once, there. A ``toolUse`` fragment for a block that never started
+cannot be correlated to a call: a conflict.
+
+Mapping to unified events: ``text`` -> ``TextDelta``; ``reasoningContent.text``
+-> ``ReasoningDelta``; ``signature`` -> ``ReasoningDelta(signature=...)`` (kept
+verbatim for the next turn); ``redactedContent`` (base64, as the JSON carries
+the blob) -> ``ReasoningDelta(redacted=...)``; ``toolUse`` start ->
+``ToolCallStarted`` (type ``tool_use``; ``server_tool_use`` calls are run by
+Bedrock: executor ``server``, never offered); ``toolUse.input`` ->
+``ToolCallArgumentsDelta``. Citations have no unified event: they are kept,
+verbatim, in ``citations``; server tool results and images are accepted and
+not reported as text. The metadata's ``metrics`` (``latencyMs``), ``trace``,
+``performanceConfig`` and ``serviceTier`` are kept, verbatim, in the result's
+``provider_metrics``; every closed block, in Bedrock's request format, in the
+result's ``provider_content`` (``bedrock_blocks.py``), ready to send back
+(reasoning signatures included); ``messageStop.additionalModelResponseFields``
+in the stream's ``additional_model_response_fields``.
+
+Speed: nearly every message of a stream is a text delta; ``_on_messages``
+takes those in one loop (orjson straight on the payload bytes when
+installed), and everything else through the table. Measured on
+``benches/bench_pipeline_bedrock.py``: the Rust framing is about a fifth of
+the time per message, the JSON decoding about a third.
+
+``stopReason``: ``end_turn`` and ``stop_sequence`` -> stop, ``tool_use`` ->
+tool_calls, ``max_tokens`` and ``model_context_window_exceeded`` -> length
+(status ``truncated``), ``guardrail_intervened`` and ``content_filtered`` ->
+content_filter (never executable), ``malformed_model_output`` and
+``malformed_tool_use`` -> error (status ``error``, the reason as the error
+type); anything else -> other. The raw value is always kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .._core import EventStreamMessage
+from .._json import ACCELERATED
+from ..accumulate import ChoiceState
+from ..events import (
+    Event,
+    MessageStarted,
+    StopReason,
+    TextDelta,
+)
+from ..result import Usage
+from . import _eventstream
+from ._eventstream import EventStreamStream
+from .bedrock_blocks import BlockInput, ConverseBlocks
+
+__all__ = ["PHASES", "STOP_REASONS", "BedrockConverseStream", "converse_usage"]
+
+Phase = Literal["before", "message", "stopped", "ended", "closed"]
+PhaseInput = Literal[
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "eof",
+]
+PhaseAction = Literal[
+    "start",
+    "block",
+    "stop",
+    "stop_again",
+    "usage_early",
+    "final_usage",
+    "conflict_before_start",
+    "conflict_second_start",
+    "conflict_after_stop",
+    "ignore_after_end",
+    "end",
+    "end_without_metadata",
+    "nothing",
+]
+
+#: The stream-level machine: ``(phase, input) -> (action, next phase)``.
+#: Exceptions and error frames are accepted in every phase (``_eventstream``).
+PHASES: Mapping[tuple[Phase, PhaseInput], tuple[PhaseAction, Phase]] = {
+    ("before", "messageStart"): ("start", "message"),
+    ("before", "contentBlockStart"): ("conflict_before_start", "before"),
+    ("before", "contentBlockDelta"): ("conflict_before_start", "before"),
+    ("before", "contentBlockStop"): ("conflict_before_start", "before"),
+    ("before", "messageStop"): ("conflict_before_start", "before"),
+    ("before", "metadata"): ("usage_early", "before"),
+    ("before", "eof"): ("end", "closed"),
+    ("message", "messageStart"): ("conflict_second_start", "message"),
+    ("message", "contentBlockStart"): ("block", "message"),
+    ("message", "contentBlockDelta"): ("block", "message"),
+    ("message", "contentBlockStop"): ("block", "message"),
+    ("message", "messageStop"): ("stop", "stopped"),
+    ("message", "metadata"): ("usage_early", "message"),
+    ("message", "eof"): ("end", "closed"),
+    ("stopped", "messageStart"): ("conflict_after_stop", "stopped"),
+    ("stopped", "contentBlockStart"): ("conflict_after_stop", "stopped"),
+    ("stopped", "contentBlockDelta"): ("conflict_after_stop", "stopped"),
+    ("stopped", "contentBlockStop"): ("conflict_after_stop", "stopped"),
+    ("stopped", "messageStop"): ("stop_again", "stopped"),
+    ("stopped", "metadata"): ("final_usage", "ended"),
+    ("stopped", "eof"): ("end_without_metadata", "closed"),
+    ("ended", "messageStart"): ("ignore_after_end", "ended"),
+    ("ended", "contentBlockStart"): ("ignore_after_end", "ended"),
+    ("ended", "contentBlockDelta"): ("ignore_after_end", "ended"),
+    ("ended", "contentBlockStop"): ("ignore_after_end", "ended"),
+    ("ended", "messageStop"): ("ignore_after_end", "ended"),
+    ("ended", "metadata"): ("ignore_after_end", "ended"),
+    ("ended", "eof"): ("nothing", "closed"),
+}
+
+STOP_REASONS: Mapping[str, StopReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+    "malformed_model_output": "error",
+    "malformed_tool_use": "error",
+}
+
+#: Payload members each event may carry (``p`` is Bedrock's padding).
+_KNOWN_FIELDS: Mapping[str, frozenset[str]] = {
+    "messageStart": frozenset({"role", "p"}),
+    "contentBlockStart": frozenset({"contentBlockIndex", "start", "p"}),
+    "contentBlockDelta": frozenset({"contentBlockIndex", "delta", "p"}),
+    "contentBlockStop": frozenset({"contentBlockIndex", "p"}),
+    "messageStop": frozenset({"stopReason", "additionalModelResponseFields", "p"}),
+    "metadata": frozenset({"usage", "metrics", "trace", "performanceConfig", "serviceTier", "p"}),
+}
+#: The fast path's JSON decoder: orjson straight on the payload bytes when it is
+#: installed (what it refuses goes to the general path, whose ``loads_payload``
+#: has the standard library's exact acceptance), else ``loads_payload``.
+_fast_loads: Callable[[bytes], Any] = _eventstream.loads_payload
+if ACCELERATED:
+    import orjson
+
+    _fast_loads = orjson.loads
+_BLOCK_INPUTS: Mapping[str, BlockInput] = {
+    "contentBlockStart": "start",
+    "contentBlockDelta": "delta",
+    "contentBlockStop": "stop",
+}
+
+_new = object.__new__
+_set_text = TextDelta.__dict__["text"].__set__
+_set_choice = TextDelta.__dict__["choice"].__set__
+
+
+class BedrockConverseStream(EventStreamStream):
+    """Amazon Bedrock ``ConverseStream`` adapter (``sw.stream("bedrock-converse")``)."""
+
+    protocol = "bedrock-converse"
+
+    def __init__(self, *, max_content_blocks: int = 4096, **options: Any) -> None:
+        """Options: ``max_content_blocks`` caps the number of content blocks
+        (more end the stream in ``error``); the rest are ``EventStreamStream``'s
+        (``max_message_bytes``) and ``Stream``'s."""
+        super().__init__(**options)
+        self._phase: Phase = "before"
+        self._blocks = ConverseBlocks(self._acc, max_content_blocks)
+        self._by_index = self._blocks.by_index
+        self._state: ChoiceState | None = None
+        self._text: list[str] = []  # the choice's text pieces, once it exists
+        #: Citations as Bedrock sent them (``contentBlockDelta.delta.citation``),
+        #: each ``{"contentBlockIndex": i, "citation": {...}}``.
+        self.citations = self._blocks.citations
+        #: ``messageStop.additionalModelResponseFields``, verbatim, if sent.
+        self.additional_model_response_fields: Any = None
+        self._handlers: dict[str, Callable[[EventStreamMessage, list[Event]], None]] = {
+            name: self._on_phase_input for name in _KNOWN_FIELDS
+        }
+
+    @property
+    def phase(self) -> Phase:
+        """The stream-level phase (``PHASES``): ``before``, ``message``, ``stopped``,
+        ``ended`` or ``closed``."""
+        return self._phase
+
+    # --- events ------------------------------------------------------------
+
+    def _on_messages(self, messages: list[EventStreamMessage], out: list[Event]) -> None:
+        # The fast path (measured: nearly every message of a stream is one of
+        # these): a text delta for an open text block, nothing else in its
+        # payload. It does exactly what the general path does for such a
+        # message (tested: test_fast_path_matches_general_path), in one loop
+        # without a call per message; anything else, including a payload the
+        # fast JSON decoder refuses, takes the general path.
+        by_index = self._by_index
+        append = out.append
+        pieces = self._text
+        fast_loads = _fast_loads
+        in_message = self._phase == "message"
+        for message in messages:
+            if in_message and message.event_type == "contentBlockDelta":
+                try:
+                    body = fast_loads(message.payload)
+                except ValueError:
+                    body = None
+                # Exactly the members contentBlockIndex, delta and maybe p
+                # (the type checks below require the first two).
+                if type(body) is dict and (len(body) == 2 or (len(body) == 3 and "p" in body)):
+                    delta = body.get("delta")
+                    index = body.get("contentBlockIndex")
+                    if (
+                        type(delta) is dict
+                        and len(delta) == 1
+                        and type(index) is int
+                        and message.message_type == "event"
+                    ):
+                        text = delta.get("text")
+                        block = by_index.get(index)
+                        if (
+                            type(text) is str
+                            and block is not None
+                            and block.kind == "text"
+                            and block.state == "open"
+                        ):
+                            if text:
+                                block.parts.append(text)
+                                pieces.append(text)
+                                event = _new(TextDelta)
+                                _set_text(event, text)
+                                _set_choice(event, 0)
+                                append(event)
+                            continue
+            super()._on_messages([message], out)
+            in_message = self._phase == "message"
+            pieces = self._text
+
+    def _on_event(self, message: EventStreamMessage, out: list[Event]) -> None:
+        event_type = message.event_type
+        handler = self._handlers.get(event_type) if event_type is not None else None
+        if handler is None:
+            name = event_type if event_type is not None else ":event-type missing"
+            out.append(self._acc.unknown_event(name, message.payload.decode("utf-8", "replace")))
+            return
+        handler(message, out)
+
+    def _on_phase_input(self, message: EventStreamMessage, out: list[Event]) -> None:
+        payload = self._payload(message, out)
+        if payload is not None:
+            self._apply_phase(message.event_type, payload, out)  # type: ignore[arg-type]
+
+    def _apply_phase(self, name: PhaseInput, payload: dict[str, Any], out: list[Event]) -> None:
+        known = _KNOWN_FIELDS[name]
+        if not known.issuperset(payload):
+            for key in payload:
+                if key not in known:
+                    self._acc.unknown_field(f"{name}.{key}")
+        self._step(name, payload, out)
+
+    def _on_eof(self, out: list[Event]) -> None:
+        self._step("eof", None, out)
+
+    def _step(self, input: PhaseInput, payload: dict[str, Any] | None, out: list[Event]) -> None:
+        """Takes the ``PHASES`` transition for ``input`` and performs its action."""
+        action, self._phase = PHASES[self._phase, input]
+        acc = self._acc
+        if action == "block":
+            assert payload is not None and self._state is not None
+            self._blocks.step(_BLOCK_INPUTS[input], self._state, payload, out)
+        elif action == "start":
+            assert payload is not None
+            self._start(payload, out)
+        elif action == "stop":
+            assert payload is not None
+            self._stop(payload, out)
+        elif action == "stop_again":
+            reason = payload.get("stopReason") if payload is not None else None
+            state = self._state
+            if state is not None and reason != state.finish_reason:
+                acc.conflict(
+                    f"a second messageStop changed the stopReason from "
+                    f"{state.finish_reason!r} to {reason!r}"
+                )
+        elif action == "final_usage" or action == "usage_early":
+            assert payload is not None
+            self._metadata(payload, final=action == "final_usage", out=out)
+            if action == "final_usage":
+                out.extend(acc.finish())
+        elif action == "end_without_metadata":
+            acc.warn(
+                "missing_metadata",
+                "the stream ended after messageStop without its metadata event: no final usage",
+            )
+        elif action == "conflict_before_start":
+            acc.conflict(f"{input} before messageStart; it was ignored")
+        elif action == "conflict_second_start":
+            acc.conflict("a second messageStart inside the message; it was ignored")
+        elif action == "conflict_after_stop":
+            acc.conflict(f"{input} after messageStop; it was ignored")
+        elif action == "ignore_after_end":
+            acc.warn("data_after_end", f"{input} after the metadata event was ignored")
+        # "end" and "nothing": close() decides the status (acc.finish()).
+
+    # --- the message -----------------------------------------------------
+
+    def _start(self, payload: dict[str, Any], out: list[Event]) -> None:
+        state = self._state = self._acc.choices[0] = ChoiceState(0)
+        self._text = state.text
+        role = payload.get("role")
+        out.append(MessageStarted(role=role if type(role) is str else None, choice=0))
+
+    def _stop(self, payload: dict[str, Any], out: list[Event]) -> None:
+        acc = self._acc
+        state = self._state
+        assert state is not None
+        reason = payload.get("stopReason")
+        if "additionalModelResponseFields" in payload:
+            self.additional_model_response_fields = payload["additionalModelResponseFields"]
+        if type(reason) is str:
+            state.finish_reason = reason
+            state.stop_reason = STOP_REASONS.get(reason, "other")
+        else:
+            acc.warn("no_stop_reason", "messageStop carried no stopReason string")
+        state.terminal = True
+        self._blocks.close_open(out)
+        if state.stop_reason == "error":
+            out.append(
+                acc.fail(
+                    "provider",
+                    reason if type(reason) is str else None,
+                    None,
+                    f"the model's output was malformed (stopReason {reason!r})",
+                    retryable=False,
+                )
+            )
+
+    def _metadata(self, payload: dict[str, Any], *, final: bool, out: list[Event]) -> None:
+        acc = self._acc
+        for key in ("metrics", "trace", "performanceConfig", "serviceTier"):
+            if key in payload:
+                acc.provider_metrics[key] = payload[key]
+        if not final:
+            acc.warn("metadata_before_stop", "a metadata event arrived before messageStop")
+        usage = payload.get("usage")
+        if usage is None:
+            return
+        if type(usage) is not dict:
+            acc.warn("usage_not_object", f"a usage report is not an object: {usage!r:.80}")
+            return
+        out.append(acc.report_usage(converse_usage(usage, final)))
+
+
+def converse_usage(raw: dict[str, Any], final: bool) -> Usage:
+    """A ``Usage`` from Bedrock's ``TokenUsage`` object."""
+    return Usage(
+        input_tokens=_int(raw.get("inputTokens")),
+        output_tokens=_int(raw.get("outputTokens")),
+        total_tokens=_int(raw.get("totalTokens")),
+        cache_read_tokens=_int(raw.get("cacheReadInputTokens")),
+        cache_creation_tokens=_int(raw.get("cacheWriteInputTokens")),
+        reasoning_tokens=None,
+        final=final,
+        raw=MappingProxyType(raw),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None

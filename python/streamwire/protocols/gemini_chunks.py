@@ -1,0 +1,528 @@
+"""Gemini ``GenerateContentResponse`` chunks into unified events: candidates, endings, usage.
+
+The semantics shared by ``gemini`` (SSE) and ``gemini-json`` (one JSON array):
+each chunk of ``streamGenerateContent`` is a complete ``GenerateContentResponse``
+whose ``candidates[].content.parts`` are *new* parts (Gemini API reference,
+"GenerateContentResponse", "Candidate", "FinishReason", "UsageMetadata",
+"PromptFeedback", ai.google.dev/api/generate-content, and the Vertex AI
+reference of the same messages; checked 2026-11-29). DESIGN.md's statuses
+and usage rules (checked 2026-11-29) decide the rest.
+
+Each candidate (keyed by ``index``, 0 when absent) is a small machine with its
+transitions as data (``CANDIDATE_TRANSITIONS``)::
+
+    open     --content--> open       (parts -> events, gemini_parts.py)
+    open     --finish---> finished   (any finishReason is terminal)
+    finished --content--> finished   (protocol conflict: content after the end)
+    finished --finish---> finished   (the same reason again: no-op; another: conflict)
+    *        --empty----> *          (no parts, or parts that carry nothing)
+
+Endings (``finishReason``, kept raw as ``provider_stop_reason``):
+
+* ``STOP`` -> ``stop``, or ``tool_calls`` when the candidate made client calls;
+* ``MAX_TOKENS`` -> ``length``: status ``truncated``;
+* ``SAFETY``, ``RECITATION``, ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``,
+  ``IMAGE_SAFETY``, ``IMAGE_PROHIBITED_CONTENT``, ``IMAGE_RECITATION`` ->
+  ``content_filter`` (status ``completed``, never executable);
+* ``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``,
+  ``MALFORMED_RESPONSE``, ``MISSING_THOUGHT_SIGNATURE`` (the generation
+  failed) -> stop reason ``error`` and status ``error`` (error type: the raw
+  reason; message: ``finishMessage``; not retryable: the hint is
+  conservative); usage reported with it is kept;
+* anything else (``OTHER``, ``LANGUAGE``, ``IMAGE_OTHER``, ``NO_IMAGE``,
+  ``FINISH_REASON_UNSPECIFIED``, unknown values) -> ``other``.
+* ``promptFeedback.blockReason`` (the prompt was blocked, no candidate) ->
+  every open candidate (candidate 0 if none was seen) ends with stop reason
+  ``content_filter`` and the raw block reason as ``provider_stop_reason``;
+  a ``prompt_blocked`` warning carries ``blockReasonMessage``.
+* An ``{"error": {"code", "message", "status"}}`` chunk -> status ``error``
+  with ``type`` = ``status``, ``code`` = ``code``.
+* EOF without a finishReason -> ``incomplete`` (decided by the accumulator).
+
+After a candidate's finishReason, a chunk that only repeats it or only carries
+``usageMetadata`` is accepted (the recordings end at the finish chunk, and
+peers report finish-only and usage-only tail chunks: rust-genai#161,
+req_llm#638); content for a finished candidate is a protocol conflict.
+
+``usageMetadata`` arrives on every chunk as a snapshot: each report replaces
+the last, one ``UsageReported`` per change. A report is ``final`` when every
+candidate seen has finished. Figures: ``input_tokens`` =
+``promptTokenCount``; ``output_tokens`` = ``candidatesTokenCount`` +
+``thoughtsTokenCount`` (Gemini counts thoughts apart; ``Usage.output_tokens``
+includes reasoning, as OpenAI's ``completion_tokens`` does);
+``reasoning_tokens`` = ``thoughtsTokenCount``; ``cache_read_tokens`` =
+``cachedContentTokenCount``; ``total_tokens`` = ``totalTokenCount``; the
+object itself is kept in ``usage.raw``. A ``usageMetadata`` without any token
+count (Vertex sends ``{"trafficType": ...}`` mid-stream) is no report.
+
+The fast path. Nearly every chunk of a long answer is one running
+candidate's one text part plus a usage snapshot. That shape (``SHAPES``) is
+matched in Rust (``_core.ShapeMatcher``) while framing (SSE) or per array
+element (JSON): ``fast_text`` gets the text, the candidate index, the usage's
+JSON text and the response id, and does exactly what the general path does
+with such a chunk (the usage is decoded only when its text changed); when
+the state rules it out (a candidate not started or finished) the general
+path takes the chunk. Tested equal on every fixture with the fast path off
+(``tests/test_gemini.py``, ``tests/test_gemini_json.py``). Measured on the
+benches' Gemini workload (``benches/bench_pipeline_gemini.py``): from ~5 us
+to ~2.5 us per chunk, of which ~0.6 us is the Rust framing and match and
+~0.9 us the usage snapshot (decoded and built on every chunk, because it
+changes on every chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .._core import ShapeMatcher
+from .._json import loads
+from ..accumulate import Accumulator, ChoiceState
+from ..events import Event, MessageStarted, StopReason, TextDelta, UsageReported
+from ..result import Usage
+from ._base import retryable_hint
+from .gemini_parts import Candidate, GeminiParts
+
+__all__ = ["CANDIDATE_TRANSITIONS", "SHAPES", "GeminiChunks"]
+
+CandidatePhase = Literal["open", "finished"]
+CandidateInput = Literal["content", "finish", "empty"]
+
+#: ``(phase, input) -> (action, next phase)``: the per-candidate machine.
+CANDIDATE_TRANSITIONS: Mapping[
+    tuple[CandidatePhase, CandidateInput], tuple[str, CandidatePhase]
+] = {
+    ("open", "content"): ("apply", "open"),
+    ("open", "finish"): ("finish", "finished"),
+    ("open", "empty"): ("nothing", "open"),
+    ("finished", "content"): ("after_finish", "finished"),
+    ("finished", "finish"): ("refinish", "finished"),
+    ("finished", "empty"): ("nothing", "finished"),
+}
+CANDIDATE_PHASES: tuple[CandidatePhase, ...] = ("open", "finished")
+CANDIDATE_INPUTS: tuple[CandidateInput, ...] = ("content", "finish", "empty")
+
+_FILTERED = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+    }
+)
+#: Finish reasons that say the generation failed: status ``error``.
+FAILED = frozenset(
+    {
+        "MALFORMED_FUNCTION_CALL",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MALFORMED_RESPONSE",
+        "MISSING_THOUGHT_SIGNATURE",
+    }
+)
+STOP_REASONS: Mapping[str, StopReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    **dict.fromkeys(_FILTERED, "content_filter"),
+    **dict.fromkeys(FAILED, "error"),
+}
+_CHUNK_FIELDS = frozenset(
+    {
+        "candidates",
+        "usageMetadata",
+        "modelVersion",
+        "responseId",
+        "createTime",
+        "promptFeedback",
+        "error",
+        "modelStatus",
+    }
+)
+_CANDIDATE_FIELDS = frozenset(
+    {
+        "content",
+        "finishReason",
+        "finishMessage",
+        "index",
+        "safetyRatings",
+        "citationMetadata",
+        "groundingMetadata",
+        "groundingAttributions",
+        "avgLogprobs",
+        "logprobsResult",
+        "tokenCount",
+        "urlContextMetadata",
+        "urlRetrievalMetadata",
+    }
+)
+_CONTENT_FIELDS = frozenset({"parts", "role"})
+
+#: The fast path's chunk shape, matched in Rust (``_core.ShapeMatcher``): one
+#: candidate with one text part and nothing else to act on; it captures
+#: (text, candidate index or None, usageMetadata's JSON text or None,
+#: responseId or None). Every other field it admits is one the general path
+#: ignores; anything else (an unknown field, which the general path counts)
+#: declines.
+SHAPES = ShapeMatcher(
+    [
+        (
+            "message",
+            {
+                "candidates": [
+                    {
+                        "content": {"parts": [{"text": "$str"}], "role?": "$any"},
+                        "index?": "$int",
+                    }
+                ],
+                "usageMetadata?": "$raw",
+                "modelVersion?": "$any",
+                "responseId?": "$str",
+                "createTime?": "$any",
+            },
+        )
+    ]
+)
+
+
+class GeminiChunks:
+    """Applies Gemini response chunks to a stream's accumulator (one per stream)."""
+
+    def __init__(self, acc: Accumulator, *, max_candidates: int = 128) -> None:
+        self._acc = acc
+        self._max_candidates = max_candidates
+        self.parts = GeminiParts(acc)
+        #: Candidates by index, with their machine phase.
+        self.candidates: dict[int, Candidate] = {}
+        self._phases: dict[int, CandidatePhase] = {}
+        self._open_count = 0
+        self._usage_raw: Any = None
+        self._usage_final = False
+        #: The JSON text of the last usage the fast path saw (None: unknown).
+        self._usage_text: str | None = None
+
+    def provider_content(self) -> list[dict[str, Any]]:
+        """Candidate 0's parts in Gemini's request format (``StreamResult.provider_content``)."""
+        cand = self.candidates.get(0)
+        return [] if cand is None else cand.provider_content()
+
+    # --- chunks ----------------------------------------------------------
+
+    def on_chunk(self, chunk: Any, out: list[Event]) -> None:
+        """Applies one decoded chunk (one SSE event's data, one array element)."""
+        self._on_chunk(chunk, out)
+
+    def fast_text(
+        self,
+        text: str,
+        index: int | None,
+        usage_text: str | None,
+        response_id: str | None,
+        out: list[Event],
+    ) -> bool:
+        """The fast path: a chunk of ``SHAPES`` (one candidate, one text part,
+        usage), matched in Rust. Does exactly what ``on_chunk`` does with it, or
+        nothing and returns False when the state rules it out (a candidate not
+        started or finished, a response id not yet known)."""
+        cand = self.candidates.get(0 if index is None else index)
+        if cand is None or cand.state.terminal:
+            return False
+        if response_id is not None and self.parts.response_id is None:
+            return False
+        if text:  # GeminiParts.text, inlined
+            if not cand.plain:
+                cand.open_plain()
+            state = cand.state
+            state.text.append(text)
+            event: TextDelta = _new(TextDelta)
+            _set_text(event, text)
+            _set_choice(event, state.index)
+            out.append(event)
+        if usage_text is not None and (usage_text != self._usage_text or self._usage_final):
+            self._on_usage(loads(usage_text), out)
+            self._usage_text = usage_text
+        return True
+
+    def _on_chunk(self, chunk: Any, out: list[Event]) -> None:
+        acc = self._acc
+        if type(chunk) is not dict:
+            message = "a chunk is not a JSON object"
+            out.append(acc.fail("framing", "invalid_payload", None, message))
+            return
+        response_id = chunk.get("responseId")
+        if self.parts.response_id is None and type(response_id) is str and response_id:
+            self.parts.response_id = response_id
+        candidates = chunk.get("candidates")
+        if candidates is not None:
+            if type(candidates) is list:
+                for candidate in candidates:
+                    self._on_candidate(candidate, chunk, out)
+            else:
+                acc.conflict("'candidates' is not a list")
+        feedback = chunk.get("promptFeedback")
+        if feedback is not None:
+            self._on_feedback(feedback, chunk, out)
+        usage = chunk.get("usageMetadata")
+        if usage is not None:
+            self._on_usage(usage, out)
+            self._usage_text = None
+        error = chunk.get("error")
+        if error:
+            self._on_error(error, out)
+        elif candidates is None and usage is None and feedback is None:
+            # Not a response chunk: an unknown event as a whole (fields not counted).
+            out.append(acc.unknown_event("chunk-without-candidates", _dump(chunk)))
+            return
+        if not _CHUNK_FIELDS.issuperset(chunk):
+            for key in chunk:
+                if key not in _CHUNK_FIELDS:
+                    acc.unknown_field(key)
+
+    # --- candidates ------------------------------------------------------
+
+    def _on_candidate(self, candidate: Any, chunk: dict[str, Any], out: list[Event]) -> None:
+        acc = self._acc
+        if type(candidate) is not dict:
+            acc.conflict("a candidate is not an object")
+            return
+        index = candidate.get("index", 0)
+        if type(index) is not int or index < 0:
+            acc.conflict(f"a candidate index is not a non-negative integer: {index!r}")
+            return
+        cand = self.candidates.get(index)
+        if cand is None:
+            cand = self._start(index, chunk, candidate.get("content"), out)
+            if cand is None:
+                return
+        content = candidate.get("content")
+        parts = content.get("parts") if type(content) is dict else None
+        if content is not None:
+            if type(content) is not dict:
+                acc.conflict(f"the content of candidate {index} is not an object")
+            elif type(parts) is not list and parts is not None:
+                acc.conflict(f"the parts of candidate {index} are not a list")
+                parts = None
+            elif not _CONTENT_FIELDS.issuperset(content):
+                for key in content:
+                    if key not in _CONTENT_FIELDS:
+                        acc.unknown_field("candidates[].content." + key)
+        self._step(cand, "content" if parts and _carries(parts) else "empty", parts, out)
+        finish = candidate.get("finishReason")
+        if finish is not None and finish != "":
+            self._step(cand, "finish", candidate, out)
+        if not _CANDIDATE_FIELDS.issuperset(candidate):
+            for key in candidate:
+                if key not in _CANDIDATE_FIELDS:
+                    acc.unknown_field("candidates[]." + key)
+
+    def _start(
+        self, index: int, chunk: dict[str, Any], content: Any, out: list[Event]
+    ) -> Candidate | None:
+        acc = self._acc
+        if len(self.candidates) >= self._max_candidates:
+            if acc.error is None or acc.error.type != "too_many_choices":
+                message = f"more than max_candidates ({self._max_candidates}) candidates"
+                out.append(acc.fail("limit", "too_many_choices", None, message))
+            return None
+        state = acc.choices.get(index)
+        if state is None:
+            state = acc.choices[index] = ChoiceState(index)
+        cand = self.candidates[index] = self.parts.candidate(state)
+        self._phases[index] = "open"
+        self._open_count += 1
+        message_id = _str(chunk.get("responseId"))
+        model = _str(chunk.get("modelVersion"))
+        if acc.message_id is None:
+            acc.message_id = message_id
+        if acc.model is None:
+            acc.model = model
+        role = _str(content.get("role")) if type(content) is dict else None
+        out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=index))
+        return cand
+
+    def _step(self, cand: Candidate, input: CandidateInput, data: Any, out: list[Event]) -> None:
+        """Takes the ``CANDIDATE_TRANSITIONS`` transition and performs its action."""
+        index = cand.state.index
+        action, self._phases[index] = CANDIDATE_TRANSITIONS[self._phases[index], input]
+        if action == "apply":
+            self.parts.on_parts(cand, data, out)
+        elif action == "finish":
+            self._finish(cand, data, out)
+        elif action == "after_finish":
+            self._acc.conflict(
+                f"candidate {index} sent content after its finishReason "
+                f"{cand.state.finish_reason!r}; it was ignored"
+            )
+        elif action == "refinish":
+            reason = data.get("finishReason")
+            if reason != cand.state.finish_reason:
+                self._acc.conflict(
+                    f"candidate {index} changed its finishReason from "
+                    f"{cand.state.finish_reason!r} to {reason!r}"
+                )
+
+    def _finish(self, cand: Candidate, candidate: dict[str, Any], out: list[Event]) -> None:
+        acc = self._acc
+        state = cand.state
+        reason = candidate.get("finishReason")
+        if type(reason) is not str:
+            acc.conflict(f"the finishReason of candidate {state.index} is not a string")
+            reason = repr(reason)
+        self.parts.finish(cand, out)
+        stop = STOP_REASONS.get(reason, "other")
+        if stop == "stop" and any(
+            c.executor == "client" for c in acc.calls.by_choice.get(state.index, ())
+        ):
+            stop = "tool_calls"
+        elif stop == "error":
+            message = _str(candidate.get("finishMessage")) or (
+                f"the provider ended candidate {state.index} with finishReason {reason}"
+            )
+            out.append(acc.fail("provider", reason, None, message, retryable=False, raw=candidate))
+        self._end(cand, reason, stop)
+
+    def _end(self, cand: Candidate, reason: str, stop: StopReason) -> None:
+        state = cand.state
+        state.finish_reason = reason
+        state.stop_reason = stop
+        state.terminal = True
+        self._phases[state.index] = "finished"
+        self._open_count -= 1
+
+    def _on_feedback(self, feedback: Any, chunk: dict[str, Any], out: list[Event]) -> None:
+        if type(feedback) is not dict:
+            self._acc.conflict("'promptFeedback' is not an object")
+            return
+        reason = feedback.get("blockReason")
+        if not reason:
+            return  # safety ratings only
+        if type(reason) is not str:
+            reason = repr(reason)
+        detail = _str(feedback.get("blockReasonMessage"))
+        self._acc.warn("prompt_blocked", f"the prompt was blocked ({reason}): {detail or ''}")
+        if not self.candidates:
+            self._start(0, chunk, None, out)
+        for cand in self.candidates.values():
+            if not cand.state.terminal:
+                self.parts.finish(cand, out)
+                self._end(cand, reason, "content_filter")
+
+    # --- usage and errors ------------------------------------------------
+
+    def _on_usage(self, raw: Any, out: list[Event]) -> None:
+        final = bool(self.candidates) and self._open_count == 0
+        if final == self._usage_final and raw == self._usage_raw:
+            return  # the same snapshot again
+        if type(raw) is not dict:
+            self._acc.warn("usage_not_object", f"a usageMetadata is not an object: {raw!r:.80}")
+            return
+        get = raw.get
+        prompt, candidates, total = get("promptTokenCount"), get("candidatesTokenCount"), None
+        total, thoughts, cached = get("totalTokenCount"), get("thoughtsTokenCount"), None
+        if type(prompt) is not int:
+            prompt = None
+        if type(candidates) is not int:
+            candidates = None
+        if type(total) is not int:
+            total = None
+        if type(thoughts) is not int:
+            thoughts = None
+        if prompt is None and candidates is None and total is None and thoughts is None:
+            return  # no figures (e.g. only trafficType)
+        cached = get("cachedContentTokenCount")
+        if type(cached) is not int:
+            cached = None
+        self._usage_raw = raw
+        self._usage_final = final
+        if candidates is None:
+            output = thoughts
+        else:
+            output = candidates if thoughts is None else candidates + thoughts
+        usage = _new_usage(prompt, output, total, cached, thoughts, final, MappingProxyType(raw))
+        self._acc.usage = usage
+        reported: UsageReported = _new(UsageReported)
+        _set_usage(reported, usage)
+        out.append(reported)
+
+    def _on_error(self, error: Any, out: list[Event]) -> None:
+        if type(error) is dict:
+            status = _str(error.get("status"))
+            code = error.get("code")
+            if type(code) is not str and type(code) is not int:
+                code = None
+            message = _str(error.get("message"))
+        else:
+            status = code = None
+            message = error if type(error) is str else repr(error)
+        retryable = retryable_hint(status, code, code)
+        out.append(
+            self._acc.fail("provider", status, code, message, retryable=retryable, raw=error)
+        )
+
+
+# Usage and UsageReported are built once per changed snapshot (on every chunk
+# of a long answer): like events.new_text_delta, object.__new__ plus the slots'
+# own descriptors, 4x faster than the frozen dataclasses' __init__ (tested equal).
+_new = object.__new__
+_set_usage = UsageReported.__dict__["usage"].__set__
+_set_text = TextDelta.__dict__["text"].__set__
+_set_choice = TextDelta.__dict__["choice"].__set__
+_usage_set = {name: Usage.__dict__[name].__set__ for name in Usage.__slots__}
+_set_input = _usage_set["input_tokens"]
+_set_output = _usage_set["output_tokens"]
+_set_total = _usage_set["total_tokens"]
+_set_cache_read = _usage_set["cache_read_tokens"]
+_set_cache_creation = _usage_set["cache_creation_tokens"]
+_set_reasoning = _usage_set["reasoning_tokens"]
+_set_final = _usage_set["final"]
+_set_raw = _usage_set["raw"]
+
+
+def _new_usage(
+    prompt: int | None,
+    output: int | None,
+    total: int | None,
+    cached: int | None,
+    thoughts: int | None,
+    final: bool,
+    raw: Mapping[str, Any],
+) -> Usage:
+    """``Usage(...)`` with every field given (cache creation: None), built fast."""
+    usage: Usage = _new(Usage)
+    _set_input(usage, prompt)
+    _set_output(usage, output)
+    _set_total(usage, total)
+    _set_cache_read(usage, cached)
+    _set_cache_creation(usage, None)
+    _set_reasoning(usage, thoughts)
+    _set_final(usage, final)
+    _set_raw(usage, raw)
+    return usage
+
+
+def _carries(parts: list[Any]) -> bool:
+    """Whether the parts carry anything (an empty text part alone does not)."""
+    for part in parts:
+        if type(part) is not dict:
+            return True  # malformed: let the parts layer record it
+        for key, value in part.items():
+            if key == "text":
+                if value != "":
+                    return True
+            elif key != "thought":
+                return True
+    return False
+
+
+def _str(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _dump(value: Mapping[str, Any]) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)[:4096]

@@ -1,0 +1,300 @@
+"""Tool calls among the output items of one OpenAI Responses response.
+
+Calls are output items (OpenAI API reference, "Responses streaming events" and
+"The response object", platform.openai.com/docs/api-reference/
+responses-streaming, checked 2026-11-29): ``response.output_item.added``
+announces one with its item ``id``, ``call_id`` and ``name``; its arguments
+stream by item id (``response.function_call_arguments.delta``,
+``response.custom_tool_call_input.delta``, ``response.mcp_call_arguments.delta``),
+may be repeated whole in the ``.done`` event and in the done item, or arrive
+only there (compatible servers, see sub2api#6629). Each call has its own buffer
+in the stream's shared ``ToolCalls``; the copies settle as parts do (see
+``openai_responses_items.py``): equal to the deltas, or the value when no delta
+came, else a protocol conflict.
+
+The id a tool result must quote is the item's ``call_id``, not its item id
+(``fc_...`` vs ``call_...``; quoting the item id is a classic bug, e.g.
+vercel/ai#11114, nodetool-ai/nodetool#4252): ``ToolCall.id`` is the
+``call_id``. ``function_call`` and ``custom_tool_call`` items are the caller's
+to execute. The built-in tools (web and file search, code interpreter, image
+generation, MCP, shell, local shell, computer use, apply patch, tool search)
+are reported with ``executor="server"`` and never offered for execution: the
+provider runs them, or their result is another item type than
+``function_call_output`` (``computer_call_output``, ``local_shell_call_output``,
+...). Their id is their ``call_id`` when they have one, else their item id;
+their name is the item's ``name`` (MCP) or the tool's (``web_search``, ...);
+their ``raw_arguments`` is the streamed ``arguments`` (MCP, tool search), else
+the input fields listed in ``CALLS`` as a JSON object (e.g. ``{"action": ...}``
+of a web search). ``ToolCall.type`` is the item type, verbatim
+(``function_call``, ``custom_tool_call``, ``web_search_call``, ...). A custom
+tool's free-text input is ``raw_arguments``, and ``arguments`` is
+``{"input": <text>}``. Calls complete with their done item, or at the
+terminal event (``response.completed`` / ``incomplete``) if still open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..accumulate import Accumulator
+from ..events import Event, Executor, ToolCallCompleted, new_arguments_delta
+from ..toolcalls import CallBuffer, ToolCalls
+
+if TYPE_CHECKING:
+    from .openai_responses_items import Item, ItemInput, Items
+
+__all__ = ["CALLS", "CallSpec", "ItemCalls", "complete_free_text"]
+
+
+class CallSpec(NamedTuple):
+    """How an item type is reported as a tool call."""
+
+    #: ``client`` (the caller runs it) or ``server`` (built in: reported only).
+    executor: Executor
+    #: The tool name when the item carries none.
+    name: str | None
+    #: The item field holding the arguments (streamed by delta events), if any.
+    field: str | None
+    #: Built-in items: the fields that form ``raw_arguments`` as a JSON object.
+    inputs: tuple[str, ...] = ()
+    #: Free-text input (custom tools) instead of JSON arguments.
+    free_text: bool = False
+
+
+#: Item types reported as tool calls.
+CALLS: Mapping[str, CallSpec] = {
+    "function_call": CallSpec("client", None, "arguments"),
+    "custom_tool_call": CallSpec("client", None, "input", free_text=True),
+    "mcp_call": CallSpec("server", None, "arguments"),
+    "mcp_approval_request": CallSpec("server", None, "arguments"),
+    "tool_search_call": CallSpec("server", "tool_search", "arguments"),
+    "web_search_call": CallSpec("server", "web_search", None, ("action",)),
+    "file_search_call": CallSpec("server", "file_search", None, ("queries",)),
+    "code_interpreter_call": CallSpec("server", "code_interpreter", None, ("code", "container_id")),
+    "image_generation_call": CallSpec("server", "image_generation", None),
+    "mcp_list_tools": CallSpec("server", "mcp_list_tools", None, ("server_label",)),
+    "local_shell_call": CallSpec("server", "local_shell", None, ("action",)),
+    "shell_call": CallSpec("server", "shell", None, ("action",)),
+    "computer_call": CallSpec("server", "computer", None, ("action", "actions")),
+    "apply_patch_call": CallSpec("server", "apply_patch", None, ("operation",)),
+}
+
+
+class ItemCalls:
+    """The tool calls of one response's output items (owned by its ``Items``)."""
+
+    def __init__(self, items: Items, acc: Accumulator) -> None:
+        self._items = items
+        self._acc = acc
+        self._calls: ToolCalls = acc.calls
+
+    def open(self, item: Item, spec: CallSpec, out: list[Event]) -> None:
+        """Opens a call item's buffer (past ``max_tool_calls``: an error, no buffer)."""
+        calls = self._calls
+        call = calls.open(("responses-item", len(self._items.items)), 0, spec.executor)
+        acc = self._acc
+        if call is None:
+            if acc.error is None or acc.error.type != "too_many_tool_calls":
+                message = f"more than max_tool_calls ({calls.max_calls}) tool calls"
+                out.append(acc.fail("limit", "too_many_tool_calls", None, message))
+            return
+        call.type = item.type
+        if spec.name is not None:
+            call.name = spec.name
+        item.call = call
+
+    def identify(self, item: Item, body: Mapping[str, Any]) -> None:
+        """Sets (or checks) the call's identity from an item body."""
+        call = item.call
+        assert call is not None
+        spec = CALLS[item.type]
+        call_id = body.get("call_id")
+        if call_id is None:
+            call_id = None if spec.executor == "client" else body.get("id")
+        name = body.get("name") if spec.name is None else None
+        for field, value in (("id", call_id), ("name", name)):
+            if value is None:
+                continue
+            if type(value) is not str:
+                self._acc.conflict(f"the {field} of output item {item.id!r} is not a string")
+                continue
+            conflict = call.set_identity(field, value)  # type: ignore[arg-type]
+            if conflict is not None:
+                self._acc.conflict(f"output item {item.id!r}: {conflict}")
+
+    def arguments(
+        self, obj: Mapping[str, Any], item_type: str, event: str, out: list[Event]
+    ) -> None:
+        """An arguments (or custom input) delta of a call item."""
+        delta = obj.get("delta")
+        if type(delta) is not str:
+            self._acc.conflict(f"{event}: the delta is not a string")
+            return
+        item = self._item(obj, item_type, event, "delta", out)
+        if item is None or not delta:
+            return
+        self._append(item, delta, out)
+
+    def arguments_full(
+        self, obj: Mapping[str, Any], item_type: str, field: str, event: str, out: list[Event]
+    ) -> None:
+        """The full arguments (or custom input) of a call item, before its done item."""
+        item = self._item(obj, item_type, event, "full", out)
+        if item is not None:
+            self._settle_value(item, obj.get(field), event, out)
+
+    def _item(
+        self,
+        obj: Mapping[str, Any],
+        item_type: str,
+        event: str,
+        input: ItemInput,
+        out: list[Event],
+    ) -> Item | None:
+        item = self._items.find(obj)
+        action, _ = self._items.step(item, input, event)
+        if action == "conflict":
+            return None
+        if item is None:
+            item = self._items.adopt(obj, item_type, event, out)
+            if item is None:
+                return None
+            if item.call is not None:
+                out.append(item.call.started())
+        elif item.type != item_type:
+            self._acc.conflict(f"{event} arrived for item {item.id!r} of type {item.type!r}")
+            return None
+        if item.call is None:
+            return None  # over the call cap: already an error
+        return item
+
+    def _append(self, item: Item, fragment: str, out: list[Event]) -> None:
+        call = item.call
+        assert call is not None
+        if call.overflowed:
+            return
+        if not self._calls.append(call, fragment):
+            out.append(
+                self._acc.fail(
+                    "limit",
+                    "tool_arguments_too_large",
+                    None,
+                    f"tool call {call.index} passed max_tool_argument_chars "
+                    f"({self._calls.max_argument_chars})",
+                )
+            )
+            return
+        out.append(new_arguments_delta(call.index, call.id, fragment, 0))
+
+    def _settle_value(self, item: Item, full: Any, where: str, out: list[Event]) -> None:
+        call = item.call
+        assert call is not None
+        if full is None:
+            return
+        if type(full) is not str:
+            full = _dump(full)  # e.g. a tool search's arguments object
+        if call.state == "collecting":
+            if call.size == 0 and not call.overflowed:
+                if full:
+                    self._append(item, full, out)
+                return
+            if call.overflowed:
+                return
+            streamed = call.parts[0] if len(call.parts) == 1 else "".join(call.parts)
+            call.parts = [streamed]
+        else:
+            streamed = call.raw_arguments()
+        if streamed != full:
+            self._acc.conflict(
+                f"{where}: the full arguments of call {call.id!r} ({len(full)} chars) differ "
+                f"from its deltas ({len(streamed)} chars)"
+            )
+
+    def settle(
+        self, item: Item, body: Mapping[str, Any], out: list[Event], *, initial: bool
+    ) -> None:
+        """Settles a call's arguments with an announced (``initial``) or done item."""
+        spec = CALLS[item.type]
+        if spec.field is not None:
+            value = body.get(spec.field)
+            if initial and not value:
+                return  # the announcement carries "" before the deltas
+            where = "response.output_item." + ("added" if initial else "done")
+            self._settle_value(item, value, where, out)
+        elif not initial:
+            call = item.call
+            assert call is not None
+            if call.state == "collecting" and call.size == 0:
+                inputs = {k: body[k] for k in spec.inputs if body.get(k) is not None}
+                if inputs:
+                    # A built-in call's input, as JSON (no delta event: not streamed).
+                    self._calls.append(call, _dump(inputs))
+
+    def complete(self, item: Item, out: list[Event]) -> None:
+        """Completes a collecting call: parsed (or taken as free text) once, checked."""
+        call = item.call
+        assert call is not None
+        if call.state != "collecting":
+            return
+        if CALLS[item.type].free_text:
+            completed = complete_free_text(self._calls, call)
+        else:
+            completed = self._calls.complete(call)
+        if completed is not None:
+            out.append(completed)
+
+    def complete_open(self, out: list[Event]) -> None:
+        """The response reached its terminal event: every open call is complete."""
+        for item in self._items.items:
+            if item.call is not None and item.call.state == "collecting":
+                self.complete(item, out)
+
+    @property
+    def client_calls(self) -> bool:
+        """Whether the response asked the caller to run a tool."""
+        return any(i.call is not None and i.call.executor == "client" for i in self._items.items)
+
+
+def complete_free_text(calls: ToolCalls, call: CallBuffer) -> ToolCallCompleted | None:
+    """Completes a custom-tool call: its input is free text, not JSON.
+
+    Mirrors ``ToolCalls.complete`` (identity, uniqueness, declared name), with
+    ``arguments = {"input": text}`` instead of parsed JSON.
+    """
+    if not calls.step(call, "complete"):
+        return None
+    raw = call.raw = "".join(call.parts)
+    call.parts = []
+    reason: str | None = None
+    if call.overflowed:
+        reason = f"the arguments passed max_tool_argument_chars ({calls.max_argument_chars})"
+    else:
+        call.arguments = {"input": raw}
+        if not call.name:
+            reason = "the call has no tool name"
+        elif call.id is None:
+            reason = "the call has no id"
+        elif any(o is not call and o.id == call.id for o in calls.by_choice[call.choice]):
+            reason = f"the call id {call.id!r} is used by another call"
+        elif calls.toolset is not None:
+            reason = calls.toolset.check(call.name, call.arguments)
+    call.invalid_reason = reason
+    calls.step(call, "reject" if reason else "accept")
+    return ToolCallCompleted(
+        index=call.index,
+        id=call.id,
+        name=call.name,
+        type=call.type or "custom_tool_call",
+        raw_arguments=raw,
+        arguments=call.arguments,
+        invalid_reason=reason,
+        executor=call.executor,
+        id_source=call.id_source,
+        choice=call.choice,
+    )
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,348 @@
+//! JSON shape matching: take the fast path only for payloads of a known shape.
+//!
+//! A protocol adapter spends most of its time on a few dominant payload
+//! shapes (a chat chunk carrying one text delta, an Anthropic `text_delta`, a
+//! Responses `output_text.delta`), of which it needs two or three values.
+//! Building every key and value of such a payload as a Python object, only to
+//! look most of them up and drop them, costs more than everything else on the
+//! hot path. A [`ShapeSet`] holds the shapes an adapter registered; matching
+//! one payload either yields the template's index and its *captured* values,
+//! or declines with a [`Decline`] reason, in which case the adapter runs its
+//! general path on the full JSON. Matching is conservative by construction:
+//!
+//! * the whole payload must be one valid JSON text (RFC 8259), parsed with
+//!   `serde_json`; anything it rejects declines, including three things that
+//!   Python's `json` accepts: nesting deeper than 128 levels, lone surrogate
+//!   escapes (`"\ud800"`), and numbers beyond `f64` (`1e400`);
+//! * objects are *closed*: a key the template does not list, a duplicate key
+//!   or a missing required key declines;
+//! * a literal, a type or an array length that differs declines;
+//! * an integer literal longer than [`MAX_DIGIT_RUN`] digits declines anywhere
+//!   in the text: CPython refuses to convert such integers (its
+//!   `int_max_str_digits` limit, whose lowest setting is 640), so `json.loads`
+//!   would reject a payload that `serde_json` accepts.
+//!
+//! So a payload matches only if it is valid JSON that Python's `json.loads`
+//! decodes to a value with exactly the template's structure, and every
+//! captured value equals what `json.loads` gives for it.
+//!
+//! # Templates
+//!
+//! A template is written as a [`Spec`]: a JSON-like value (parse one from
+//! JSON text with [`Spec::parse`]) in which
+//!
+//! * an object is a closed object pattern; a key ending in `?` is optional
+//!   (the `?` is not part of the key); keys may come in any order in the
+//!   payload;
+//! * an array is a fixed-length array, element by element (`[]` matches only
+//!   an empty array);
+//! * `null`, `true`, `false`, an integer, or a string are literals that the
+//!   value must equal (an integer literal matches only a JSON integer);
+//! * the strings `"$any"` (any valid JSON value, ignored), `"$str"` (capture a
+//!   string), `"$int"` (capture an integer that fits `i64`; a fraction or an
+//!   exponent declines) and `"$raw"` (capture the value's JSON text, any
+//!   type) are directives; a literal string starting with `$` is written with
+//!   `$$` (`"$$ref"` matches the string `"$ref"`). Other `$` strings are
+//!   errors, as are floats.
+//!
+//! Captures are numbered depth-first in the template's own key order; a
+//! capture under an optional key that is absent is [`Capture::Absent`]. A
+//! template has at most [`MAX_CAPTURES`] captures and an object at most 64
+//! keys. Each template also names the SSE event type it applies to
+//! (`"message"` for unnamed events).
+//!
+//! # Cost
+//!
+//! One parse per template tried. So that a payload of the second template does
+//! not pay for a full attempt at the first, each template has a *probe*: its
+//! deepest required key, quoted (`"content"`), which must occur literally in
+//! the payload before the parse starts (one `memmem` search). A payload that
+//! spells that key with escapes (`"cont\u0065nt"`) therefore declines with
+//! [`Decline::MissingKey`]: declining is always safe.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use memchr::memmem::Finder;
+
+mod matcher;
+mod spec;
+#[cfg(test)]
+mod tests;
+
+pub use spec::{Spec, SpecError};
+
+/// The most captures one template may have.
+pub const MAX_CAPTURES: usize = 16;
+/// The longest run of ASCII digits a matched payload may contain.
+///
+/// CPython's `int_max_str_digits` (default 4300, lowest non-zero setting 640)
+/// makes `json.loads` reject longer integer literals; `serde_json` does not.
+/// Runs inside strings count too: scanning bytes is simpler and only ever
+/// declines more.
+pub const MAX_DIGIT_RUN: usize = 640;
+/// The most keys one object pattern may list.
+const MAX_FIELDS: usize = 64;
+
+/// Why a payload did not match any template. Diagnostics only: every decline
+/// means the same thing to the caller (take the general path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decline {
+    /// No template applies to the SSE event type.
+    Event,
+    /// Not valid JSON, or valid JSON that `serde_json` refuses (nesting
+    /// deeper than 128, a lone surrogate escape, a number beyond `f64`).
+    Syntax,
+    /// An object has a key the template does not list.
+    UnknownKey,
+    /// An object repeats a key.
+    DuplicateKey,
+    /// An object lacks a key the template requires.
+    MissingKey,
+    /// A value has another type, or differs from the template's literal.
+    Mismatch,
+    /// An array has another length than the template's.
+    Length,
+    /// An integer capture got a fraction, an exponent, or a value beyond `i64`.
+    IntRange,
+    /// The payload has a run of more than [`MAX_DIGIT_RUN`] digits.
+    LongNumber,
+}
+
+impl Decline {
+    /// A stable short name, e.g. `"unknown_key"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decline::Event => "event",
+            Decline::Syntax => "syntax",
+            Decline::UnknownKey => "unknown_key",
+            Decline::DuplicateKey => "duplicate_key",
+            Decline::MissingKey => "missing_key",
+            Decline::Mismatch => "mismatch",
+            Decline::Length => "length",
+            Decline::IntRange => "int_range",
+            Decline::LongNumber => "long_number",
+        }
+    }
+}
+
+impl fmt::Display for Decline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a template captures at one of its capture points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CaptureKind {
+    /// `"$str"`: a JSON string, unescaped.
+    Str,
+    /// `"$int"`: a JSON integer that fits `i64`.
+    Int,
+    /// `"$raw"`: the JSON text of any value, as it appears in the payload.
+    Raw,
+}
+
+/// One captured value, borrowing the payload where it can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Capture<'a> {
+    /// The capture sits under an optional key that was absent.
+    Absent,
+    /// A string (borrowed when it had no escapes).
+    Str(Cow<'a, str>),
+    /// An integer.
+    Int(i64),
+    /// A value's JSON text, exactly as in the payload.
+    Raw(&'a str),
+}
+
+/// A successful match: which template, and its captures in template order.
+#[derive(Debug)]
+pub struct Match<'a> {
+    /// The index of the matching template, in registration order.
+    pub template: usize,
+    captures: [Capture<'a>; MAX_CAPTURES],
+    len: usize,
+}
+
+impl<'a> Match<'a> {
+    /// The captured values, in the template's capture order.
+    pub fn captures(&self) -> &[Capture<'a>] {
+        &self.captures[..self.len]
+    }
+}
+
+/// A compiled pattern (see the module docs for the spec grammar).
+#[derive(Debug, Clone, PartialEq)]
+enum Pattern {
+    Any,
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(Box<str>),
+    Capture(CaptureKind, usize),
+    Object(ObjectPattern),
+    Array(Box<[Pattern]>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct ObjectPattern {
+    fields: Box<[Field]>,
+    /// Bit `i` is set when `fields[i]` is required.
+    required: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Field {
+    key: Box<str>,
+    pattern: Pattern,
+}
+
+#[derive(Debug, Clone)]
+struct Template {
+    event: Box<str>,
+    root: Pattern,
+    captures: usize,
+    /// The quoted deepest required key, if the template requires one.
+    probe: Option<Finder<'static>>,
+}
+
+/// An ordered set of templates; the first one that matches a payload wins.
+#[derive(Debug, Clone, Default)]
+pub struct ShapeSet {
+    templates: Vec<Template>,
+}
+
+impl ShapeSet {
+    /// An empty set (it matches nothing).
+    pub fn new() -> Self {
+        ShapeSet::default()
+    }
+
+    /// Registers a template for payloads of SSE events of type `event`;
+    /// returns its index. An invalid spec is an error and registers nothing.
+    pub fn add(&mut self, event: &str, spec: &Spec) -> Result<usize, SpecError> {
+        let mut captures = 0;
+        let root = spec::compile(spec, &mut captures)?;
+        if captures > MAX_CAPTURES {
+            return Err(SpecError::new(format!(
+                "a template has {captures} captures; at most {MAX_CAPTURES} are allowed"
+            )));
+        }
+        let probe = deepest_required_key(&root, 0).map(|(_, key)| {
+            let quoted = format!("\"{key}\"");
+            Finder::new(quoted.as_bytes()).into_owned()
+        });
+        self.templates.push(Template { event: event.into(), root, captures, probe });
+        Ok(self.templates.len() - 1)
+    }
+
+    /// The number of templates.
+    pub fn len(&self) -> usize {
+        self.templates.len()
+    }
+
+    /// Whether no template was registered.
+    pub fn is_empty(&self) -> bool {
+        self.templates.is_empty()
+    }
+
+    /// The number of captures of template `index` (None if there is none).
+    pub fn captures_of(&self, index: usize) -> Option<usize> {
+        self.templates.get(index).map(|t| t.captures)
+    }
+
+    /// Whether any template applies to SSE events of type `event`: a cheap
+    /// test before [`ShapeSet::match_payload`].
+    pub fn handles_event(&self, event: &str) -> bool {
+        self.templates.iter().any(|t| &*t.event == event)
+    }
+
+    /// Matches one payload of an SSE event of type `event` against the
+    /// templates for that type, in registration order.
+    ///
+    /// On a decline, the reason is the one of the last template tried.
+    pub fn match_payload<'a>(&self, event: &str, data: &'a str) -> Result<Match<'a>, Decline> {
+        let mut reason = Decline::Event;
+        let mut checked_digits = false;
+        for (index, template) in self.templates.iter().enumerate() {
+            if &*template.event != event {
+                continue;
+            }
+            if !checked_digits {
+                if has_long_digit_run(data.as_bytes()) {
+                    return Err(Decline::LongNumber);
+                }
+                checked_digits = true;
+            }
+            if let Some(probe) = &template.probe {
+                if probe.find(data.as_bytes()).is_none() {
+                    reason = Decline::MissingKey;
+                    continue;
+                }
+            }
+            match matcher::match_template(&template.root, data) {
+                Ok(captures) => {
+                    return Ok(Match { template: index, captures, len: template.captures });
+                }
+                Err(why) => reason = why,
+            }
+        }
+        Err(reason)
+    }
+}
+
+/// The deepest key that every match must contain (the last one at that
+/// depth), with its depth: a key under required keys and array elements
+/// only. Keys that JSON must escape are skipped: they never occur literally.
+fn deepest_required_key(pattern: &Pattern, depth: usize) -> Option<(usize, &str)> {
+    fn deeper<'k>(
+        best: Option<(usize, &'k str)>,
+        found: Option<(usize, &'k str)>,
+    ) -> Option<(usize, &'k str)> {
+        match (best, found) {
+            (Some(b), Some(f)) if f.0 < b.0 => Some(b),
+            (b, None) => b,
+            (_, f) => f,
+        }
+    }
+    match pattern {
+        Pattern::Object(object) => {
+            let mut best = None;
+            for (i, field) in object.fields.iter().enumerate() {
+                if object.required & (1u64 << i) == 0 {
+                    continue;
+                }
+                let literal = field.key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+                if literal {
+                    best = deeper(best, Some((depth + 1, &*field.key)));
+                }
+                best = deeper(best, deepest_required_key(&field.pattern, depth + 1));
+            }
+            best
+        }
+        Pattern::Array(items) => {
+            items.iter().fold(None, |best, item| deeper(best, deepest_required_key(item, depth + 1)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `bytes` holds more than [`MAX_DIGIT_RUN`] ASCII digits in a row.
+fn has_long_digit_run(bytes: &[u8]) -> bool {
+    if bytes.len() <= MAX_DIGIT_RUN {
+        return false;
+    }
+    let mut run = 0usize;
+    for &b in bytes {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run > MAX_DIGIT_RUN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}

@@ -1,0 +1,216 @@
+"""The three HTTP clients under test, behind one call: fetch a URL, iterate its unified events.
+
+``fetch(client, url, protocol, ...)`` opens a streaming GET with httpx (sync),
+httpx (async) or aiohttp, iterates ``sw.iter_events`` / ``sw.aiter_events``
+and returns the events, the result and the iterator. ``stop_after`` events,
+it ends early the way ``how`` says (``close``, ``break``, ``context``,
+``cancel_task``) and records the moment it did (``Outcome.stopped_at``, by
+``time.monotonic``, the clock the test server stamps disconnects with).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import httpx
+
+import streamwire as sw
+
+__all__ = ["CLIENTS", "Outcome", "fetch", "fetch_all"]
+
+CLIENTS = ("httpx", "httpx-async", "aiohttp")
+#: A generous client-side limit: a test that hangs fails instead.
+_CLIENT_TIMEOUT = 10.0
+
+
+@dataclass
+class Outcome:
+    events: list[sw.Event] = field(default_factory=list)
+    result: sw.StreamResult | None = None
+    iterator: Any = None
+    recording: Any = None
+    stopped_at: float | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    status_code: int | None = None
+
+
+def fetch(
+    client: str,
+    url: str,
+    protocol: str,
+    *,
+    stop_after: int | None = None,
+    how: str = "close",
+    headers: dict[str, str] | None = None,
+    **options: Any,
+) -> Outcome:
+    """Runs one streaming request with ``client``; see the module docstring."""
+    if client == "httpx":
+        return _sync(url, protocol, stop_after, how, headers, options)
+    return asyncio.run(_async(client, url, protocol, stop_after, how, headers, options))
+
+
+def _sync(
+    url: str,
+    protocol: str,
+    stop_after: int | None,
+    how: str,
+    headers: dict[str, str] | None,
+    options: dict[str, Any],
+) -> Outcome:
+    out = Outcome()
+    with httpx.Client(timeout=_CLIENT_TIMEOUT) as client:
+        out.started_at = time.monotonic()
+        with client.stream("GET", url, headers=headers) as response:
+            out.status_code = response.status_code
+            it = sw.iter_events(response, protocol, **options)
+            driver = it._driver  # the result outlives the iterator object
+            if stop_after is None:
+                with it:
+                    out.events = list(it)
+            elif how == "break":
+                # No close(): dropping the last reference must close the response.
+                for event in it:
+                    out.events.append(event)
+                    if len(out.events) >= stop_after:
+                        out.stopped_at = time.monotonic()
+                        break
+                del it
+            elif how == "context":
+                with it:
+                    for event in it:
+                        out.events.append(event)
+                        if len(out.events) >= stop_after:
+                            out.stopped_at = time.monotonic()
+                            break
+            else:
+                for event in it:
+                    out.events.append(event)
+                    if len(out.events) >= stop_after:
+                        out.stopped_at = time.monotonic()
+                        it.close()
+                        break
+            out.result = driver.result
+            out.recording = None if driver.recorder is None else driver.recorder.recording
+    out.ended_at = time.monotonic()
+    return out
+
+
+async def _async(
+    client: str,
+    url: str,
+    protocol: str,
+    stop_after: int | None,
+    how: str,
+    headers: dict[str, str] | None,
+    options: dict[str, Any],
+) -> Outcome:
+    out = Outcome()
+    if client == "httpx-async":
+        async with httpx.AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
+            out.started_at = time.monotonic()
+            async with ac.stream("GET", url, headers=headers) as response:
+                out.status_code = response.status_code
+                await _consume(sw.aiter_events(response, protocol, **options), out, stop_after, how)
+    else:
+        timeout = aiohttp.ClientTimeout(total=_CLIENT_TIMEOUT)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            out.started_at = time.monotonic()
+            async with session.get(url, headers=headers) as response:
+                out.status_code = response.status
+                await _consume(sw.aiter_events(response, protocol, **options), out, stop_after, how)
+    out.ended_at = time.monotonic()
+    return out
+
+
+async def _consume(it: Any, out: Outcome, stop_after: int | None, how: str) -> None:
+    out.iterator = it
+    if stop_after is None:
+        async with it:
+            out.events = [event async for event in it]
+    elif how == "cancel_task":
+        reached = asyncio.Event()
+
+        async def run() -> None:
+            async for event in it:
+                out.events.append(event)
+                if len(out.events) >= stop_after:
+                    reached.set()
+
+        task = asyncio.create_task(run())
+        waiter = asyncio.create_task(reached.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.sleep(0.02)  # the task is now blocked reading the next chunk
+        out.stopped_at = time.monotonic()
+        task.cancel()
+        waiter.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+    elif how == "context":
+        async with it:
+            async for event in it:
+                out.events.append(event)
+                if len(out.events) >= stop_after:
+                    out.stopped_at = time.monotonic()
+                    break
+    else:
+        async for event in it:
+            out.events.append(event)
+            if len(out.events) >= stop_after:
+                out.stopped_at = time.monotonic()
+                await it.aclose()
+                break
+    out.result = it.result
+    out.recording = it.recording
+
+
+def fetch_all(client: str, jobs: list[tuple[str, str, dict[str, Any]]]) -> list[Outcome]:
+    """Reads several URLs to the end with one client (and one event loop): ``(url,
+    protocol, options)`` each. Cheaper than one ``fetch`` per URL."""
+    if client == "httpx":
+        outs = []
+        with httpx.Client(timeout=_CLIENT_TIMEOUT) as http:
+            for url, protocol, options in jobs:
+                out = Outcome(started_at=time.monotonic())
+                with http.stream("GET", url) as response:
+                    out.status_code = response.status_code
+                    with sw.iter_events(response, protocol, **options) as it:
+                        out.events = list(it)
+                    out.result = it.result
+                out.ended_at = time.monotonic()
+                outs.append(out)
+        return outs
+    return asyncio.run(_fetch_all_async(client, jobs))
+
+
+async def _fetch_all_async(
+    client: str, jobs: list[tuple[str, str, dict[str, Any]]]
+) -> list[Outcome]:
+    outs = []
+    if client == "httpx-async":
+        async with httpx.AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
+            for url, protocol, options in jobs:
+                out = Outcome(started_at=time.monotonic())
+                async with ac.stream("GET", url) as response:
+                    out.status_code = response.status_code
+                    await _consume(sw.aiter_events(response, protocol, **options), out, None, "")
+                out.ended_at = time.monotonic()
+                outs.append(out)
+    else:
+        timeout = aiohttp.ClientTimeout(total=_CLIENT_TIMEOUT)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            for url, protocol, options in jobs:
+                out = Outcome(started_at=time.monotonic())
+                async with session.get(url) as response:
+                    out.status_code = response.status
+                    await _consume(sw.aiter_events(response, protocol, **options), out, None, "")
+                out.ended_at = time.monotonic()
+                outs.append(out)
+    return outs

@@ -1,0 +1,478 @@
+"""The ``gemini`` adapter beyond its fixtures.
+
+Fixture replays (``test_fixtures.py``) cover the wire behaviours; this module
+covers the candidate machine over every (state, input) pair, the endings,
+thought signatures and the content for the next turn, synthetic call ids,
+the SSE layer and non-SSE bodies, the fast path against the general path,
+and that no input, however broken, makes the adapter raise. The function-call
+machine, Vertex streamed arguments, tool results and caps are in
+``test_gemini_calls.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import streamwire as sw
+from chunking import split_at
+from fixture_replay import Fixture
+from gemini_streams import GEMINI_FIXTURES, RID, chunk, fixture, run, sse
+from streamwire.protocols import gemini, gemini_chunks
+
+# --- the interface ----------------------------------------------------------------
+
+
+def test_registered_with_the_interface() -> None:
+    assert {"gemini", "gemini-json"} <= set(sw.known_protocols())
+    for protocol in ("gemini", "gemini-json"):
+        stream = sw.stream(protocol)
+        assert stream.result.status == "in_progress" and not stream.result.final
+        stream.close()
+        with pytest.raises(sw.UsageError, match="closed"):
+            stream.feed(b"data: {}\r\n\r\n")
+        assert stream.close() == [] and stream.cancel() == []
+        with pytest.raises(sw.UsageError, match="not a WebSocket protocol"):
+            sw.stream(protocol).feed_message("{}")
+
+
+def test_cancel_mid_stream_and_after_the_end() -> None:
+    stream = sw.stream("gemini")
+    stream.feed(sse(chunk([{"text": "a"}])))
+    assert [e.as_dict()["status"] for e in stream.cancel()] == ["cancelled"]
+    assert stream.result.status == "cancelled" and stream.result.text == "a"
+    done = sw.stream("gemini")
+    done.feed(sse(chunk([{"text": "a"}], "STOP")))
+    done.close()
+    assert done.cancel() == [] and done.result.status == "completed"
+
+
+def test_result_before_the_end_and_any_buffer() -> None:
+    data = sse(chunk([{"text": "é"}], "STOP"))
+    for buffer in (data, bytearray(data), memoryview(data)):
+        stream = sw.stream("gemini")
+        stream.feed(buffer)
+        assert stream.result.status == "in_progress" and stream.result.text == "é"
+        assert stream.result.stop_reason == "stop"
+        stream.close()
+        assert stream.result.status == "completed"
+
+
+def test_clock_metrics() -> None:
+    ticks = iter(float(i) for i in range(100))
+    stream = sw.stream("gemini", clock=lambda: next(ticks))
+    stream.feed(sse({"usageMetadata": {"promptTokenCount": 3}, "responseId": RID}))
+    stream.feed(sse(chunk([{"text": "a"}], "STOP")))
+    stream.close()
+    metrics = stream.result.metrics
+    assert metrics.time_to_first_event is not None and metrics.time_to_first_content is not None
+    assert metrics.time_to_first_content > metrics.time_to_first_event
+
+
+# --- the candidate machine --------------------------------------------------------
+
+CANDIDATE_INPUTS = {
+    "content": chunk([{"text": "b"}]),
+    "finish": chunk(None, "STOP"),
+    "empty": chunk([]),
+}
+
+
+def test_candidate_table_is_complete() -> None:
+    table = gemini_chunks.CANDIDATE_TRANSITIONS
+    pairs = set(itertools.product(gemini_chunks.CANDIDATE_PHASES, gemini_chunks.CANDIDATE_INPUTS))
+    assert set(table) == pairs
+
+
+@pytest.mark.parametrize(
+    ("phase", "input_"),
+    list(itertools.product(gemini_chunks.CANDIDATE_PHASES, gemini_chunks.CANDIDATE_INPUTS)),
+)
+def test_candidate_transition(phase: str, input_: str) -> None:
+    stream = sw.stream("gemini")
+    stream.feed(sse(chunk([{"text": "a"}], "STOP" if phase == "finished" else None)))
+    stream.feed(sse(CANDIDATE_INPUTS[input_]))
+    action, following = gemini_chunks.CANDIDATE_TRANSITIONS[phase, input_]  # type: ignore[index]
+    core = stream._chunks  # type: ignore[attr-defined]
+    assert core._phases[0] == following
+    result = stream.result
+    assert bool(result.conflicts) == (action == "after_finish"), result.conflicts
+    assert result.text == ("ab" if action == "apply" else "a")
+
+
+def test_a_changed_finish_reason_is_a_conflict() -> None:
+    stream, _ = run(sse(chunk([{"text": "a"}], "STOP"), chunk(None, "SAFETY")))
+    result = stream.result
+    assert result.status == "protocol_conflict" and result.provider_stop_reason == "STOP"
+    assert "changed its finishReason" in result.conflicts[0]
+
+
+# --- endings ----------------------------------------------------------------------
+
+ENDINGS = [
+    ("STOP", "completed", "stop"),
+    ("MAX_TOKENS", "truncated", "length"),
+    *[
+        (reason, "completed", "content_filter")
+        for reason in (
+            "SAFETY",
+            "RECITATION",
+            "BLOCKLIST",
+            "PROHIBITED_CONTENT",
+            "SPII",
+            "IMAGE_SAFETY",
+            "IMAGE_PROHIBITED_CONTENT",
+            "IMAGE_RECITATION",
+        )
+    ],
+    *[
+        (reason, "error", "error")
+        for reason in (
+            "MALFORMED_FUNCTION_CALL",
+            "UNEXPECTED_TOOL_CALL",
+            "TOO_MANY_TOOL_CALLS",
+            "MALFORMED_RESPONSE",
+            "MISSING_THOUGHT_SIGNATURE",
+        )
+    ],
+    *[
+        (reason, "completed", "other")
+        for reason in (
+            "OTHER",
+            "LANGUAGE",
+            "IMAGE_OTHER",
+            "NO_IMAGE",
+            "FINISH_REASON_UNSPECIFIED",
+            "A_REASON_NOT_YET_DOCUMENTED",
+        )
+    ],
+]
+
+
+@pytest.mark.parametrize(("reason", "status", "stop"), ENDINGS)
+def test_finish_reasons(reason: str, status: str, stop: str) -> None:
+    stream, events = run(sse(chunk([{"text": "x"}]), chunk(None, reason)))
+    result = stream.result
+    assert (result.status, result.stop_reason, result.provider_stop_reason) == (
+        status,
+        stop,
+        reason,
+    )
+    assert events[-1].as_dict()["provider_stop_reason"] == reason
+    if status == "error":
+        assert result.error is not None and result.error.type == reason
+        assert not result.error.retryable
+
+
+def test_stop_with_calls_and_filters_are_never_executable() -> None:
+    call = {"functionCall": {"name": "f", "args": {}}}
+    stop, _ = run(sse(chunk([call], "STOP")))
+    assert stop.result.stop_reason == "tool_calls" and stop.result.executable
+    for reason in ("SAFETY", "MAX_TOKENS", "MALFORMED_FUNCTION_CALL"):
+        other, _ = run(sse(chunk([call], reason)))
+        assert not other.result.executable
+        assert other.result.tool_calls[0].not_executable_reason
+
+
+def test_eof_without_finish_is_incomplete() -> None:
+    stream, _events = run(sse(chunk([{"text": "a"}], usageMetadata={"promptTokenCount": 2})))
+    result = stream.result
+    assert result.status == "incomplete" and result.stop_reason is None
+    assert result.usage is not None and not result.usage.final
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        ({"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}, True),
+        ({"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}, True),
+        ({"code": 500, "message": "internal", "status": "INTERNAL"}, True),
+        ({"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}, False),
+        ({"code": 403, "message": "denied", "status": "PERMISSION_DENIED"}, False),
+        ("a bare string", False),
+    ],
+)
+def test_error_chunks(error: Any, retryable: bool) -> None:
+    stream, _ = run(sse(chunk([{"text": "a"}]), {"error": error}))
+    result = stream.result
+    assert result.status == "error" and result.error is not None
+    assert result.error.phase == "provider" and result.error.retryable is retryable
+    if isinstance(error, dict):
+        assert (result.error.type, result.error.code) == (error["status"], error["code"])
+        assert result.error.message == error["message"]
+
+
+def test_prompt_feedback_without_block_reason_is_no_ending() -> None:
+    ratings = {"promptFeedback": {"safetyRatings": []}, "responseId": RID}
+    stream, _ = run(sse(ratings, chunk([{"text": "a"}], "STOP")))
+    assert stream.result.status == "completed" and stream.result.stop_reason == "stop"
+
+
+# --- signatures, content for the next turn, ids -----------------------------------
+
+
+def _signatures(raw: bytes) -> list[str]:
+    return re.findall(r'"thoughtSignature": ?"([^"]+)"', raw.decode())
+
+
+@pytest.mark.parametrize(
+    "fixture", [f for f in GEMINI_FIXTURES if "providers" in str(f.path)], ids=lambda f: f.name
+)
+def test_provider_content_keeps_parts_and_signatures(fixture: Fixture) -> None:
+    stream, _ = fixture.replay([fixture.raw])
+    result = stream.result
+    sent = _signatures(fixture.raw)
+    assert list(result.choices[0].reasoning_signatures) == sent
+    content = gemini.model_content(result)
+    parts = content["parts"]
+    assert content["role"] == "model"
+    assert [p["thoughtSignature"] for p in parts if "thoughtSignature" in p] == sent
+    text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought"))
+    thought = "".join(p["text"] for p in parts if p.get("thought"))
+    assert (text, thought) == (result.text, result.reasoning)
+    calls = [p["functionCall"] for p in parts if "functionCall" in p]
+    assert [(c["name"], c["args"]) for c in calls] == [
+        (c.name, c.arguments) for c in result.tool_calls
+    ]
+    # A signed part is never merged with another: it comes back as it was sent.
+    decoder = sw.SseDecoder()
+    wire = [
+        part
+        for event in decoder.feed(fixture.raw) + decoder.finish()
+        for cand in json.loads(event.data).get("candidates", ())
+        for part in cand.get("content", {}).get("parts", ())
+        if "thoughtSignature" in part
+    ]
+    signed = [p for p in parts if "thoughtSignature" in p]
+    assert len(signed) == len(wire)
+    for back, sent_part in zip(signed, wire, strict=True):
+        if "text" in sent_part:
+            assert back == sent_part
+        else:
+            assert back["functionCall"]["name"] == sent_part["functionCall"]["name"]
+
+
+def test_signature_on_an_empty_last_text_part_stays_apart() -> None:
+    stream, events = run(
+        sse(
+            chunk([{"text": "Hello"}]),
+            chunk([{"text": " world"}]),
+            chunk([{"text": "", "thoughtSignature": "SIG"}], "STOP"),
+        )
+    )
+    assert gemini.model_content(stream.result)["parts"] == [
+        {"text": "Hello world"},
+        {"text": "", "thoughtSignature": "SIG"},
+    ]
+    assert events[-2].as_dict() == {
+        "event": "ReasoningDelta",
+        "text": "",
+        "signature": "SIG",
+        "redacted": None,
+        "kind": "text",
+        "choice": 0,
+    }
+
+
+def test_parallel_calls_keep_the_signature_on_the_first() -> None:
+    stream, _ = fixture("07-parallel-tool-calls").replay([fixture("07-parallel-tool-calls").raw])
+    parts = gemini.model_content(stream.result)["parts"]
+    assert [sorted(p) for p in parts] == [["functionCall", "thoughtSignature"], ["functionCall"]]
+    assert parts[0]["functionCall"] == {"name": "get_weather", "args": {"city": "Paris"}}
+
+
+def test_other_parts_are_kept_verbatim_and_unknown_keys_counted() -> None:
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    stream, _ = run(sse(chunk([image, code, {"x_new": 1}, {"text": "ok"}], "STOP")))
+    result = stream.result
+    assert gemini.model_content(result)["parts"] == [image, code, {"text": "ok"}]
+    assert dict(result.unknown_fields) == {"candidates[].content.parts[].x_new": 1}
+    assert result.text == "ok" and result.status == "completed"
+
+
+def test_synthetic_ids_are_unique_across_streams() -> None:
+    call = chunk([{"functionCall": {"name": "f", "args": {}}}], "STOP")
+    del call["responseId"]
+    ids = []
+    for _ in range(2):
+        stream, _ = run(sse(call))
+        (tool_call,) = stream.result.tool_calls
+        assert tool_call.id_source == "synthetic" and tool_call.id is not None
+        assert re.fullmatch(r"gemini-[0-9a-f]{12}-0-0", tool_call.id)
+        ids.append(tool_call.id)
+    assert ids[0] != ids[1]
+    with_id, _ = run(sse(chunk([{"functionCall": {"name": "f", "args": {}}}], "STOP")))
+    assert with_id.result.tool_calls[0].id == f"gemini-{RID}-0-0"
+
+
+# --- the SSE layer and non-SSE bodies -----------------------------------------------
+
+
+def test_sse_layer_oddities() -> None:
+    stream, _events = run(
+        b"event: ping\r\ndata: x\r\n\r\ndata: [1, 2]\r\n\r\n" + sse(chunk([{"text": "a"}], "STOP"))
+    )
+    result = stream.result
+    assert dict(result.unknown_events) == {"ping": 1}
+    assert result.error is not None and result.error.type == "invalid_payload"
+
+
+def test_a_json_body_is_read_as_json_and_blank_lines_before_sse_are_sse() -> None:
+    body = b"\r\n  " + json.dumps([chunk([{"text": "a"}], "STOP")]).encode()
+    stream, _ = run(body)
+    result = stream.result
+    assert result.status == "completed" and result.text == "a"
+    assert [w.code for w in result.warnings] == ["not_sse"]
+    assert result.metrics.bytes_received == len(body) and result.metrics.wire_events == 1
+    sse_stream = sw.stream("gemini")
+    sse_stream.feed(b"\r\n")
+    sse_stream.feed(b"\r\n" + sse(chunk([{"text": "b"}], "STOP")))
+    sse_stream.close()
+    assert sse_stream.result.text == "b" and sse_stream.result.warnings == ()
+
+
+# --- the fast path ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", GEMINI_FIXTURES, ids=lambda f: f.name)
+def test_fast_path_matches_general_path(fixture: Fixture, monkeypatch: Any) -> None:
+    data = fixture.fed_bytes()
+    fast = fixture.replay(split_at(data, range(0, len(data), 97)))
+    monkeypatch.setattr(gemini.GeminiStream, "shapes", None)
+    general = fixture.replay(split_at(data, range(0, len(data), 97)))
+    assert fast[1] == general[1]
+    assert fast[0].result.usage == general[0].result.usage
+
+
+def test_fast_path_text_is_consistent_with_content() -> None:
+    chunks = [chunk([{"text": t}], usageMetadata={"promptTokenCount": 1}) for t in "abc"]
+    chunks.insert(2, chunk([{"text": "T", "thought": True}]))
+    chunks.append(chunk([{"text": "d"}], "STOP"))
+    stream, _ = run(sse(*chunks))
+    assert gemini.model_content(stream.result)["parts"] == [
+        {"text": "ab"},
+        {"text": "T", "thought": True},
+        {"text": "cd"},
+    ]
+
+
+# --- never raises -----------------------------------------------------------------
+
+_ANY_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_PART = st.one_of(
+    st.fixed_dictionaries({"text": st.one_of(st.text(max_size=5), _ANY_JSON)}),
+    st.fixed_dictionaries(
+        {"text": st.text(max_size=5), "thought": st.booleans(), "thoughtSignature": _ANY_JSON}
+    ),
+    st.fixed_dictionaries(
+        {
+            "functionCall": st.one_of(
+                _ANY_JSON,
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "name": st.sampled_from(["f", "g", "", 3]),
+                        "args": _ANY_JSON,
+                        "id": _ANY_JSON,
+                        "willContinue": st.booleans(),
+                        "partialArgs": st.one_of(
+                            _ANY_JSON,
+                            st.lists(
+                                st.fixed_dictionaries(
+                                    {"jsonPath": st.sampled_from(["$.a", "$.b[0]", "$.a.c", "x"])},
+                                    optional={
+                                        "stringValue": _ANY_JSON,
+                                        "numberValue": _ANY_JSON,
+                                        "willContinue": st.booleans(),
+                                    },
+                                ),
+                                max_size=3,
+                            ),
+                        ),
+                    },
+                ),
+            )
+        }
+    ),
+    _ANY_JSON,
+)
+_CANDIDATE = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": st.one_of(
+            st.fixed_dictionaries({"parts": st.lists(_PART, max_size=3)}), _ANY_JSON
+        ),
+        "finishReason": st.one_of(st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY"]), _ANY_JSON),
+        "index": st.one_of(st.integers(-1, 2), _ANY_JSON),
+    },
+)
+_CHUNK = st.fixed_dictionaries(
+    {},
+    optional={
+        "candidates": st.one_of(st.lists(_CANDIDATE, max_size=2), _ANY_JSON),
+        "usageMetadata": st.one_of(
+            st.fixed_dictionaries({"promptTokenCount": st.integers(0, 9)}), _ANY_JSON
+        ),
+        "promptFeedback": _ANY_JSON,
+        "error": _ANY_JSON,
+        "responseId": _ANY_JSON,
+    },
+)
+
+
+@given(st.lists(_CHUNK, max_size=6), st.randoms(use_true_random=False))
+def test_no_chunk_sequence_makes_it_raise(chunks: list[Any], rng: Any) -> None:
+    data = sse(*chunks)
+    points = sorted(rng.sample(range(len(data) + 1), min(4, len(data) + 1)))
+    for protocol, body in (("gemini", data), ("gemini-json", json.dumps(chunks).encode())):
+        stream = sw.stream(protocol)
+        events = []
+        for piece in split_at(body, points if protocol == "gemini" else []):
+            events += stream.feed(piece)
+        events += stream.close()
+        result = stream.result
+        assert result.final and result.status != "in_progress"
+        replayed = sw.result_from_events(events, protocol=protocol)
+        assert replayed.status == result.status or result.conflicts
+
+
+@given(st.binary(max_size=300))
+def test_no_bytes_make_it_raise(data: bytes) -> None:
+    for protocol in ("gemini", "gemini-json"):
+        stream = sw.stream(protocol)
+        stream.feed(data)
+        stream.close()
+        assert stream.result.final
+
+
+def test_every_gemini_fixture_was_exercised() -> None:
+    cases = {f.manifest["case"] for f in GEMINI_FIXTURES}
+    twelve = {
+        "01-short-text",
+        "02-long-text",
+        "03-network-splits",
+        "04-several-events-one-read",
+        "05-keepalives-blank-lines",
+        "06-one-tool-call",
+        "07-parallel-tool-calls",
+        "08-tool-args-split",
+        "09-failing-tool",
+        "10-in-stream-error",
+        "11-unknown-event",
+        "12a-disconnect",
+        "12b-cancel",
+    }
+    assert twelve <= cases and len(cases) >= 11 + 32
