@@ -8,6 +8,7 @@ Usage: python3 fuzz/seed_corpus.py [SSE_CASES_JSON]
 """
 
 import base64
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -34,6 +35,38 @@ def sse_vectors(path):
         yield v["name"], base64.b64decode(v["input_b64"])
 
 
+def shape_payloads():
+    """Seeds of target `shape`: (template set, name, payload). The first 4
+    JSON payloads of each recorded chat stream (set 0) and content_block_delta
+    payloads of each recorded Anthropic stream (set 2), plus a few for the
+    generic set 1 (see SHAPE_SETS in fuzz/src/lib.rs)."""
+    providers = ROOT / "fixtures" / "providers"
+    for which, folder, event in ((0, "openai-chat", None), (2, "anthropic", "content_block_delta")):
+        for f in sorted((providers / folder).glob("*.sse")):
+            picked = 0
+            for block in f.read_bytes().replace(b"\r\n", b"\n").split(b"\n\n"):
+                lines = block.split(b"\n")
+                data = [ln[6:] for ln in lines if ln.startswith(b"data: ")]
+                named = [ln[7:] for ln in lines if ln.startswith(b"event: ")]
+                if len(data) != 1 or not data[0].startswith(b"{") or len(data[0]) > 2047:
+                    continue
+                if event is not None and named != [event.encode()]:
+                    continue
+                yield which, folder, data[0]
+                picked += 1
+                if picked == 4:
+                    break
+    generic = [
+        '{"b": [1, {"x": [1.5e3, "\\u00e9"]}, null, true, 0, "$x"], "a": []}',
+        '{"a": 0, "b": [-9223372036854775808, "s", null, true, 0, "$x"], '
+        '"c": {"d": "\\ud83d\\ude42", "e": []}}',
+        '{"k\\"q": {}, "": "v", "n": -7, "f": false}',
+        ' [1, {"a": "b"}, "c"] ',
+    ]
+    for payload in generic:
+        yield 1, "generic", payload.encode()
+
+
 def write(target, name, config, body):
     d = CORPUS / target
     d.mkdir(parents=True, exist_ok=True)
@@ -58,6 +91,9 @@ def main():
         seed = (i * 7919 % 65536).to_bytes(2, "big")
         write("sse", name, b"\x00\x00\x00\x00", body)
         write("sse", name, b"\x02\x03" + seed, body)
+    for which, name, payload in shape_payloads():
+        digest = hashlib.sha256(payload).hexdigest()[:8]
+        write("shape", f"{name}-{digest}", bytes([which]), payload)
 
 
 if __name__ == "__main__":

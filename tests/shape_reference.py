@@ -6,7 +6,7 @@ not match, and its captures must be the reference's. The reference follows
 the template grammar of ``_core.pyi`` literally: objects keep their pairs (so
 that repeated keys are seen), a dict shape is a closed object whose keys
 ending in ``?`` are optional, a list shape a fixed-length array, ``$any`` /
-``$str`` / ``$int`` / ``$raw`` directives, ``$$`` a literal ``$``, anything
+``$falsy`` / ``$str`` / ``$int`` / ``$raw`` directives, ``$$`` a literal ``$``, anything
 else a literal compared with Python's types (``1`` never matches ``1.0`` or
 ``True``).
 
@@ -98,6 +98,8 @@ def _match(shape: Any, value: Any, out: list[Any]) -> bool:
     if isinstance(shape, str) and shape.startswith("$") and not shape.startswith("$$"):
         if shape == "$any":
             return True
+        if shape == "$falsy":
+            return type(value) is not float and not value
         if shape == "$str" and type(value) is str:
             out.append(value)
             return True

@@ -158,10 +158,13 @@ def test_the_arguments_cap_is_reached_on_the_general_path() -> None:
     assert sum(type(e).__name__ == "ToolCallArgumentsDelta" for e in events) == 3
 
 
-def test_nulls_roles_and_ignored_fields_match_and_change_nothing() -> None:
+def test_falsy_fields_roles_and_ignored_fields_match_and_change_nothing() -> None:
     chunks = [
         _chunk({"role": "assistant", "content": ""}),
         _chunk({"content": "a", "role": "assistant", "refusal": None, "reasoning_content": None}),
+        # OpenRouter's content chunks; a falsy field of any kind is skipped.
+        _chunk({"content": "", "reasoning": None, "reasoning_details": [], "refusal": ""}),
+        _chunk({"content": "", "tool_calls": [], "function_call": {}, "reasoning": 0}),
         {
             "choices": [
                 {"delta": {"content": "b"}, "logprobs": {"content": []}, "finish_reason": None}
@@ -178,11 +181,30 @@ def test_nulls_roles_and_ignored_fields_match_and_change_nothing() -> None:
     ]
     _Counting.matched = 0
     events = _same_both_ways([_sse(*chunks, "[DONE]")])
-    assert _Counting.matched == 4
+    assert _Counting.matched == 6
     assert (
         "".join(e.text for e in events if isinstance(e, sw.TextDelta))
         == 'ab\u00e9\U0001f642 "q" \\ \n'
     )
+
+
+def test_reasoning_chunks_take_the_fast_path() -> None:
+    chunks = [
+        _chunk({"role": "assistant", "content": None, "reasoning_content": ""}, usage=None),
+        _chunk({"content": None, "reasoning_content": "Hmm"}, usage=None),
+        _chunk({"reasoning": " so", "reasoning_content": None}),
+        _chunk({"reasoning": ""}),
+        _chunk({"reasoning": "both", "reasoning_content": "both"}),  # general path: one delta
+        _chunk({"content": "4", "reasoning_content": None}, usage=None),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        _chunk({"reasoning_content": "late"}),  # after the finish_reason: a conflict
+    ]
+    _Counting.matched = 0
+    events = _same_both_ways([_sse(*chunks, "[DONE]")])
+    assert _Counting.matched == 6
+    reasoning = [e.text for e in events if isinstance(e, sw.ReasoningDelta)]
+    assert reasoning == ["Hmm", " so", "both"]
+    assert _run(_Counting, [_sse(*chunks)])[1].status == "protocol_conflict"
 
 
 def test_unknown_fields_decline_and_are_counted() -> None:
@@ -238,6 +260,14 @@ _DELTA = st.one_of(
             "reasoning_content": _NULLISH,
             "tool_calls": _NULLISH,
         },
+    ),
+    st.fixed_dictionaries(
+        {"reasoning_content": _TEXTS},
+        optional={"content": _NULLISH, "reasoning": _NULLISH, "role": _ANY},
+    ),
+    st.fixed_dictionaries(
+        {"reasoning": _TEXTS},
+        optional={"content": _NULLISH, "reasoning_content": _NULLISH, "role": _ANY},
     ),
     st.fixed_dictionaries(
         {"tool_calls": st.lists(_FRAGMENT, min_size=1, max_size=2)},

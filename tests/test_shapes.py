@@ -162,6 +162,15 @@ def test_cyclic_templates_are_refused() -> None:
         ShapeMatcher([("message", cyclic)])
 
 
+def test_falsy_is_what_python_treats_as_false_except_floats() -> None:
+    matcher = ShapeMatcher([("message", {"a?": "$falsy"})])
+    for falsy in ("null", "false", "0", '""', "[]", "{}"):
+        assert matcher.match('{"a": ' + falsy + "}") == (0,)
+        assert not json.loads(falsy)
+    for other in ("true", "1", '" "', "[0]", '{"": 0}', "0.0", "-0"):
+        assert matcher.match('{"a": ' + other + "}") is None
+
+
 def test_a_literal_dollar_string_is_written_twice() -> None:
     matcher = ShapeMatcher([("message", {"ref": "$$ref", "n": ("$int", None, True)})])
     assert matcher.match('{"ref": "$ref", "n": [5, null, true]}') == (0, 5)
@@ -265,7 +274,7 @@ _VALUES = st.recursive(
     max_leaves=8,
 )
 _LEAF_SHAPES = st.sampled_from(
-    ["$any", "$str", "$int", "$raw", None, True, False, 0, 1, -1, "x", "", "$$x", "dé"]
+    ["$any", "$falsy", "$str", "$int", "$raw", None, True, False, 0, 1, -1, "x", "", "$$x", "dé"]
 )
 
 
@@ -312,6 +321,8 @@ def _value_for(draw: st.DrawFn, shape: Any, wide_ints: bool) -> Any:
         return draw(st.integers(-bound, bound - 1))
     if shape in ("$any", "$raw"):
         return draw(_VALUES)
+    if shape == "$falsy":
+        return draw(st.sampled_from([None, False, 0, 0.0, "", [], Pairs(), 1, "x", [0]]))
     if isinstance(shape, str) and shape.startswith("$$"):
         return shape[1:]
     return shape

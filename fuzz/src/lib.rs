@@ -17,6 +17,7 @@
 use streamwire_core::eventstream::{
     encode_message, EventStreamDecoder, Message, Validation, DEFAULT_MAX_MESSAGE_BYTES,
 };
+use streamwire_core::shape::{Capture, ShapeSet, Spec};
 use streamwire_core::sse::SseDecoder;
 use streamwire_core::{ErrorKind, FramingError};
 
@@ -336,4 +337,133 @@ pub fn sse(data: &[u8]) {
     let whole = decode_sse(&[body], caps);
     let chunked = decode_sse(&config.chunks(body), caps);
     assert_eq!(whole, chunked, "chunking changed the SSE result");
+}
+
+/// Template sets of target `shape`, chosen by an input's first byte: the SSE
+/// event type and the templates, in [`streamwire_core::shape`]'s grammar.
+const SHAPE_SETS: &[(&str, &[&str])] = &[
+    (
+        "message",
+        &[
+            r#"{"id?": "$any", "object?": "chat.completion.chunk", "model?": "$any", "usage?": null,
+                "choices": [{"index?": "$int", "delta": {"content": "$str", "role?": "$any",
+                "refusal?": "$falsy"}, "logprobs?": "$any", "finish_reason?": null}]}"#,
+            r#"{"id?": "$any", "choices": [{"index?": "$int", "delta": {"tool_calls": [{"index": "$int",
+                "id?": null, "function": {"arguments": "$str"}}]}, "finish_reason?": null}]}"#,
+        ],
+    ),
+    (
+        "message",
+        &[
+            r#"{"a?": "$falsy", "b": ["$int", "$raw", null, true, 0, "$$x"], "c?": {"d": "$str", "e": []}}"#,
+            r#"{"k\"q?": {}, "": "$str", "n?": -7, "f": false}"#,
+            r#""$raw""#,
+        ],
+    ),
+    (
+        "content_block_delta",
+        &[
+            r#"{"type": "content_block_delta", "index": "$int", "delta": {"type": "text_delta", "text": "$str"}}"#,
+            r#"{"type": "content_block_delta", "index": "$int", "delta": {"type": "input_json_delta", "partial_json": "$str"}}"#,
+        ],
+    ),
+];
+
+/// Whether `value` (as serde_json reads it) has the shape of `spec`; pushes
+/// the captures it would have. The oracle of target `shape`.
+fn spec_matches(spec: &Spec, value: &serde_json::Value, out: &mut Vec<String>) -> bool {
+    use serde_json::Value;
+    match (spec, value) {
+        (Spec::Str(s), _) if s == "$any" => true,
+        (Spec::Str(s), _) if s == "$raw" => {
+            out.push(format!("raw:{value}"));
+            true
+        }
+        (Spec::Str(s), v) if s == "$falsy" => match v {
+            Value::Null | Value::Bool(false) => true,
+            Value::Number(n) => n.as_i64() == Some(0) || n.as_u64() == Some(0),
+            Value::String(t) => t.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            _ => false,
+        },
+        (Spec::Str(s), Value::String(t)) if s == "$str" => {
+            out.push(format!("str:{t}"));
+            true
+        }
+        (Spec::Str(s), Value::Number(n)) if s == "$int" => match n.as_i64() {
+            Some(i) => {
+                out.push(format!("int:{i}"));
+                true
+            }
+            None => false,
+        },
+        (Spec::Str(s), _) if s.starts_with('$') && !s.starts_with("$$") => false,
+        (Spec::Str(s), Value::String(t)) => {
+            s.strip_prefix('$').filter(|r| r.starts_with('$')).unwrap_or(s) == t
+        }
+        (Spec::Null, Value::Null) => true,
+        (Spec::Bool(b), Value::Bool(v)) => b == v,
+        (Spec::Int(i), Value::Number(n)) => n.as_i64() == Some(*i),
+        (Spec::Array(items), Value::Array(values)) => {
+            items.len() == values.len() && items.iter().zip(values).all(|(s, v)| spec_matches(s, v, out))
+        }
+        (Spec::Object(fields), Value::Object(map)) => {
+            let key_of = |name: &str| name.strip_suffix('?').unwrap_or(name).to_owned();
+            if map.keys().any(|k| !fields.iter().any(|(name, _)| key_of(name) == *k)) {
+                return false;
+            }
+            fields.iter().all(|(name, sub)| match map.get(&key_of(name)) {
+                Some(v) => spec_matches(sub, v, out),
+                None if name.ends_with('?') => {
+                    out.extend((0..capture_count(sub)).map(|_| "absent".to_owned()));
+                    true
+                }
+                None => false,
+            })
+        }
+        _ => false,
+    }
+}
+
+fn capture_count(spec: &Spec) -> usize {
+    match spec {
+        Spec::Str(s) => usize::from(matches!(s.as_str(), "$str" | "$int" | "$raw")),
+        Spec::Array(items) => items.iter().map(capture_count).sum(),
+        Spec::Object(fields) => fields.iter().map(|(_, s)| capture_count(s)).sum(),
+        _ => 0,
+    }
+}
+
+/// Target `shape`: the first byte picks a template set ([`SHAPE_SETS`]), the
+/// rest is one payload. Must never panic; a match must be valid JSON whose
+/// value (as serde_json reads it) has the template's shape, with the same
+/// captures. Declining is always allowed.
+pub fn shape(data: &[u8]) {
+    let Some((&which, body)) = data.split_first() else { return };
+    let Ok(text) = std::str::from_utf8(body) else { return };
+    let (event, sources) = SHAPE_SETS[usize::from(which) % SHAPE_SETS.len()];
+    let specs: Vec<Spec> = sources.iter().map(|s| Spec::parse(s).expect("a valid template")).collect();
+    let mut set = ShapeSet::new();
+    for spec in &specs {
+        set.add(event, spec).expect("a template that compiles");
+    }
+    let Ok(m) = set.match_payload(event, text) else { return };
+    let value: serde_json::Value = serde_json::from_str(text).expect("a match is one JSON text");
+    let mut expected = Vec::new();
+    assert!(spec_matches(&specs[m.template], &value, &mut expected), "matched another shape: {text}");
+    let got: Vec<String> = m
+        .captures()
+        .iter()
+        .map(|c| match c {
+            Capture::Absent => "absent".to_owned(),
+            Capture::Str(s) => format!("str:{s}"),
+            Capture::Int(i) => format!("int:{i}"),
+            Capture::Raw(raw) => {
+                let v: serde_json::Value = serde_json::from_str(raw).expect("a raw capture is JSON");
+                format!("raw:{v}")
+            }
+        })
+        .collect();
+    assert_eq!(got, expected, "captures differ: {text}");
 }

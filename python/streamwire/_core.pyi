@@ -128,11 +128,13 @@ class ShapeMatcher:
       an empty array);
     * ``None``, ``True``, ``False``, an int (a JSON integer, not ``1.0``) and a
       str are literals the value must equal;
-    * the strings ``"$any"`` (any valid JSON value, ignored), ``"$str"``
-      (capture a string), ``"$int"`` (capture an integer that fits in 64
-      bits; a fraction or an exponent declines) and ``"$raw"`` (capture any
-      value's JSON text, as in the payload) are directives; write a literal
-      string starting with ``$`` as ``"$$..."``.
+    * the strings ``"$any"`` (any valid JSON value, ignored), ``"$falsy"`` (a
+      value Python treats as false, ignored: ``null``, ``false``, ``0``,
+      ``""``, ``[]`` or ``{}``; a zero written as a float declines),
+      ``"$str"`` (capture a string), ``"$int"`` (capture an integer that fits
+      in 64 bits; a fraction or an exponent declines) and ``"$raw"`` (capture
+      any value's JSON text, as in the payload) are directives; write a
+      literal string starting with ``$`` as ``"$$..."``.
 
     Captures come in the shape's own key order, depth first; a capture under
     an absent optional key is ``None``. At most 16 captures per template and

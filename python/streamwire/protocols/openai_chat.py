@@ -55,16 +55,17 @@ What the chunks may carry, and what becomes of it:
   is a no-op. Unknown SSE event names become ``UnknownEvent``; unknown fields
   are ignored and counted.
 
-The fast path. Nearly every chunk of a stream is one running choice's text, or
-one arguments fragment of an open call, with nothing else to act on. Those two
-shapes (``SHAPES``, written in ``openai_chat_shapes.py``) are matched in Rust
-while framing: such a chunk reaches ``_on_sse`` as ``(template, choice index,
-[call index,] text, ticket)``, and no Python object is built for the rest of
-its JSON (measured on the benches' chat workload, ``bench_pipeline_chat.py
---breakdown``: the whole pipeline went from ~1970 to ~830 ns per event). The
-shapes admit exactly what the general path would ignore for such a chunk
-(fields it never reads, nulls it skips, a repeated ``role``) and decline
-anything else, including any unknown field (which the general path counts);
+The fast path. Nearly every chunk of a stream is one running choice's text,
+one arguments fragment of an open call, or one piece of reasoning, with
+nothing else to act on. Those shapes (``SHAPES``, written in
+``openai_chat_shapes.py``) are matched in Rust while framing: such a chunk
+reaches ``_on_sse`` as ``(template, choice index, [call index,] text,
+ticket)``, and no Python object is built for the rest of its JSON (measured
+on the benches' chat workload, ``bench_pipeline_chat.py --breakdown``: the
+whole pipeline went from ~1970 to ~830 ns per event). The shapes admit
+exactly what the general path would ignore for such a chunk (fields it never
+reads, nulls it skips, a repeated ``role``) and decline anything else,
+including any unknown field (which the general path counts);
 when the stream's state rules the fast path out (a choice not started yet, a
 finished choice, a call that is not open, the arguments cap, ``[DONE]``
 seen), the ticket gives back the ``SseEvent`` for the general path. So the
@@ -95,7 +96,7 @@ from ..events import (
 from ..result import Usage
 from ._base import SseStream, retryable_hint
 from .openai_chat_calls import ChatCalls
-from .openai_chat_shapes import TEXT, chunk_shape_specs
+from .openai_chat_shapes import ARGUMENTS, TEXT, chunk_shape_specs
 
 __all__ = ["PHASES", "SHAPES", "SHAPE_SPECS", "OpenAIChatStream"]
 
@@ -219,7 +220,7 @@ class OpenAIChatStream(SseStream):
                             _set_choice(text_event, index)
                             append(text_event)
                         continue
-                else:
+                elif event[0] == ARGUMENTS:
                     _, index, call_index, arguments, _ticket = event
                     state = states.get(index)
                     if state is not None and not state.terminal:
@@ -238,6 +239,14 @@ class OpenAIChatStream(SseStream):
                                     _set_args_choice(args_event, index)
                                     append(args_event)
                                 continue
+                else:  # REASONING: as _on_delta for a reasoning field alone
+                    _, index, text, _ticket = event
+                    state = states.get(index)
+                    if state is not None and not state.terminal:
+                        if text:
+                            state.reasoning.append(text)
+                            append(new_reasoning_delta(text, None, None, "text", index))
+                        continue
             self._on_event(self._decoder.matched_event(event[-1]), out)
             streaming = self._phase == "streaming"
 

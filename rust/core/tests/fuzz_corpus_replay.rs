@@ -44,3 +44,8 @@ fn eventstream_repaired_corpus() {
 fn sse_corpus() {
     replay("sse", harness::sse);
 }
+
+#[test]
+fn shape_corpus() {
+    replay("shape", harness::shape);
+}

@@ -58,6 +58,7 @@ impl<'de> DeserializeSeed<'de> for PatternSeed<'_, '_, 'de> {
         let state = self.state;
         match self.pattern {
             Pattern::Any => d.deserialize_any(Skip),
+            Pattern::Falsy => d.deserialize_any(FalsyVisitor { state }),
             Pattern::Object(object) => d.deserialize_map(ObjectVisitor { object, state }),
             Pattern::Array(items) => d.deserialize_seq(ArrayVisitor { items, state }),
             Pattern::Capture(CaptureKind::Str, slot) => {
@@ -72,7 +73,15 @@ impl<'de> DeserializeSeed<'de> for PatternSeed<'_, '_, 'de> {
             }
             Pattern::Capture(CaptureKind::Raw, slot) => {
                 let raw: &'de RawValue = de::Deserialize::deserialize(d)?;
-                state.captures[*slot] = Capture::Raw(raw.get());
+                // serde_json skips a raw value without its nesting limit and
+                // without pairing surrogate escapes: parse it again as any
+                // other value, so that it declines what they decline.
+                let text = raw.get();
+                let mut inner = serde_json::Deserializer::from_str(text);
+                if de::Deserializer::deserialize_any(&mut inner, Skip).is_err() {
+                    return Err(state.decline(Decline::Syntax));
+                }
+                state.captures[*slot] = Capture::Raw(text);
                 Ok(())
             }
             literal => d.deserialize_any(LiteralVisitor { literal, state }),
@@ -226,6 +235,66 @@ impl<'de> Visitor<'de> for Skip {
             map.next_value_seed(Skip)?;
         }
         Ok(())
+    }
+}
+
+/// A value Python treats as false once decoded: `null`, `false`, the integer
+/// `0`, `""`, `[]` or `{}` (a zero written as a float declines).
+struct FalsyVisitor<'s, 'a> {
+    state: &'s mut State<'a>,
+}
+
+impl FalsyVisitor<'_, '_> {
+    fn check<E: de::Error>(self, falsy: bool) -> Result<(), E> {
+        if falsy {
+            Ok(())
+        } else {
+            Err(self.state.decline(Decline::Mismatch))
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for FalsyVisitor<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a falsy value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.check(true)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.check(!v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.check(v == 0)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.check(v == 0)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        // Declined, even 0.0: whether a tiny float is zero depends on rounding
+        // that serde_json (without float_roundtrip) need not do as Python does.
+        self.check(false)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.check(v.is_empty())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let empty = seq.next_element::<IgnoredAny>()?.is_none();
+        self.check(empty)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let empty = map.next_key::<IgnoredAny>()?.is_none();
+        self.check(empty)
     }
 }
 

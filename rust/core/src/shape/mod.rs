@@ -16,7 +16,8 @@
 //!   escapes (`"\ud800"`), and numbers beyond `f64` (`1e400`);
 //! * objects are *closed*: a key the template does not list, a duplicate key
 //!   or a missing required key declines;
-//! * a literal, a type or an array length that differs declines;
+//! * a literal, a type or an array length that differs declines (`serde_json`
+//!   reads `-0` as a float: an integer capture or literal declines it);
 //! * an integer literal longer than [`MAX_DIGIT_RUN`] digits declines anywhere
 //!   in the text: CPython refuses to convert such integers (its
 //!   `int_max_str_digits` limit, whose lowest setting is 640), so `json.loads`
@@ -38,12 +39,14 @@
 //!   an empty array);
 //! * `null`, `true`, `false`, an integer, or a string are literals that the
 //!   value must equal (an integer literal matches only a JSON integer);
-//! * the strings `"$any"` (any valid JSON value, ignored), `"$str"` (capture a
-//!   string), `"$int"` (capture an integer that fits `i64`; a fraction or an
-//!   exponent declines) and `"$raw"` (capture the value's JSON text, any
-//!   type) are directives; a literal string starting with `$` is written with
-//!   `$$` (`"$$ref"` matches the string `"$ref"`). Other `$` strings are
-//!   errors, as are floats.
+//! * the strings `"$any"` (any valid JSON value, ignored), `"$falsy"` (a value
+//!   Python treats as false, ignored: `null`, `false`, `0`, `""`, `[]` or
+//!   `{}`; a zero written as a float declines), `"$str"` (capture a string),
+//!   `"$int"` (capture an integer that fits `i64`; a fraction or an exponent
+//!   declines) and `"$raw"` (capture the value's JSON text, any type) are
+//!   directives; a literal string starting with `$` is written with `$$`
+//!   (`"$$ref"` matches the string `"$ref"`). Other `$` strings are errors,
+//!   as are floats.
 //!
 //! Captures are numbered depth-first in the template's own key order; a
 //! capture under an optional key that is absent is [`Capture::Absent`]. A
@@ -97,7 +100,8 @@ pub enum Decline {
     UnknownKey,
     /// An object repeats a key.
     DuplicateKey,
-    /// An object lacks a key the template requires.
+    /// An object lacks a key the template requires (or the payload spells the
+    /// template's probe key with escapes: see "Cost" in the module docs).
     MissingKey,
     /// A value has another type, or differs from the template's literal.
     Mismatch,
@@ -176,6 +180,7 @@ impl<'a> Match<'a> {
 #[derive(Debug, Clone, PartialEq)]
 enum Pattern {
     Any,
+    Falsy,
     Null,
     Bool(bool),
     Int(i64),

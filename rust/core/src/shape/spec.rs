@@ -61,6 +61,7 @@ pub(super) fn compile(spec: &Spec, captures: &mut usize) -> Result<Pattern, Spec
             None => Pattern::Str(s.as_str().into()),
             Some(rest) if rest.starts_with('$') => Pattern::Str(rest.into()),
             Some("any") => Pattern::Any,
+            Some("falsy") => Pattern::Falsy,
             Some(directive) => {
                 let kind = match directive {
                     "str" => CaptureKind::Str,
@@ -68,7 +69,7 @@ pub(super) fn compile(spec: &Spec, captures: &mut usize) -> Result<Pattern, Spec
                     "raw" => CaptureKind::Raw,
                     _ => {
                         return Err(SpecError::new(format!(
-                            "unknown directive {s:?} (expected $any, $str, $int or $raw; \
+                            "unknown directive {s:?} (expected $any, $falsy, $str, $int or $raw; \
                              write a literal '$' as '$$')"
                         )))
                     }

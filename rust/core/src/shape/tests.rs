@@ -527,3 +527,31 @@ fn mutated_payloads_match_only_as_serde_json_reads_them() {
     // The mutations must exercise both outcomes.
     assert!(matched > 300 && declined > 3000, "matched {matched}, declined {declined}");
 }
+
+#[test]
+fn falsy_matches_what_python_treats_as_false() {
+    let shapes = one(r#"{"a?": "$falsy", "b": "$str"}"#);
+    for falsy in ["null", "false", "0", "\"\"", "[]", "{}", " [ ] ", "{ }"] {
+        let data = format!(r#"{{"a": {falsy}, "b": "x"}}"#);
+        assert_eq!(captures(&shapes, &data), (0, vec![s("x")]), "{falsy}");
+    }
+    // -0 and 0.0 are zero in Python too, but floats decline (see FalsyVisitor).
+    for truthy in
+        ["true", "1", "-1", "\"0\"", "\" \"", "[null]", "[[]]", r#"{"k":null}"#, "0.0", "-0", "5e-324"]
+    {
+        let data = format!(r#"{{"a": {truthy}, "b": "x"}}"#);
+        assert_eq!(declines(&shapes, &data), Decline::Mismatch, "{truthy}");
+    }
+    assert_eq!(declines(&shapes, r#"{"a": [, "b": "x"}"#), Decline::Syntax);
+}
+
+#[test]
+fn raw_captures_decline_what_other_values_decline() {
+    let shapes = one(r#"{"r": "$raw"}"#);
+    let deep = format!(r#"{{"r": {}{}}}"#, "[".repeat(200), "]".repeat(200));
+    assert_eq!(declines(&shapes, &deep), Decline::Syntax);
+    assert_eq!(declines(&shapes, r#"{"r": "\ud83d`\ude42"}"#), Decline::Syntax);
+    assert_eq!(declines(&shapes, r#"{"r": [1e400]}"#), Decline::Syntax);
+    let fine = format!(r#"{{"r": {}{}}}"#, "[".repeat(100), "]".repeat(100));
+    assert_eq!(captures(&shapes, &fine).1.len(), 1);
+}
