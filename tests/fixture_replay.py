@@ -91,7 +91,7 @@ class Fixture:
     def replay(self, chunks: list[bytes]) -> tuple[sw.Stream, list[sw.Event]]:
         """Feeds the chunks to a new adapter and ends it as the manifest says."""
         if self.messages:  # chunks of a WebSocket fixture: its lines are the messages
-            stream, events, _ = Fixture(self.path).replay_messages("str")
+            stream, events, _ = self.replay_messages("str")
             return stream, events
         stream = sw.stream(self.protocol, **self.manifest.get("options", {}))
         events = feed_all(stream.feed, chunks)

@@ -540,3 +540,44 @@ _json_values = st.recursive(
 def test_arbitrary_json_never_raises(payloads: list[Any], done: bool) -> None:
     data = _sse(*[json.dumps(p) for p in payloads], *(["[DONE]"] if done else []))
     _never_raises([data])
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {
+            "type": "response.output_text.done",
+            "item_id": "m1",
+            "output_index": 0,
+            "content_index": ["a"],
+            "text": "x",
+        },
+        {
+            "type": "response.content_part.added",
+            "item_id": "m1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": ["x"]},
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {"id": "m1", "type": "message", "role": "assistant", "content": [{"type": {}}]},
+        },
+    ],
+    ids=["list-content-index", "list-part-type", "dict-part-type-in-item"],
+)
+def test_unhashable_values_where_keys_belong_never_raise(event: dict[str, Any]) -> None:
+    """A list or object where an index or a type name belongs is a broken event,
+    recorded, never a TypeError out of the adapter (found by fuzzing)."""
+    created = {"type": "response.created", "response": {"id": "r1", "output": []}}
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {"id": "m1", "type": "message", "role": "assistant", "content": []},
+    }
+    s = sw.stream("openai-responses")
+    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in (created, added, event))
+    s.feed(body)
+    s.close()
+    assert s.result.status in {"protocol_conflict", "incomplete"}

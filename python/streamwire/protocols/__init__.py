@@ -2,7 +2,8 @@
 
 The names are DESIGN.md's (checked 2026-11-29): HTTP ``openai-chat``,
 ``openai-responses``, ``anthropic``, ``gemini``, ``gemini-json``,
-``bedrock-converse``, ``bedrock-invoke``. Each adapter lives in its own module and
+``bedrock-converse``, ``bedrock-invoke``; WebSocket ``openai-responses-ws``,
+``openai-realtime``, ``gemini-live``. Each adapter lives in its own module and
 is imported only when first asked for, so ``import streamwire`` stays cheap.
 A protocol is available once its adapter is registered here.
 """
@@ -25,6 +26,9 @@ _REGISTRY: dict[str, str | type[Stream]] = {
     "bedrock-invoke": "streamwire.protocols.bedrock_invoke:BedrockInvokeStream",
     "gemini": "streamwire.protocols.gemini:GeminiStream",
     "gemini-json": "streamwire.protocols.gemini_json:GeminiJsonStream",
+    "openai-responses-ws": "streamwire.protocols.openai_responses_ws:OpenAIResponsesSession",
+    "openai-realtime": "streamwire.protocols.openai_realtime:OpenAIRealtimeSession",
+    "gemini-live": "streamwire.protocols.gemini_live:GeminiLiveSession",
 }
 
 

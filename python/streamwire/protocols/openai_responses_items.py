@@ -359,6 +359,10 @@ class Items:
         elif item.type != _PART_ITEM[kind]:
             self._acc.conflict(f"{event} arrived for item {item.id!r} of type {item.type!r}")
             return None
+        if index is not None and type(index) is not int:
+            # An index must key a dict: a list or object here is a broken event.
+            self._acc.conflict(f"{event} has a content index that is not an integer: {index!r}")
+            return None
         channel = "summary" if kind == "summary" else "content"
         key = (item.id, channel, index)
         part = self.parts.get(key)
@@ -438,7 +442,8 @@ class Items:
         for index, body in enumerate(parts):
             if type(body) is not dict:
                 continue
-            kind = PART_KINDS.get(body.get("type"))  # type: ignore[arg-type]
+            part_type = body.get("type")
+            kind = PART_KINDS.get(part_type) if type(part_type) is str else None
             if kind is None or (channel == "summary") != (kind == "summary"):
                 continue
             part = self.parts.get((item.id, channel, index))

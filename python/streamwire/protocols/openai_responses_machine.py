@@ -522,7 +522,8 @@ class ResponsesMachine:
             if type(full) is not dict:
                 self._acc.conflict(f"{kind} has no part object")
                 return
-            found = PART_KINDS.get(full.get("type"))  # type: ignore[arg-type]
+            part_type = full.get("type")
+            found = PART_KINDS.get(part_type) if type(part_type) is str else None
             if found is None:
                 name = f"part:{full.get('type')}"
                 out.append(self._acc.unknown_event(name, raw if raw is not None else _raw(obj)))

@@ -1,0 +1,251 @@
+"""The ``openai-realtime`` adapter: a session of the OpenAI Realtime API over WebSocket.
+
+The server sends one JSON event per text message (OpenAI API reference,
+"Realtime server events", platform.openai.com/docs/api-reference/
+realtime-server-events, and the "Realtime conversations" guide, both checked
+2026-11-29): session events (``session.created`` first, ``session.updated``),
+conversation and audio-buffer events, the events of each response (every one
+carries its ``response_id``; ``response.created`` and ``response.done`` carry
+the response object), ``rate_limits.updated`` and ``error``. A response ends
+with ``response.done``, "always emitted, no matter the final state", whose
+``response.status`` (``completed``, ``cancelled``, ``failed``,
+``incomplete``) is the terminal signal: there is no ``response.completed``.
+
+Each response is interpreted by its own ``RealtimeResponse``
+(``openai_realtime_machine.py``), found by its ``response_id``, so responses
+that overlap (an out-of-band response with ``conversation: "none"`` next to
+the default conversation's) stay apart. The session machine (``SESSION``)::
+
+    connecting --session------> open        (session.created / updated)
+    connecting --conversation-> open        (before session.created: warning)
+    connecting --response-----> open        (routed; warning)
+    open       --session------> open        (the session's model is noted)
+    open       --conversation-> open        (known, nothing to report)
+    open       --response-----> open        (routed to its response)
+    *          --error--------> (same)      (the session's error)
+    *          --unknown------> (same)      (counted)
+
+* Routing: an event for a response that is not known yet opens it (without
+  ``response.created``: a warning); an event for a response that already had
+  its ``response.done`` is the session's protocol conflict (a repeated
+  ``response.done``: a warning), so that a finished response's result never
+  changes. An event of an unknown ``response.*`` type is counted in its
+  response; any other unknown type in the session (``unknown_events``).
+* ``error`` events belong to the session (``session.errors``, an
+  ``ErrorReceived`` event): the API reports most errors as recoverable, caused
+  by a client event (``event_id``), and the session stays open. They do not
+  change the status of a response in flight: a response that fails says so in
+  its ``response.done`` (``failed``, with ``status_details.error``).
+* Interruptions: with voice activity detection the server cancels the response
+  in flight when the user starts speaking (``status_details.reason``
+  ``turn_detected``); ``response.cancel`` gives ``client_cancelled``. Either
+  way the response ends ``cancelled`` and its calls are never executable, and
+  ``sw.tool_result`` refuses them: the model expects no output for them.
+* ``close()`` decides the responses in flight (``incomplete``: no
+  ``response.done``), ``cancel()`` ends them ``cancelled``.
+
+Tool results: ``sw.tool_result(session, call_id, output)`` is the client event
+``{"type": "conversation.item.create", "item": {"type":
+"function_call_output", "call_id", "output"}}``; send ``response.create``
+after it for the model to continue.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from ..events import Event
+from ..toolresults import RESULT_RESOLVERS
+from ._base import retryable_hint
+from ._websocket import Turn, WebSocketSession, session_result_for
+from .openai_realtime_machine import EVENTS, RealtimeResponse
+
+__all__ = [
+    "SESSION",
+    "SESSION_EVENTS",
+    "OpenAIRealtimeSession",
+    "SessionInput",
+    "SessionPhase",
+]
+
+SessionPhase = Literal["connecting", "open"]
+SessionInput = Literal["session", "conversation", "response", "error", "unknown"]
+
+#: ``(phase, input) -> (action, next phase)``; every pair is listed.
+SESSION: Mapping[tuple[SessionPhase, SessionInput], tuple[str, SessionPhase]] = {
+    ("connecting", "session"): ("configure", "open"),
+    ("connecting", "conversation"): ("early", "open"),
+    ("connecting", "response"): ("early_route", "open"),
+    ("connecting", "error"): ("error", "connecting"),
+    ("connecting", "unknown"): ("unknown", "connecting"),
+    ("open", "session"): ("configure", "open"),
+    ("open", "conversation"): ("ignore", "open"),
+    ("open", "response"): ("route", "open"),
+    ("open", "error"): ("error", "open"),
+    ("open", "unknown"): ("unknown", "open"),
+}
+#: Server events that belong to the session (known; no unified event).
+SESSION_EVENTS: Mapping[str, SessionInput] = {
+    "session.created": "session",
+    "session.updated": "session",
+    "transcription_session.created": "session",
+    "transcription_session.updated": "session",
+    **dict.fromkeys(
+        (
+            "conversation.created",
+            "conversation.item.created",
+            "conversation.item.added",
+            "conversation.item.done",
+            "conversation.item.retrieved",
+            "conversation.item.truncated",
+            "conversation.item.deleted",
+            "conversation.item.input_audio_transcription.completed",
+            "conversation.item.input_audio_transcription.delta",
+            "conversation.item.input_audio_transcription.failed",
+            "conversation.item.input_audio_transcription.segment",
+            "input_audio_buffer.committed",
+            "input_audio_buffer.cleared",
+            "input_audio_buffer.speech_started",
+            "input_audio_buffer.speech_stopped",
+            "input_audio_buffer.timeout_triggered",
+            "input_audio_buffer.dtmf_event_received",
+            "output_audio_buffer.started",
+            "output_audio_buffer.stopped",
+            "output_audio_buffer.cleared",
+            "rate_limits.updated",
+            "mcp_list_tools.in_progress",
+            "mcp_list_tools.completed",
+            "mcp_list_tools.failed",
+            # An MCP call's progress carries no response_id; its done item says the rest.
+            "response.mcp_call.in_progress",
+            "response.mcp_call.completed",
+            "response.mcp_call.failed",
+        ),
+        "conversation",
+    ),
+}
+
+
+class OpenAIRealtimeSession(WebSocketSession[RealtimeResponse]):
+    """OpenAI Realtime session adapter (``sw.stream("openai-realtime")``)."""
+
+    protocol = "openai-realtime"
+
+    def __init__(self, **options: Any) -> None:
+        """Options: ``WebSocketSession``'s (``audio``, ``max_message_bytes``,
+        ``max_results``) and ``Stream``'s."""
+        super().__init__(**options)
+        self.phase: SessionPhase = "connecting"
+        #: The session id and model from ``session.created`` / ``updated``.
+        self.session_id: str | None = None
+        self.model: str | None = None
+
+    def _classify(self, obj: dict[str, Any], kind: Any) -> SessionInput:
+        if type(kind) is not str:
+            return "unknown"
+        if kind in EVENTS:
+            return "response"
+        known = SESSION_EVENTS.get(kind)
+        if known is not None:
+            return known
+        if kind == "error":
+            return "error"
+        if kind.startswith("response.") and type(obj.get("response_id")) is str:
+            return "response"  # a response event of a newer API: counted in its response
+        return "unknown"
+
+    def _on_message(self, obj: dict[str, Any], raw: str | None, out: list[Event]) -> None:
+        kind = obj.get("type")
+        input = self._classify(obj, kind)
+        action, self.phase = SESSION[self.phase, input]
+        if action in ("early", "early_route"):
+            self._acc.warn("session_not_created", f"{kind} arrived before session.created")
+        if action == "configure":
+            self._configure(obj)
+        elif action in ("route", "early_route"):
+            self._route(obj, str(kind), raw, out)
+        elif action == "error":
+            self._error(obj, out)
+        elif action == "unknown":
+            name = kind if type(kind) is str else "<untyped>"
+            out.append(self._acc.unknown_event(name, raw if raw is not None else _dump(obj)))
+
+    def _configure(self, obj: dict[str, Any]) -> None:
+        session = obj.get("session")
+        if type(session) is not dict:
+            return
+        session_id, model = session.get("id"), session.get("model")
+        if type(session_id) is str and session_id:
+            self.session_id = session_id
+        if type(model) is str and model:
+            self.model = model
+
+    def _error(self, obj: dict[str, Any], out: list[Event]) -> None:
+        error = obj.get("error")
+        if type(error) is not dict:
+            error = {"message": error} if type(error) is str else {}
+        kind, code, message = error.get("type"), error.get("code"), error.get("message")
+        kind = kind if type(kind) is str else None
+        if type(code) is not str and type(code) is not int:
+            code = None
+        message = message if type(message) is str else None
+        retryable = retryable_hint(kind, code)
+        self._session_error("provider", kind, code, message, retryable, error, out)
+
+    def _route(self, obj: dict[str, Any], kind: str, raw: str | None, out: list[Event]) -> None:
+        rid = _response_id(obj)
+        turn = self.find_turn(rid) if rid is not None else self._current_turn()
+        if turn is None:
+            turn = self._open(rid, kind)
+        elif not turn.in_flight:
+            if kind == "response.done":
+                self._acc.warn("done_repeated", f"response.done for {rid!r} arrived again")
+            else:
+                self._acc.conflict(f"{kind} arrived for response {rid!r} after its response.done")
+            return
+        self.route(turn)
+        start = len(out)
+        machine = turn.machine
+        machine.on_event(obj, out, raw)
+        if machine.terminal:
+            turn.in_flight = False
+        self.attribute(turn, out, start)
+
+    def _open(self, rid: str | None, kind: str) -> Turn[RealtimeResponse]:
+        if any(True for _ in self.turns_in_flight()):
+            self._acc.warn(
+                "responses_overlap",
+                f"response {rid!r} started while another was in flight (an out-of-band "
+                "response, or the one in flight will be cancelled)",
+            )
+        acc = self.new_acc()
+        acc.model = self.model
+        machine = RealtimeResponse(acc, audio=self.audio_mode)
+        turn = self.new_turn(rid, machine, acc)
+        machine.items.turn = turn
+        return turn
+
+    def _end_turn(
+        self, turn: Turn[RealtimeResponse], how: Literal["eof", "cancel"], out: list[Event]
+    ) -> None:
+        machine = turn.machine
+        if how == "cancel" and not machine.terminal:
+            turn.acc.cancelled = True
+        machine.on_eof(out)
+
+
+def _response_id(obj: dict[str, Any]) -> str | None:
+    rid = obj.get("response_id")
+    if rid is None:
+        response = obj.get("response")
+        rid = response.get("id") if type(response) is dict else None
+    return rid if type(rid) is str and rid else None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]
+
+
+RESULT_RESOLVERS["openai-realtime"] = session_result_for

@@ -1,0 +1,247 @@
+"""The ``openai-responses-ws`` adapter: the OpenAI Responses API's WebSocket mode.
+
+In WebSocket mode the client keeps one connection to ``wss://api.openai.com/
+v1/responses`` and starts each turn by sending a ``response.create`` event
+(the create body without ``stream`` / ``background``), chaining turns with
+``previous_response_id``; the server answers on the same socket with the
+same typed ``response.*`` events as the HTTP stream, one JSON event per text
+message, and an ``error`` event when a request fails (e.g.
+``previous_response_not_found``, ``websocket_connection_limit_reached``).
+Responses run one at a time on a connection ("WebSocket Mode" guide,
+developers.openai.com/api/docs/guides/websocket-mode, and the API
+reference's ``responses.connect``, both checked 2026-11-29). DESIGN.md
+(checked 2026-11-29) gives the statuses, tool-call and usage rules.
+
+Each response is interpreted by its own ``ResponsesMachine``
+(``openai_responses_machine.py``: the same implementation as the SSE
+adapter), with its own accumulator and result. The session routes messages
+with a small machine whose transitions are data (``SESSION``)::
+
+    idle       --lifecycle--> responding  (response.created/queued/in_progress: a new response)
+    idle       --content----> responding  (a new response that skipped response.created; warning)
+    idle       --terminal---> idle        (a new response that ends at once; a repeat of the
+                                           last response's terminal event is only a warning)
+    idle       --error------> idle        (the request failed before its response started:
+                                           a response that ends in ``error``)
+    idle       --unknown----> idle        (the session's own unknown event)
+    responding --lifecycle--> responding  (applied; another response id: the one in flight
+                                           was superseded, ends ``incomplete``, warning)
+    responding --content----> responding  (applied)
+    responding --unknown----> responding  (counted in the response)
+    responding --terminal---> idle        (applied: the response ended)
+    responding --error------> idle        (applied: an error ends the response in flight)
+
+A message that is not a JSON object is an error of the response in flight
+(``_websocket.py``); the response stays in flight. ``close()`` decides the
+response in flight (``incomplete`` without its terminal event).
+
+``session.previous_response_id`` is the id of the latest response that ended
+``completed`` or ``truncated``: what the next ``response.create`` quotes to
+continue the chain (after a failed turn, OpenAI advises restarting the chain
+without it). The multiplexing beta (``stream_id``) is not supported: its
+interleaved responses would be read as one another's.
+
+Tool results (``sw.tool_result(session, call_id, output)``) are
+``function_call_output`` input items for the next ``response.create``; the
+session finds the response that made the call; quoting an item id (``fc_...``)
+is refused with the call's ``call_id`` named, as on HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from ..events import Event
+from ..result import StreamResult
+from ..toolresults import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
+from ._base import Stream
+from ._websocket import Turn, WebSocketSession, session_result_for
+from .openai_responses import unknown_call_id_hint as _http_hint
+from .openai_responses_machine import EVENTS, PhaseInput, ResponsesMachine
+
+__all__ = [
+    "SESSION",
+    "OpenAIResponsesSession",
+    "SessionInput",
+    "SessionPhase",
+    "unknown_call_id_hint",
+]
+
+SessionPhase = Literal["idle", "responding"]
+SessionInput = Literal["lifecycle", "content", "terminal", "error", "unknown"]
+
+#: The session machine: ``(phase, input) -> (action, next phase)``; every pair is listed.
+SESSION: Mapping[tuple[SessionPhase, SessionInput], tuple[str, SessionPhase]] = {
+    ("idle", "lifecycle"): ("open", "responding"),
+    ("idle", "content"): ("open_implicit", "responding"),
+    ("idle", "terminal"): ("open_end", "idle"),
+    ("idle", "error"): ("open_end", "idle"),
+    ("idle", "unknown"): ("session_unknown", "idle"),
+    ("responding", "lifecycle"): ("apply_or_supersede", "responding"),
+    ("responding", "content"): ("apply", "responding"),
+    ("responding", "unknown"): ("apply", "responding"),
+    ("responding", "terminal"): ("apply_end", "idle"),
+    ("responding", "error"): ("apply_end", "idle"),
+}
+_INPUTS: Mapping[PhaseInput, SessionInput] = {
+    "lifecycle": "lifecycle",
+    "content": "content",
+    "terminal": "terminal",
+    "error": "error",
+    "unknown": "unknown",
+}
+#: Event type -> session input (every type the response machine knows).
+_BY_TYPE: Mapping[str, SessionInput] = {
+    kind: _INPUTS.get(input, "unknown") for kind, input in EVENTS.items()
+}
+
+
+class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
+    """OpenAI Responses WebSocket-mode session (``sw.stream("openai-responses-ws")``)."""
+
+    protocol = "openai-responses-ws"
+
+    def __init__(self, *, max_output_items: int = 4096, **options: Any) -> None:
+        """Options: ``max_output_items`` caps each response's output items and
+        parts; the rest are ``WebSocketSession``'s and ``Stream``'s."""
+        super().__init__(**options)
+        self._max_output_items = max_output_items
+        self.phase: SessionPhase = "idle"
+
+    @property
+    def previous_response_id(self) -> str | None:
+        """The id of the latest response that ended ``completed`` or ``truncated``."""
+        for turn in reversed(self._turns):
+            if not turn.in_flight:
+                result = self._snapshot(turn)
+                if result.status in ("completed", "truncated") and result.message_id:
+                    return result.message_id
+        return None
+
+    # --- routing ------------------------------------------------------------------------
+
+    def _on_message(self, obj: dict[str, Any], raw: str | None, out: list[Event]) -> None:
+        kind = obj.get("type")
+        if type(kind) is str:
+            input = _BY_TYPE.get(kind, "unknown")
+        elif "error" in obj:
+            kind, input = "error", "error"  # a chat-style {"error": {...}}, as the machine reads it
+        else:
+            input = "unknown"
+        action, self.phase = SESSION[self.phase, input]
+        if action == "apply":  # the common case: an event of the response in flight
+            turn = self._turns[-1]
+            self.route(turn)
+            start = len(out)
+            turn.machine.on_event(obj, out, raw)
+            if turn.machine.terminal:
+                self._ended(turn, out)
+            self.attribute(turn, out, start)
+            return
+        if action == "session_unknown":
+            name = kind if type(kind) is str else "<untyped>"
+            start = len(out)
+            out.append(self._acc.unknown_event(name, raw if raw is not None else _raw(obj)))
+            self.attribute(None, out, start)
+            return
+        current = self._current_turn()
+        if action == "apply_or_supersede" and current is not None:
+            response_id = _response_id(obj)
+            if response_id is not None and current.key not in (None, response_id):
+                self._supersede(current, response_id, out)
+                current = None
+        elif action == "open_end" and input == "terminal":
+            last = self.last_turn()
+            response_id = _response_id(obj)
+            if last is not None and response_id is not None and last.key == response_id:
+                self._acc.warn(
+                    "terminal_repeated",
+                    f"{kind} for response {response_id!r} arrived again after it ended",
+                )
+                return
+        if current is None:
+            turn = self._open(obj, action == "open_implicit", out)
+        else:
+            turn = current
+            self.route(turn)
+        start = len(out)
+        turn.machine.on_event(obj, out, raw)
+        if turn.key is None:
+            turn.key = turn.acc.message_id
+        if action in ("apply_end", "open_end") or turn.machine.terminal:
+            self._ended(turn, out)
+        self.attribute(turn, out, start)
+
+    def _ended(self, turn: Turn[ResponsesMachine], out: list[Event]) -> None:
+        """The response ended (its terminal event, or an error): its status is decided."""
+        self.phase = "idle"
+        turn.machine.on_eof(out)
+        turn.in_flight = False
+
+    def _open(
+        self, obj: dict[str, Any], implicit: bool, out: list[Event]
+    ) -> Turn[ResponsesMachine]:
+        acc = self.new_acc()
+        machine = ResponsesMachine(acc, max_output_items=self._max_output_items)
+        turn = self.new_turn(_response_id(obj), machine, acc)
+        if implicit:
+            acc.warn(
+                "response_not_created",
+                f"{obj.get('type')} arrived with no response in flight: a new response was assumed",
+            )
+        return turn
+
+    def _supersede(self, turn: Turn[ResponsesMachine], response_id: str, out: list[Event]) -> None:
+        start = len(out)
+        turn.acc.warn(
+            "response_superseded",
+            f"response {response_id!r} started before this one ended; responses run "
+            "one at a time on a connection, so this one will not end",
+        )
+        turn.machine.on_eof(out)
+        turn.in_flight = False
+        self.attribute(turn, out, start)
+
+    def _end_turn(
+        self, turn: Turn[ResponsesMachine], how: Literal["eof", "cancel"], out: list[Event]
+    ) -> None:
+        machine = turn.machine
+        if how == "cancel" and not machine.terminal:
+            turn.acc.cancelled = True
+        machine.on_eof(out)
+        self.phase = "idle"
+
+
+def _response_id(obj: dict[str, Any]) -> str | None:
+    response = obj.get("response")
+    if type(response) is dict:
+        rid = response.get("id")
+        if type(rid) is str and rid:
+            return rid
+    return None
+
+
+def _raw(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))[:4096]
+
+
+def unknown_call_id_hint(source: StreamResult | Stream, result: StreamResult, call_id: str) -> str:
+    """Why ``call_id`` is no call of this session, when it can tell: the item id
+    of a call (``fc_...``) of any of its responses quoted instead of its ``call_id``."""
+    if isinstance(source, OpenAIResponsesSession):
+        for turn in reversed(source._turns):
+            for item in turn.machine.items.items:
+                call = item.call
+                if item.id == call_id and call is not None and call.id is not None:
+                    return (
+                        f": {call_id!r} is the output item id of the {call.type} call "
+                        f"{call.name!r}; a tool result must quote its call_id {call.id!r}"
+                    )
+    return _http_hint(source, result, call_id)
+
+
+# Registered after openai_responses' own (imported above), which this one extends.
+UNKNOWN_ID_HINTS["openai-responses-ws"] = unknown_call_id_hint
+RESULT_RESOLVERS["openai-responses-ws"] = session_result_for
