@@ -37,12 +37,16 @@ from .result import ChoiceResult, Metrics, StreamError, StreamResult, StreamWarn
 from .toolcalls import ToolCall, ToolCallStateError, ToolLedger
 from .tooldefs import ToolSet
 from .toolresults import ToolResultError, tool_result
+from .translate import ENCODERS, Downgrade, Encoder, encoder, known_encoders, translate
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "ENCODERS",
     "ChoiceResult",
+    "Downgrade",
+    "Encoder",
     "ErrorReceived",
     "Event",
     "EventStreamDecoder",
@@ -79,12 +83,15 @@ __all__ = [
     "aiter_events",
     "encode_eventstream",
     "encode_sse",
+    "encoder",
     "iter_events",
+    "known_encoders",
     "known_protocols",
     "register_protocol",
     "result_from_events",
     "stream",
     "tool_result",
+    "translate",
 ]
 
 if TYPE_CHECKING:
