@@ -39,7 +39,7 @@ def shape_payloads():
     """Seeds of target `shape`: (template set, name, payload). The first 4
     JSON payloads of each recorded chat stream (set 0) and content_block_delta
     payloads of each recorded Anthropic stream (set 2), plus a few for the
-    generic set 1 (see SHAPE_SETS in fuzz/src/lib.rs)."""
+    generic set 1 and the Bedrock set 3 (see SHAPE_SETS in fuzz/src/lib.rs)."""
     providers = ROOT / "fixtures" / "providers"
     for which, folder, event in ((0, "openai-chat", None), (2, "anthropic", "content_block_delta")):
         for f in sorted((providers / folder).glob("*.sse")):
@@ -65,6 +65,13 @@ def shape_payloads():
     ]
     for payload in generic:
         yield 1, "generic", payload.encode()
+    bedrock = [
+        '{"contentBlockIndex":0,"delta":{"text":"Hi \\n\\u00e9"},"p":"abcdefgh"}',
+        '{"p":[1.5,{"q":null}],"delta":{"text":"\\ud83d\\ude42"},"contentBlockIndex":12}',
+        '{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{}"}},"p":"ab"}',
+    ]
+    for payload in bedrock:
+        yield 3, "bedrock", payload.encode()
 
 
 def write(target, name, config, body):

@@ -402,6 +402,8 @@ def test_usage_with_cache_figures() -> None:
 class _GeneralPath(bedrock.BedrockConverseStream):
     """The adapter with its fast path off: every message through ``PHASES``."""
 
+    shapes = None
+
     def _on_messages(self, messages: list[sw.EventStreamMessage], out: list[sw.Event]) -> None:
         _eventstream.EventStreamStream._on_messages(self, messages, out)
 

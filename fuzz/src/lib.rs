@@ -367,6 +367,7 @@ const SHAPE_SETS: &[(&str, &[&str])] = &[
             r#"{"type": "content_block_delta", "index": "$int", "delta": {"type": "input_json_delta", "partial_json": "$str"}}"#,
         ],
     ),
+    ("contentBlockDelta", &[r#"{"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"}"#]),
 ];
 
 /// Whether `value` (as serde_json reads it) has the shape of `spec`; pushes
@@ -435,20 +436,35 @@ fn capture_count(spec: &Spec) -> usize {
     }
 }
 
+/// A match's template and captures, comparable.
+fn summary<'a>(m: &streamwire_core::shape::Match<'a>) -> (usize, Vec<Capture<'a>>) {
+    (m.template, m.captures().to_vec())
+}
+
 /// Target `shape`: the first byte picks a template set ([`SHAPE_SETS`]), the
 /// rest is one payload. Must never panic; a match must be valid JSON whose
 /// value (as serde_json reads it) has the template's shape, with the same
-/// captures. Declining is always allowed.
+/// captures. Declining is always allowed. The fast scanner and the
+/// `serde_json` matcher must give the same answer (and decline reason).
 pub fn shape(data: &[u8]) {
     let Some((&which, body)) = data.split_first() else { return };
-    let Ok(text) = std::str::from_utf8(body) else { return };
     let (event, sources) = SHAPE_SETS[usize::from(which) % SHAPE_SETS.len()];
     let specs: Vec<Spec> = sources.iter().map(|s| Spec::parse(s).expect("a valid template")).collect();
     let mut set = ShapeSet::new();
     for spec in &specs {
         set.add(event, spec).expect("a template that compiles");
     }
-    let Ok(m) = set.match_payload(event, text) else { return };
+    let Ok(text) = std::str::from_utf8(body) else {
+        assert!(set.match_bytes(event, body).is_err(), "matched bytes that are not UTF-8");
+        return;
+    };
+    // The fast scanner never disagrees with serde_json (the reference).
+    let fast = set.match_payload(event, text);
+    let reference = set.match_payload_reference(event, text);
+    assert_eq!(fast.as_ref().map(summary), reference.as_ref().map(summary), "scanner vs serde_json: {text}");
+    let bytes = set.match_bytes(event, body);
+    assert_eq!(bytes.as_ref().map(summary), fast.as_ref().map(summary), "bytes vs str: {text}");
+    let Ok(m) = fast else { return };
     let value: serde_json::Value = serde_json::from_str(text).expect("a match is one JSON text");
     let mut expected = Vec::new();
     assert!(spec_matches(&specs[m.template], &value, &mut expected), "matched another shape: {text}");

@@ -216,6 +216,19 @@ class EventStreamDecoder:
         validation: Literal["strict", "lenient"] = "strict",
     ) -> EventStreamDecoder: ...
     def feed(self, data: Buffer) -> list[EventStreamMessage]: ...
+    def feed_matched(
+        self, data: Buffer, shapes: ShapeMatcher
+    ) -> list[EventStreamMessage | tuple[Any, ...]]:
+        """Decodes a chunk like ``feed``, matching the JSON payload of each
+        message whose ``:message-type`` is ``event`` against the templates of
+        ``shapes`` for its ``:event-type``: a message that matches becomes the
+        tuple ``(template, *captures, ticket)`` instead of an
+        ``EventStreamMessage``. ``matched_message(ticket)`` gives the message
+        back until the decoder's next call."""
+    def matched_message(self, ticket: int) -> EventStreamMessage:
+        """The ``EventStreamMessage`` of a match tuple's ``ticket`` from the last
+        ``feed_matched`` call (equal to what ``feed`` would have returned);
+        IndexError once the decoder was called again."""
     def finish(self) -> None: ...
     @property
     def buffered_bytes(self) -> int: ...

@@ -62,9 +62,9 @@ from __future__ import annotations
 import re
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from .._core import DEFAULT_MAX_MESSAGE_BYTES, EventStreamDecoder, EventStreamMessage
+from .._core import DEFAULT_MAX_MESSAGE_BYTES, EventStreamDecoder, EventStreamMessage, ShapeMatcher
 from .._json import ACCELERATED, loads
 from ..errors import FramingError, UsageError
 from ..events import Event
@@ -145,6 +145,15 @@ def _text_like(first: int) -> bool:
 class EventStreamStream(Stream):
     """Base of the EventStream protocols: framing by the Rust ``EventStreamDecoder``."""
 
+    #: The payload shapes of the protocol's fast path, matched in Rust while
+    #: framing (``EventStreamDecoder.feed_matched``). When set, an ``event``
+    #: message whose payload matches a template for its ``:event-type`` reaches
+    #: ``_on_messages`` as the tuple ``(template, *captures, ticket)`` instead
+    #: of an ``EventStreamMessage``; ``self._decoder.matched_message(ticket)``
+    #: gives the message back. None (the default): every message is an
+    #: ``EventStreamMessage``.
+    shapes: ClassVar[ShapeMatcher | None] = None
+
     def __init__(
         self,
         *,
@@ -194,7 +203,11 @@ class EventStreamStream(Stream):
             self._ignored_bytes += memoryview(data).nbytes
             return []
         try:
-            messages = self._decoder.feed(data)
+            if self.shapes is None:
+                messages = self._decoder.feed(data)
+            else:
+                # Match tuples too: the subclass that set ``shapes`` takes them.
+                messages = self._decoder.feed_matched(data, self.shapes)  # type: ignore[assignment]
         except FramingError as exc:
             out: list[Event] = []
             self._on_messages(exc.partial, out)  # type: ignore[arg-type]

@@ -61,10 +61,16 @@ result's ``provider_content`` (``bedrock_blocks.py``), ready to send back
 in the stream's ``additional_model_response_fields``.
 
 Speed: nearly every message of a stream is a text delta; ``_on_messages``
-takes those in one loop (orjson straight on the payload bytes when
-installed), and everything else through the table. Measured on
-``benches/bench_pipeline_bedrock.py``: the Rust framing is about a fifth of
-the time per message, the JSON decoding about a third.
+takes those in one loop, and everything else through the table. Such a
+message (``SHAPES``) is matched in Rust while framing
+(``EventStreamDecoder.feed_matched``) and arrives as ``(template, index,
+text, ticket)``, with no message object, headers dict or JSON tree built;
+when the state rules the fast path out, the ticket gives the message back for
+the general path (tested: ``tests/test_bedrock_fast.py``). A text delta the
+matcher declines still takes a Python fast path (orjson straight on the
+payload bytes when installed). Measured on
+``benches/bench_pipeline_bedrock.py``: about 1.5 us per message with orjson
+on every payload, about 1.05 us with the Rust matching.
 
 ``stopReason``: ``end_turn`` and ``stop_sequence`` -> stop, ``tool_use`` ->
 tool_calls, ``max_tokens`` and ``model_context_window_exceeded`` -> length
@@ -78,9 +84,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from .._core import EventStreamMessage
+from .._core import EventStreamMessage, ShapeMatcher
 from .._json import ACCELERATED
 from ..accumulate import ChoiceState
 from ..events import (
@@ -94,7 +100,7 @@ from . import _eventstream
 from ._eventstream import EventStreamStream
 from .bedrock_blocks import BlockInput, ConverseBlocks
 
-__all__ = ["PHASES", "STOP_REASONS", "BedrockConverseStream", "converse_usage"]
+__all__ = ["PHASES", "SHAPES", "STOP_REASONS", "BedrockConverseStream", "converse_usage"]
 
 Phase = Literal["before", "message", "stopped", "ended", "closed"]
 PhaseInput = Literal[
@@ -184,6 +190,17 @@ if ACCELERATED:
     import orjson
 
     _fast_loads = orjson.loads
+#: The fast path's payload shape, matched in Rust while framing: a text delta,
+#: exactly ``contentBlockIndex`` and ``delta`` (and Bedrock's padding ``p``),
+#: the delta exactly its ``text``; it captures (block index, text).
+SHAPES = ShapeMatcher(
+    [
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"},
+        )
+    ]
+)
 _BLOCK_INPUTS: Mapping[str, BlockInput] = {
     "contentBlockStart": "start",
     "contentBlockDelta": "delta",
@@ -199,6 +216,7 @@ class BedrockConverseStream(EventStreamStream):
     """Amazon Bedrock ``ConverseStream`` adapter (``sw.stream("bedrock-converse")``)."""
 
     protocol = "bedrock-converse"
+    shapes = SHAPES
 
     def __init__(self, *, max_content_blocks: int = 4096, **options: Any) -> None:
         """Options: ``max_content_blocks`` caps the number of content blocks
@@ -231,16 +249,37 @@ class BedrockConverseStream(EventStreamStream):
         # The fast path (measured: nearly every message of a stream is one of
         # these): a text delta for an open text block, nothing else in its
         # payload. It does exactly what the general path does for such a
-        # message (tested: test_fast_path_matches_general_path), in one loop
-        # without a call per message; anything else, including a payload the
-        # fast JSON decoder refuses, takes the general path.
+        # message (tested: test_fast_path_matches_general_path,
+        # tests/test_bedrock_fast.py), in one loop without a call per message;
+        # anything else, including a payload the fast JSON decoder refuses,
+        # takes the general path. A message of ``SHAPES`` arrives matched in
+        # Rust as ``(template, index, text, ticket)``; when the state rules it
+        # out, the ticket gives back the message for the general path.
         by_index = self._by_index
         append = out.append
         pieces = self._text
         fast_loads = _fast_loads
         in_message = self._phase == "message"
-        for message in messages:
-            if in_message and message.event_type == "contentBlockDelta":
+        # feed_matched's list holds match tuples too (see SHAPES).
+        items = cast("list[EventStreamMessage | tuple[Any, ...]]", messages)
+        for item in items:
+            if type(item) is tuple:
+                if in_message:
+                    _template, index, text, _ticket = item
+                    block = by_index.get(index)
+                    if block is not None and block.kind == "text" and block.state == "open":
+                        if text:
+                            block.parts.append(text)
+                            pieces.append(text)
+                            event = _new(TextDelta)
+                            _set_text(event, text)
+                            _set_choice(event, 0)
+                            append(event)
+                        continue
+                message = self._decoder.matched_message(item[-1])
+            elif (
+                message := cast(EventStreamMessage, item)
+            ).event_type == "contentBlockDelta" and in_message:
                 try:
                     body = fast_loads(message.payload)
                 except ValueError:

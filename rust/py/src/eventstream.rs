@@ -1,6 +1,6 @@
 //! Python classes for AWS EventStream messages.
 
-use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
@@ -10,6 +10,7 @@ use streamwire_core::eventstream::{
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
+use crate::shape::{match_tuple, ShapeMatcher};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -223,11 +224,101 @@ impl EventStreamMessage {
     }
 }
 
+/// The headers of a matched message, owned (see [`Matched`]).
+type OwnedHeaders = Vec<(Box<str>, Owned)>;
+
+/// A message that `feed_matched` returned as a match tuple, kept until the
+/// decoder's next call so that `matched_message` can give it back.
+struct MatchedMessage {
+    /// Its headers: an index into [`Matched::header_sets`].
+    headers: usize,
+    /// Its payload: `payloads[start..end]` of [`Matched`].
+    start: usize,
+    end: usize,
+}
+
+/// The matched messages of the last `feed_matched` call.
+///
+/// A stream repeats the same few header sets on nearly every message, so each
+/// distinct set is kept once (compared with the sets kept so far, the latest
+/// first), and the payloads share one buffer.
+#[derive(Default)]
+struct Matched {
+    messages: Vec<MatchedMessage>,
+    header_sets: Vec<OwnedHeaders>,
+    payloads: Vec<u8>,
+}
+
+/// A `Matched` payload buffer larger than this is released rather than kept.
+const MATCHED_KEEP_BYTES: usize = 1024 * 1024;
+/// At most this many distinct header sets are compared before a new one is kept.
+const MATCHED_SET_SCAN: usize = 4;
+
+impl Matched {
+    fn clear(&mut self) {
+        self.messages.clear();
+        self.header_sets.clear();
+        if self.payloads.capacity() > MATCHED_KEEP_BYTES {
+            self.payloads = Vec::new();
+        } else {
+            self.payloads.clear();
+        }
+    }
+
+    /// Keeps `msg`; returns its ticket.
+    fn keep(&mut self, msg: &Message<'_>) -> usize {
+        let same = |set: &OwnedHeaders| {
+            set.len() == msg.headers.len()
+                && set
+                    .iter()
+                    .zip(&msg.headers)
+                    .all(|((name, value), h)| &**name == h.name && value.view() == h.value)
+        };
+        let found = self
+            .header_sets
+            .iter()
+            .enumerate()
+            .rev()
+            .take(MATCHED_SET_SCAN)
+            .find(|(_, set)| same(set))
+            .map(|(i, _)| i);
+        let headers = found.unwrap_or_else(|| {
+            self.header_sets
+                .push(msg.headers.iter().map(|h| (h.name.into(), Owned::from_core(&h.value))).collect());
+            self.header_sets.len() - 1
+        });
+        let start = self.payloads.len();
+        self.payloads.extend_from_slice(msg.payload);
+        self.messages.push(MatchedMessage { headers, start, end: self.payloads.len() });
+        self.messages.len() - 1
+    }
+}
+
+/// The string values of the `:message-type` and `:event-type` headers, as the
+/// message's getters give them (the last one of a repeated name wins; a
+/// non-string value counts as absent).
+fn message_and_event_type<'a>(msg: &Message<'a>) -> (Option<&'a str>, Option<&'a str>) {
+    let (mut message_type, mut event_type) = (None, None);
+    for Header { name, value } in &msg.headers {
+        let slot = match *name {
+            ":message-type" => &mut message_type,
+            ":event-type" => &mut event_type,
+            _ => continue,
+        };
+        *slot = match value {
+            CoreValue::String(s) => Some(*s),
+            _ => None,
+        };
+    }
+    (message_type, event_type)
+}
+
 /// Incremental AWS EventStream decoder: CRC-checked, bounded.
 #[pyclass(module = "streamwire._core", name = "EventStreamDecoder")]
 pub struct EventStreamDecoder {
     inner: es::EventStreamDecoder,
     strings: StringCache,
+    matched: Matched,
     finished: bool,
 }
 
@@ -248,6 +339,7 @@ impl EventStreamDecoder {
         Ok(EventStreamDecoder {
             inner: es::EventStreamDecoder::new(max_message_bytes, validation),
             strings: StringCache { entries: Vec::new() },
+            matched: Matched::default(),
             finished: false,
         })
     }
@@ -261,6 +353,7 @@ impl EventStreamDecoder {
         if self.finished {
             return Err(usage_error(py, "EventStreamDecoder.feed() called after finish()"));
         }
+        self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         let mut out: Vec<Py<EventStreamMessage>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
@@ -280,9 +373,76 @@ impl EventStreamDecoder {
         }
     }
 
+    /// Decodes a chunk like `feed`, matching on the way the JSON payload of
+    /// each message whose `:message-type` is `event` against the templates of
+    /// `shapes` for its `:event-type`: a message that matches becomes the
+    /// tuple `(template, *captures, ticket)` instead of an
+    /// `EventStreamMessage`. `matched_message(ticket)` gives the message back
+    /// until the decoder's next call.
+    fn feed_matched<'py>(
+        &mut self,
+        data: &Bound<'py, PyAny>,
+        shapes: &Bound<'py, ShapeMatcher>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        if let Some(err) = self.inner.error() {
+            return Err(framing_error::<EventStreamMessage>(py, err, Vec::new()));
+        }
+        if self.finished {
+            return Err(usage_error(py, "EventStreamDecoder.feed_matched() called after finish()"));
+        }
+        self.matched.clear();
+        let bytes = Bytes::borrow(data)?;
+        let shapes = &shapes.get().shapes;
+        let mut out: Vec<PyObject> = Vec::new();
+        let mut conversion: PyResult<()> = Ok(());
+        let EventStreamDecoder { inner, strings, matched, .. } = self;
+        let fed = inner.feed(bytes.as_slice(), |msg| {
+            if conversion.is_err() {
+                return;
+            }
+            let found = match message_and_event_type(&msg) {
+                (Some("event"), Some(event)) => shapes.match_bytes(event, msg.payload).ok(),
+                _ => None,
+            };
+            let converted = match found {
+                Some(m) => {
+                    let ticket = matched.keep(&msg);
+                    match_tuple(py, &m, Some(ticket)).map(|t| t.into_any().unbind())
+                }
+                None => message_to_py(py, &msg, strings).map(Py::into_any),
+            };
+            match converted {
+                Ok(obj) => out.push(obj),
+                Err(e) => conversion = Err(e),
+            }
+        });
+        conversion?;
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
+    }
+
+    /// The `EventStreamMessage` of a match tuple's `ticket`, from the last
+    /// `feed_matched` call; IndexError once the decoder was called again.
+    fn matched_message(&mut self, py: Python<'_>, ticket: usize) -> PyResult<Py<EventStreamMessage>> {
+        let EventStreamDecoder { matched, strings, .. } = self;
+        let m = matched.messages.get(ticket).ok_or_else(|| {
+            PyIndexError::new_err("no such ticket: tickets last until the decoder's next call")
+        })?;
+        let headers = matched.header_sets.get(m.headers).map_or(&[][..], Vec::as_slice);
+        let msg = Message {
+            headers: headers.iter().map(|(name, value)| Header { name, value: value.view() }).collect(),
+            payload: matched.payloads.get(m.start..m.end).unwrap_or_default(),
+        };
+        message_to_py(py, &msg, strings)
+    }
+
     /// Ends the input; raises `FramingError(kind="truncated")` if bytes of an
     /// unfinished message remain.
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.matched.clear();
         self.finished = true;
         self.inner.finish().map_err(|e| framing_error::<EventStreamMessage>(py, &e, Vec::new()))
     }
@@ -374,6 +534,21 @@ enum Owned {
 }
 
 impl Owned {
+    /// An owned copy of a decoded value.
+    fn from_core(v: &CoreValue<'_>) -> Owned {
+        match v {
+            CoreValue::Bool(b) => Owned::Bool(*b),
+            CoreValue::Byte(x) => Owned::Byte(*x),
+            CoreValue::Short(x) => Owned::Short(*x),
+            CoreValue::Integer(x) => Owned::Integer(*x),
+            CoreValue::Long(x) => Owned::Long(*x),
+            CoreValue::ByteArray(b) => Owned::ByteArray(b.to_vec()),
+            CoreValue::String(s) => Owned::String((*s).to_owned()),
+            CoreValue::Timestamp(ms) => Owned::Timestamp(*ms),
+            CoreValue::Uuid(u) => Owned::Uuid(*u),
+        }
+    }
+
     fn from_explicit(py: Python<'_>, kind: HeaderType, v: &Bound<'_, PyAny>) -> PyResult<Owned> {
         Ok(match kind {
             HeaderType::BoolTrue => Owned::Bool(true),

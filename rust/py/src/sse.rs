@@ -297,7 +297,8 @@ impl SseDecoder {
             if conversion.is_err() {
                 return;
             }
-            let converted = if ev.retry.is_none() && shapes.handles_event(ev.event_type) {
+            // A decline (an event no template applies to included) is an SseEvent.
+            let converted = if ev.retry.is_none() {
                 match shapes.match_payload(ev.event_type, ev.data) {
                     Ok(m) => {
                         let ticket = matched.events.len();

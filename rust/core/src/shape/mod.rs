@@ -56,8 +56,16 @@
 //!
 //! # Cost
 //!
-//! One parse per template tried. So that a payload of the second template does
-//! not pay for a full attempt at the first, each template has a *probe*: its
+//! One parse per template tried, by a strict purpose-written scanner
+//! (`scan.rs`) that only ever answers "a match, with these captures" when it
+//! is sure `serde_json` would agree, and otherwise hands the payload to the
+//! `serde_json` matcher, whose answer is the definitive one (so a payload that
+//! does not match pays for both; the scanner gives up at the first
+//! difference). The two are tested and fuzzed against each other
+//! ([`ShapeSet::match_payload_reference`]).
+//!
+//! So that a payload of the second template does not pay for a full attempt
+//! at the first, each template has a *probe*: its
 //! deepest required key, quoted (`"content"`), which must occur literally in
 //! the payload before the parse starts (one `memmem` search). A payload that
 //! spells that key with escapes (`"cont\u0065nt"`) therefore declines with
@@ -69,6 +77,7 @@ use std::fmt;
 use memchr::memmem::Finder;
 
 mod matcher;
+mod scan;
 mod spec;
 #[cfg(test)]
 mod tests;
@@ -268,6 +277,30 @@ impl ShapeSet {
     ///
     /// On a decline, the reason is the one of the last template tried.
     pub fn match_payload<'a>(&self, event: &str, data: &'a str) -> Result<Match<'a>, Decline> {
+        self.run(event, data, true)
+    }
+
+    /// [`ShapeSet::match_payload`] for a payload given as bytes: bytes that are
+    /// not UTF-8 decline with [`Decline::Syntax`] (as Python's `json` refuses
+    /// them), once a template for `event` applies.
+    pub fn match_bytes<'a>(&self, event: &str, data: &'a [u8]) -> Result<Match<'a>, Decline> {
+        if !self.handles_event(event) {
+            return Err(Decline::Event);
+        }
+        let text = std::str::from_utf8(data).map_err(|_| Decline::Syntax)?;
+        self.match_payload(event, text)
+    }
+
+    /// [`ShapeSet::match_payload`] without the fast scanner: `serde_json`
+    /// alone decides. Its answer is the definition of a match; it is public
+    /// for differential tests (the scanner must never disagree with it).
+    pub fn match_payload_reference<'a>(&self, event: &str, data: &'a str) -> Result<Match<'a>, Decline> {
+        self.run(event, data, false)
+    }
+
+    /// The matching loop; `fast` tries the scanner first.
+    fn run<'a>(&self, event: &str, data: &'a str, fast: bool) -> Result<Match<'a>, Decline> {
+        let bytes = data.as_bytes();
         let mut reason = Decline::Event;
         let mut checked_digits = false;
         for (index, template) in self.templates.iter().enumerate() {
@@ -275,15 +308,26 @@ impl ShapeSet {
                 continue;
             }
             if !checked_digits {
-                if has_long_digit_run(data.as_bytes()) {
+                if has_long_digit_run(bytes) {
                     return Err(Decline::LongNumber);
                 }
                 checked_digits = true;
             }
             if let Some(probe) = &template.probe {
-                if probe.find(data.as_bytes()).is_none() {
+                if probe.find(bytes).is_none() {
                     reason = Decline::MissingKey;
                     continue;
+                }
+            }
+            if fast {
+                // The scanner's matches are sure; its `false` is not a decline.
+                let mut m = Match {
+                    template: index,
+                    captures: std::array::from_fn(|_| Capture::Absent),
+                    len: template.captures,
+                };
+                if scan::scan(&template.root, data, &mut m.captures) {
+                    return Ok(m);
                 }
             }
             match matcher::match_template(&template.root, data) {

@@ -555,3 +555,95 @@ fn raw_captures_decline_what_other_values_decline() {
     let fine = format!(r#"{{"r": {}{}}}"#, "[".repeat(100), "]".repeat(100));
     assert_eq!(captures(&shapes, &fine).1.len(), 1);
 }
+
+// --- the fast scanner ----------------------------------------------------------
+
+const BEDROCK_TEXT: &str = r#"{"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"}"#;
+
+/// The scanner's verdict for `data` against the single template `spec`.
+fn scanned<'a>(spec: &str, data: &'a str) -> Option<Vec<Capture<'a>>> {
+    let shapes = one(spec);
+    let template = &shapes.templates[0];
+    let mut captures = std::array::from_fn(|_| Capture::Absent);
+    scan::scan(&template.root, data, &mut captures).then(|| captures[..template.captures].to_vec())
+}
+
+#[test]
+fn the_scanner_takes_the_dominant_shapes() {
+    let got = scanned(
+        BEDROCK_TEXT,
+        r#"{"contentBlockIndex":0,"delta":{"text":"a\nb \u00e9 \ud83d\ude00"},"p":"xyz"}"#,
+    );
+    assert_eq!(
+        got,
+        Some(vec![Capture::Int(0), Capture::Str(Cow::Owned("a\nb \u{e9} \u{1f600}".to_owned()))])
+    );
+    let got = scanned(BEDROCK_TEXT, " {\"delta\" : {\"text\":\"pl\u{e9}in\"} ,\"contentBlockIndex\":-12 } ");
+    assert_eq!(got, Some(vec![Capture::Int(-12), Capture::Str(Cow::Borrowed("pl\u{e9}in"))]));
+    let chunk = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",
+        "choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}]}"#;
+    assert!(scanned(CHAT_TEXT, chunk).is_some());
+}
+
+#[test]
+fn the_scanner_gives_up_on_what_it_does_not_handle() {
+    for data in [
+        r#"{"contentBlockIndex":0,"delta":{"text":"a"},"p":1e3}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"\ud800"}}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"\udc00\ud800"}}"#,
+        r#"{"contentBlockIndex":-0,"delta":{"text":"a"}}"#,
+        r#"{"contentBlockIndex":0.0,"delta":{"text":"a"}}"#,
+        r#"{"contentBlockIndex":01,"delta":{"text":"a"}}"#,
+        r#"{"contentBlockIndex":1234567890123456789,"delta":{"text":"a"}}"#,
+        r#"{"contentBlockIndex":0,"delta":{"t\u0065xt":"a"}}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"a"},}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"a"}} x"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"a"},"p":[1,]}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"a"},"p":"\x"}"#,
+        "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"a\tb\"}}",
+        "\u{feff}{\"contentBlockIndex\":0,\"delta\":{\"text\":\"a\"}}",
+    ] {
+        assert_eq!(scanned(BEDROCK_TEXT, data), None, "{data}");
+    }
+    assert_eq!(scanned(r#"{"a": "$raw"}"#, r#"{"a": 1}"#), None);
+}
+
+/// The scanner against `serde_json` on every input: the combined matcher and
+/// the reference give the same answer (this is the fuzz target's check too).
+fn agree(shapes: &ShapeSet, event: &str, data: &str) {
+    let fast = shapes.match_payload(event, data).map(|m| (m.template, m.captures().to_vec()));
+    let reference = shapes.match_payload_reference(event, data).map(|m| (m.template, m.captures().to_vec()));
+    assert_eq!(fast, reference, "{data}");
+    let bytes = shapes.match_bytes(event, data.as_bytes()).map(|m| (m.template, m.captures().to_vec()));
+    assert_eq!(bytes.ok(), reference.ok(), "{data}");
+}
+
+#[test]
+fn the_scanner_agrees_with_serde_json_on_mutations() {
+    let shapes = set(&[("e", BEDROCK_TEXT), ("e", r#"{"a?": "$falsy", "b": ["$int", null, true, 0, "x"]}"#)]);
+    let seeds = [
+        r#"{"contentBlockIndex":3,"delta":{"text":"h\u00e9\"\\\/\b\f\n\r\t\ud83d\ude00"},"p":[{"q":-1.5},"s",null,false,true,{}]}"#,
+        r#"{"a":0,"b":[-7,null,true,0,"x"]}"#,
+        r#"{"a":{},"b":[1, null , true ,0,"x"] }"#,
+        r#"{"a":"","b":[9223372036854775807,null,true,0,"x"]}"#,
+    ];
+    // Every single-byte deletion, duplication and replacement by a JSON-relevant byte.
+    let alphabet = b" \t\n\"\\{}[],:-+.0129eEtfnu\x01\x7f";
+    for seed in seeds {
+        agree(&shapes, "e", seed);
+        let bytes = seed.as_bytes();
+        for i in 0..bytes.len() {
+            let mut variants =
+                vec![[&bytes[..i], &bytes[i + 1..]].concat(), [&bytes[..=i], &bytes[i..]].concat()];
+            for &b in alphabet {
+                variants.push([&bytes[..i], &[b][..], &bytes[i + 1..]].concat());
+            }
+            for v in variants {
+                match std::str::from_utf8(&v) {
+                    Ok(text) => agree(&shapes, "e", text),
+                    Err(_) => assert!(shapes.match_bytes("e", &v).is_err()),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! A strict single-pass scanner: the fast way to a match, never to a decline.
+//!
+//! [`scan`] walks the payload bytes and the pattern together and returns the
+//! captures only when it is sure that the `serde_json` matcher
+//! (`matcher.rs`) would match with the same captures; on anything else,
+//! whether a mismatch or merely something it does not handle (a `$raw`
+//! capture, an exponent, a surrogate escape it cannot pair, a number it
+//! cannot read exactly, nesting past [`MAX_DEPTH`]), it returns `None` and the
+//! caller asks `serde_json`, whose answer (and decline reason) is the
+//! definitive one. So it only has to be *at least as strict* as `serde_json`:
+//!
+//! * the whole input is one JSON text (RFC 8259) with JSON whitespace only;
+//! * strings: no raw control characters, only the JSON escapes, `\u`
+//!   surrogates only as a pair (the input is a `str`: UTF-8 already);
+//! * numbers: `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, no exponent, at most
+//!   [`MAX_NUMBER_DIGITS`] digits before the point (always a finite `f64`);
+//!   an integer capture or literal takes at most 18 digits and no fraction,
+//!   and never `-0` (which `serde_json` reads as a float);
+//! * object keys are compared byte for byte with the template's, so a key with
+//!   an escape gives `None`.
+//!
+//! `tests.rs` and the `shape` fuzz target check the claim differentially.
+
+use std::borrow::Cow;
+
+use super::{Capture, CaptureKind, ObjectPattern, Pattern, MAX_CAPTURES};
+
+type Captures<'a> = [Capture<'a>; MAX_CAPTURES];
+
+/// The deepest nesting the scanner follows (`serde_json` allows 128).
+const MAX_DEPTH: usize = 100;
+/// The most digits before the point of a skipped number.
+const MAX_NUMBER_DIGITS: usize = 100;
+/// The most digits of an integer capture or literal (fits `i64` unchecked).
+const MAX_INT_DIGITS: usize = 18;
+
+/// Whether `root` matches `data` for sure; then `captures` holds its
+/// captures (otherwise some of them, to be reset before another use).
+pub(super) fn scan<'a>(root: &Pattern, data: &'a str, captures: &mut Captures<'a>) -> bool {
+    let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures };
+    let scanned = s.value(root, 0).is_some();
+    s.ws();
+    scanned && s.i == data.len()
+}
+
+struct Scanner<'a, 'c> {
+    /// The input; `b` is its bytes. Strings are sliced from it at ASCII
+    /// delimiters (quotes, backslashes), which are always char boundaries.
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+    captures: &'c mut Captures<'a>,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// `a == b`, inline: keys and literals are short, and a `memcmp` call per
+/// comparison costs more than comparing them.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+impl<'a> Scanner<'a, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// Consumes `byte` (after whitespace).
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        self.ws();
+        if self.peek() == Some(byte) {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.b.get(self.i..self.i + word.len()) == Some(word) {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn value(&mut self, pattern: &Pattern, depth: usize) -> Option<()> {
+        self.ws();
+        match pattern {
+            Pattern::Any => self.skip(depth),
+            Pattern::Falsy => self.falsy(),
+            Pattern::Null => self.literal(b"null"),
+            Pattern::Bool(true) => self.literal(b"true"),
+            Pattern::Bool(false) => self.literal(b"false"),
+            Pattern::Int(expected) => (self.int()? == *expected).then_some(()),
+            Pattern::Str(expected) => same(self.string()?.as_bytes(), expected.as_bytes()).then_some(()),
+            Pattern::Capture(CaptureKind::Str, slot) => {
+                let text = self.string()?;
+                *self.captures.get_mut(*slot)? = Capture::Str(text);
+                Some(())
+            }
+            Pattern::Capture(CaptureKind::Int, slot) => {
+                let value = self.int()?;
+                *self.captures.get_mut(*slot)? = Capture::Int(value);
+                Some(())
+            }
+            Pattern::Capture(CaptureKind::Raw, _) => None,
+            Pattern::Object(object) => self.object(object, depth + 1),
+            Pattern::Array(items) => self.array(items, depth + 1),
+        }
+    }
+
+    fn object(&mut self, object: &ObjectPattern, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH || self.peek() != Some(b'{') {
+            return None;
+        }
+        self.i += 1;
+        let mut seen = 0u64;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+        } else {
+            loop {
+                self.ws();
+                let key = self.plain_key()?;
+                let index = object.fields.iter().position(|f| same(f.key.as_bytes(), key))?;
+                let bit = 1u64 << index;
+                if seen & bit != 0 {
+                    return None;
+                }
+                seen |= bit;
+                self.eat(b':')?;
+                self.value(&object.fields.get(index)?.pattern, depth)?;
+                self.ws();
+                match self.peek()? {
+                    b',' => self.i += 1,
+                    b'}' => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        (object.required & !seen == 0).then_some(())
+    }
+
+    fn array(&mut self, items: &[Pattern], depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH || self.peek() != Some(b'[') {
+            return None;
+        }
+        self.i += 1;
+        if items.is_empty() {
+            return self.eat(b']');
+        }
+        for (n, item) in items.iter().enumerate() {
+            self.value(item, depth)?;
+            self.eat(if n + 1 == items.len() { b']' } else { b',' })?;
+        }
+        Some(())
+    }
+
+    /// A key without escapes: its raw bytes (validity is the template's: a key
+    /// is only used when it equals one of the template's keys).
+    fn plain_key(&mut self) -> Option<&'a [u8]> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.i + 1;
+        let end = start + self.b.get(start..)?.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        if self.b.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.i = end + 1;
+        self.b.get(start..end)
+    }
+
+    /// The index of the next `"`, `\` or control byte from `from` on.
+    ///
+    /// Eight bytes at a time: each mask below flags a byte that is (or is
+    /// below) the target, and may wrongly flag bytes *above* a flagged one
+    /// (borrows propagate upwards), never below it; so the lowest flag of
+    /// their union is exact.
+    fn special(&self, from: usize) -> Option<usize> {
+        let rest = self.b.get(from..)?;
+        let mut chunks = rest.chunks_exact(8);
+        let mut offset = 0;
+        for chunk in &mut chunks {
+            let v = u64::from_le_bytes(chunk.try_into().ok()?);
+            let quote = v ^ (ONES * u64::from(b'"'));
+            let backslash = v ^ (ONES * u64::from(b'\\'));
+            let flags = (quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash)
+                | (v.wrapping_sub(ONES * 0x20) & !v);
+            let flags = flags & HIGHS;
+            if flags != 0 {
+                return Some(from + offset + (flags.trailing_zeros() / 8) as usize);
+            }
+            offset += 8;
+        }
+        let found = chunks.remainder().iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        Some(from + offset + found)
+    }
+
+    /// A string: validated, unescaped, borrowed when it has no escapes.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let mut start = self.i + 1;
+        let mut owned: Option<String> = None;
+        loop {
+            let at = self.special(start)?;
+            let segment = self.text.get(start..at)?;
+            match self.b.get(at)? {
+                b'"' => {
+                    self.i = at + 1;
+                    return Some(match owned {
+                        None => Cow::Borrowed(segment),
+                        Some(mut text) => {
+                            text.push_str(segment);
+                            Cow::Owned(text)
+                        }
+                    });
+                }
+                b'\\' => {
+                    let text = owned.get_or_insert_with(|| String::with_capacity(2 * (at - start) + 32));
+                    text.push_str(segment);
+                    let (c, len) = self.escape(at)?;
+                    text.push(c);
+                    start = at + len;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The escape at `at` (a backslash): its character and length.
+    fn escape(&self, at: usize) -> Option<(char, usize)> {
+        let c = match self.b.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4(at + 2)?;
+                return match unit {
+                    0xD800..=0xDBFF => {
+                        if self.b.get(at + 6..at + 8) != Some(b"\\u") {
+                            return None;
+                        }
+                        let low = self.hex4(at + 8)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                        Some((char::from_u32(code)?, 12))
+                    }
+                    0xDC00..=0xDFFF => None,
+                    _ => Some((char::from_u32(unit)?, 6)),
+                };
+            }
+            _ => return None,
+        };
+        Some((c, 2))
+    }
+
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let digits = self.b.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))
+    }
+
+    /// A number's digits: `(digits before the point, has a fraction)`.
+    fn number(&mut self) -> Option<(usize, bool)> {
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        let start = self.i;
+        match self.peek()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => {
+                while let Some(b'0'..=b'9') = self.peek() {
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let digits = self.i - start;
+        let mut fraction = false;
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            let from = self.i;
+            while let Some(b'0'..=b'9') = self.peek() {
+                self.i += 1;
+            }
+            if self.i == from {
+                return None;
+            }
+            fraction = true;
+        }
+        match self.peek() {
+            Some(b'e' | b'E' | b'0'..=b'9') => None,
+            _ => Some((digits, fraction)),
+        }
+    }
+
+    /// An integer of at most [`MAX_INT_DIGITS`] digits, not `-0`.
+    fn int(&mut self) -> Option<i64> {
+        let start = self.i;
+        let negative = self.peek() == Some(b'-');
+        let (digits, fraction) = self.number()?;
+        if fraction || digits > MAX_INT_DIGITS {
+            return None;
+        }
+        let text = self.b.get(start + usize::from(negative)..self.i)?;
+        let magnitude = text.iter().fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+        if negative {
+            (magnitude != 0).then_some(-magnitude)
+        } else {
+            Some(magnitude)
+        }
+    }
+
+    fn falsy(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'n' => self.literal(b"null"),
+            b'f' => self.literal(b"false"),
+            b'0' => (self.int()? == 0).then_some(()),
+            b'"' => self.string()?.is_empty().then_some(()),
+            b'[' => {
+                self.i += 1;
+                self.eat(b']')
+            }
+            b'{' => {
+                self.i += 1;
+                self.eat(b'}')
+            }
+            _ => None,
+        }
+    }
+
+    /// Any JSON value, validated and dropped.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => {
+                let (digits, _) = self.number()?;
+                (digits <= MAX_NUMBER_DIGITS).then_some(())
+            }
+            b'[' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.i += 1;
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.i += 1,
+                        b']' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'{' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.i += 1;
+                self.ws();
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    if self.peek() != Some(b'"') {
+                        return None;
+                    }
+                    self.string()?;
+                    self.eat(b':')?;
+                    self.ws();
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.i += 1,
+                        b'}' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+}
