@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .._core import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_MAX_TOOL_CALLS",
     "SseStream",
     "Stream",
+    "feed_framed",
     "retryable_hint",
 ]
 
@@ -209,26 +210,7 @@ class SseStream(Stream):
             raise UsageError(f"the {self.protocol} stream was closed; it cannot be fed")
         acc = self._acc
         acc.cached = None
-        if self._framing_failed:
-            # The bytes after a framing error cannot be trusted: counted, not parsed.
-            self._ignored_bytes += memoryview(data).nbytes
-            return []
-        try:
-            if self.shapes is None:
-                events = self._decoder.feed(data)
-            else:
-                # Match tuples too: the subclass that set ``shapes`` takes them.
-                events = self._decoder.feed_matched(data, self.shapes)  # type: ignore[assignment]
-        except FramingError as exc:
-            out: list[Event] = []
-            self._on_sse(exc.partial, out)  # type: ignore[arg-type]
-            self._framing_error(exc, out)
-            return self._emit(out)
-        if not events:
-            return []
-        out = []
-        self._on_sse(events, out)
-        return self._emit(out)
+        return feed_framed(self, data, self._on_sse)
 
     def close(self) -> list[Event]:
         if self._closed:
@@ -264,6 +246,40 @@ class SseStream(Stream):
         acc.bytes_received = decoder.bytes_fed + self._ignored_bytes
         acc.wire_events = decoder.events_dispatched
         acc.peak_buffered_bytes = decoder.peak_buffered_bytes
+
+
+def feed_framed(
+    stream: Any,
+    data: bytes | bytearray | memoryview,
+    interpret: Callable[[list[Any], list[Event]], None],
+) -> list[Event]:
+    """Feeds a byte-framed stream's Rust decoder and interprets what it decoded.
+
+    Shared by the SSE and EventStream bases: ``stream`` has ``_decoder``
+    (``SseDecoder`` or ``EventStreamDecoder``), ``shapes``,
+    ``_framing_failed``, ``_ignored_bytes`` and ``_framing_error``. With
+    ``shapes`` set the decoder matches payloads in Rust and ``interpret``
+    receives match tuples beside the decoded units. A ``FramingError`` keeps
+    what the same call decoded before it (``.partial``) and ends the framing:
+    the bytes after it cannot be trusted, so they are counted, not parsed.
+    """
+    if stream._framing_failed:
+        stream._ignored_bytes += memoryview(data).nbytes
+        return []
+    out: list[Event] = []
+    try:
+        if stream.shapes is None:
+            units = stream._decoder.feed(data)
+        else:
+            units = stream._decoder.feed_matched(data, stream.shapes)
+    except FramingError as exc:
+        interpret(exc.partial, out)
+        stream._framing_error(exc, out)
+        return cast(list[Event], stream._emit(out))
+    if not units:
+        return out
+    interpret(units, out)
+    return cast(list[Event], stream._emit(out))
 
 
 #: Provider error types and codes that say "try again later". Anything else,

@@ -68,7 +68,7 @@ from .._core import DEFAULT_MAX_MESSAGE_BYTES, EventStreamDecoder, EventStreamMe
 from .._json import ACCELERATED, loads
 from ..errors import FramingError, UsageError
 from ..events import Event
-from ._base import Stream, retryable_hint
+from ._base import Stream, feed_framed, retryable_hint
 
 __all__ = ["FOREIGN_BODY_CAP", "EventStreamStream", "exception_retryable", "loads_payload"]
 
@@ -198,26 +198,7 @@ class EventStreamStream(Stream):
                 self._foreign = bytearray()
         if self._foreign is not None:
             return self._emit(self._collect_foreign(data))
-        if self._framing_failed:
-            # The bytes after a framing error cannot be trusted: counted, not parsed.
-            self._ignored_bytes += memoryview(data).nbytes
-            return []
-        try:
-            if self.shapes is None:
-                messages = self._decoder.feed(data)
-            else:
-                # Match tuples too: the subclass that set ``shapes`` takes them.
-                messages = self._decoder.feed_matched(data, self.shapes)  # type: ignore[assignment]
-        except FramingError as exc:
-            out: list[Event] = []
-            self._on_messages(exc.partial, out)  # type: ignore[arg-type]
-            self._framing_error(exc, out)
-            return self._emit(out)
-        if not messages:
-            return []
-        out = []
-        self._on_messages(messages, out)
-        return self._emit(out)
+        return feed_framed(self, data, self._on_messages)
 
     def close(self) -> list[Event]:
         if self._closed:
