@@ -49,15 +49,15 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
+from rounds import best_times
 from streamwire import _json
 from streamwire.protocols import anthropic, anthropic_machine
 from workloads import workload
@@ -297,12 +297,8 @@ def main(argv: list[str]) -> None:
     for name in WORKLOADS:
         data = load(name)
         correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
-        best = dict.fromkeys(IMPLEMENTATIONS, float("inf"))
-        for _ in range(rounds):
-            for impl, fn in IMPLEMENTATIONS.items():
-                start = time.process_time()
-                fn(data.chunks)
-                best[impl] = min(best[impl], time.process_time() - start)
+        runs = {impl: partial(fn, data.chunks) for impl, fn in IMPLEMENTATIONS.items()}
+        best = best_times(runs, rounds)
         rates = {impl: data.events / seconds for impl, seconds in best.items()}
         for impl, rate in rates.items():
             print(f"{name:16s} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")

@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import pytest
 
 import streamwire as sw
+from rounds import best_times
 from streamwire import _json
 from streamwire.protocols import _eventstream, bedrock
 from workloads import es_workload
@@ -181,30 +181,16 @@ def test_pipeline_bedrock(benchmark: Any, impl_name: str) -> None:
         assert correct, f"{impl_name} got {WORKLOAD} wrong"
 
 
-def _best(fn: Callable[[Sequence[bytes]], Output], chunks: Sequence[bytes], rounds: int) -> float:
-    # CPU time of this process: on a shared machine, time spent descheduled is
-    # not the parser's (the code is single-threaded and does no I/O).
-    times = []
-    for _ in range(rounds):
-        start = time.process_time()
-        fn(chunks)
-        times.append(time.process_time() - start)
-    return min(times)
-
-
 def main(argv: list[str]) -> None:
     """Prints events/s (CPU time) and the ratio to the target, all implementations in one run."""
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
     print(f"json decoder for streamwire: {decoder}; best of {rounds}")
     data = load()
-    best: dict[str, float] = {}
     correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
-    # Round-robin, so that a load spike on a shared machine hits every implementation.
-    for _ in range(rounds):
-        for impl, fn in IMPLEMENTATIONS.items():
-            seconds = _best(fn, data.chunks, 1)
-            best[impl] = min(best.get(impl, seconds), seconds)
+    best = best_times(
+        {impl: partial(fn, data.chunks) for impl, fn in IMPLEMENTATIONS.items()}, rounds
+    )
     rates = {impl: data.events / seconds for impl, seconds in best.items()}
     for impl, rate in rates.items():
         print(f"{WORKLOAD} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")

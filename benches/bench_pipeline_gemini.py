@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
+from rounds import best_times
 from streamwire import _json
 from streamwire.protocols import gemini, gemini_chunks
 from workloads import workload
@@ -205,17 +205,10 @@ def main(argv: list[str]) -> None:
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
     print(f"json decoder for streamwire: {decoder}; best of {rounds} interleaved rounds")
-    best: dict[str, float] = {}
-    correct: dict[str, bool] = {}
-    for name, impl in CASES:
-        correct[impl] = _ALL[impl](load(name).chunks) == load(name).expected
-    for _ in range(rounds):
-        for name, impl in CASES:
-            chunks = load(name).chunks
-            start = time.perf_counter()
-            _ALL[impl](chunks)
-            elapsed = time.perf_counter() - start
-            best[impl] = min(best.get(impl, elapsed), elapsed)
+    correct = {impl: _ALL[impl](load(name).chunks) == load(name).expected for name, impl in CASES}
+    best = best_times(
+        {impl: partial(_ALL[impl], load(name).chunks) for name, impl in CASES}, rounds
+    )
     for name, impl in CASES:
         events = load(name).events
         rate = events / best[impl]

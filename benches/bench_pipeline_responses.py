@@ -45,15 +45,15 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
+from rounds import best_times
 from streamwire import _json
 from streamwire.protocols import openai_responses
 from workloads import workload
@@ -187,28 +187,18 @@ def test_pipeline_responses(benchmark: Any, workload_name: str, impl_name: str) 
         assert correct, f"{impl_name} got {workload_name} wrong"
 
 
-def _best(fn: Callable[[Sequence[bytes]], Output], chunks: Sequence[bytes], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn(chunks)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main(argv: list[str]) -> None:
     """Prints events/s and the ratios to the targets, all implementations in one run."""
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best of {rounds}")
+    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
     for name in WORKLOADS:
         data = load(name)
-        rates = {}
-        for impl, fn in IMPLEMENTATIONS.items():
-            ok = fn(data.chunks) == data.expected
-            seconds = _best(fn, data.chunks, 1 if impl == "openai-sdk" else rounds)
-            rates[impl] = data.events / seconds
-            print(f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s  correct={ok}")
+        correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
+        runs = {impl: partial(fn, data.chunks) for impl, fn in IMPLEMENTATIONS.items()}
+        rates = {impl: data.events / t for impl, t in best_times(runs, rounds).items()}
+        for impl, rate in rates.items():
+            print(f"{name:18s} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
         for impl in ("streamwire", "streamwire-stdlib-json"):
             sdk = rates[impl] / rates["openai-sdk"]
             naive = rates[impl] / rates["naive"]

@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
+from rounds import best_times
 
 DELTAS = 20_000
 WORDS = ("stream", "wire", " parses", " every", " delta", ",", " fast", ".")
@@ -329,17 +329,14 @@ def main(argv: list[str]) -> None:
     rounds = int(argv[0]) if argv else 5
     for name in WORKLOADS:
         messages, expected = load(name)
-        rates: dict[str, float] = {}
-        for impl, fn in IMPLEMENTATIONS.items():
-            if (impl, name) == ("openai-sdk", "gemini-live"):
-                continue
-            best = float("inf")
-            for _ in range(rounds):
-                start = time.perf_counter()
-                output = fn(name, messages)
-                best = min(best, time.perf_counter() - start)
-            assert output == expected or impl != "streamwire"
-            rates[impl] = len(messages) / best
+        impls = {
+            impl: fn
+            for impl, fn in IMPLEMENTATIONS.items()
+            if (impl, name) != ("openai-sdk", "gemini-live")
+        }
+        assert impls["streamwire"](name, messages) == expected
+        best = best_times({impl: partial(fn, name, messages) for impl, fn in impls.items()}, rounds)
+        rates = {impl: len(messages) / seconds for impl, seconds in best.items()}
         base = rates["streamwire"]
         cells = ", ".join(f"{k} {v / 1e3:,.0f}k msg/s ({base / v:.2f}x)" for k, v in rates.items())
         print(f"{name:20} {cells}")
