@@ -379,7 +379,7 @@ impl SseDecoder {
         deferred: &mut Option<&'b str>,
     ) -> Result<(), FramingError> {
         if self.data.is_empty() && deferred.is_none() {
-            if let Ok(s) = std::str::from_utf8(value) {
+            if let Some(s) = crate::utf8::str_of(value) {
                 self.check_event_size(s.len() + 1 + self.event_type.len(), offset)?;
                 *deferred = Some(s);
                 return Ok(());

@@ -55,12 +55,23 @@ fn second_byte_range(lead: u8) -> (u8, u8) {
     }
 }
 
+/// `bytes` as `&str` when they are valid UTF-8.
+///
+/// The SIMD validator of the `simdutf8` crate (runtime CPU detection): on
+/// non-ASCII text it is several times faster than `std::str::from_utf8`,
+/// which matters because providers' deltas are often CJK or emoji. It gives no
+/// error position; callers that need one ask `std::str::from_utf8` after a
+/// failure, so only invalid input pays twice.
+pub fn str_of(bytes: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
 /// Appends `bytes` to `out`, replacing ill-formed subparts with U+FFFD.
 ///
-/// The fast path validates once with `std::str::from_utf8`; only invalid
-/// input pays for the lossy conversion.
+/// The fast path validates once ([`str_of`]); only invalid input pays for the
+/// lossy conversion.
 pub(crate) fn push_lossy(out: &mut String, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
+    match str_of(bytes).ok_or(()) {
         Ok(s) => out.push_str(s),
         Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
     }
@@ -88,6 +99,10 @@ impl Utf8Decoder {
         let mut rest = data;
         if self.pending_len > 0 {
             rest = self.complete_pending(rest, base, out)?;
+        }
+        if let Some(s) = str_of(rest) {
+            out.push_str(s);
+            return Ok(());
         }
         let mut at = base + (data.len() - rest.len()) as u64;
         loop {

@@ -287,7 +287,7 @@ impl ShapeSet {
         if !self.handles_event(event) {
             return Err(Decline::Event);
         }
-        let text = std::str::from_utf8(data).map_err(|_| Decline::Syntax)?;
+        let text = crate::utf8::str_of(data).ok_or(Decline::Syntax)?;
         self.match_payload(event, text)
     }
 
