@@ -428,6 +428,28 @@ def test_generated_streams_round_trip(case: tuple[list[bytes], str, list[tuple[s
     ]
 
 
+@given(anthropic_streams(), st.integers(0, 40))
+def test_the_fast_path_is_the_machine_under_any_chunking_and_cap(
+    case: tuple[list[bytes], str, list[tuple[str, str]]], cap: int
+) -> None:
+    """Runs of deltas (one per block and feed call) may cross the argument cap
+    anywhere: the events and the result are the machine's alone."""
+    chunks, _, _ = case
+    stream = sw.stream("anthropic", max_tool_argument_chars=cap)
+    events: list[sw.Event] = []
+    for chunk in chunks:
+        events += stream.feed(chunk)
+    events += stream.close()
+    acc = Accumulator("anthropic", max_tool_argument_chars=cap)
+    machine = AnthropicMachine(acc)
+    out: list[sw.Event] = []
+    for wire in sw.SseDecoder().feed(b"".join(chunks)):
+        machine.on_payload(wire.data, out, wire.event)
+    machine.on_eof(out)
+    assert events == out
+    assert facts(acc.snapshot()) == facts(stream.result)
+
+
 def _mutations(data: bytes, seed: int) -> list[bytes]:
     import random
 

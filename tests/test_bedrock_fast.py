@@ -37,12 +37,12 @@ BEDROCK_FIXTURES = [f for f in manifests() if f.protocol in ("bedrock-converse",
 
 
 class _Counting(bedrock.BedrockConverseStream):
-    """The adapter, counting the messages that arrive matched."""
+    """The adapter, counting the messages that arrive matched (in runs)."""
 
     matched = 0
 
     def _on_messages(self, messages: list[sw.EventStreamMessage], out: list[sw.Event]) -> None:
-        _Counting.matched += sum(type(m) is tuple for m in messages)
+        _Counting.matched += sum(len(m[-2]) for m in messages if type(m) is tuple)
         super()._on_messages(messages, out)
 
 
@@ -250,19 +250,36 @@ def test_feed_matched_tickets_give_back_what_feed_gives() -> None:
     plain = EventStreamDecoder().feed(data)
     decoder = EventStreamDecoder()
     got = decoder.feed_matched(data, bedrock.SHAPES)
-    assert len(got) == len(plain) == 6
-    kinds = [type(item) is tuple for item in got]
-    assert kinds == [False, True, True, True, True, False]
-    assert got[1][:3] == (0, 0, "héllo") and got[2][:3] == (0, 3, "x")
+    assert len(plain) == 6
+    # Consecutive matches for one block are one run; each block index its own.
+    assert [type(item) is tuple for item in got] == [False, True, True, True, True, False]
+    assert [item[:3] for item in got[1:5]] == [
+        (0, 0, ["héllo"]),
+        (0, 3, ["x"]),
+        (0, 4, ["y"]),
+        (0, 1, ["z"]),
+    ]
     for item, message in zip(got, plain, strict=True):
         if type(item) is tuple:
-            _messages_equal(decoder.matched_message(item[-1]), message)
+            (ticket,) = range(item[-1], item[-1] + len(item[-2]))
+            _messages_equal(decoder.matched_message(ticket), message)
         else:
             assert isinstance(item, sw.EventStreamMessage)
             _messages_equal(item, message)
     decoder.feed(b"")
     with pytest.raises(IndexError):
         decoder.matched_message(0)
+
+
+def test_feed_matched_merges_a_blocks_deltas_into_one_run() -> None:
+    frames = [C.text(0, "a"), C.text(0, ""), C.text(0, "数🙂"), C.text(1, "b"), C.text(0, "c")]
+    data = b"".join(frames)
+    plain = EventStreamDecoder().feed(data)
+    decoder = EventStreamDecoder()
+    got = decoder.feed_matched(data, bedrock.SHAPES)
+    assert got == [(0, 0, ["a", "", "数🙂"], 0), (0, 1, ["b"], 3), (0, 0, ["c"], 4)]
+    for ticket, message in enumerate(plain):
+        _messages_equal(decoder.matched_message(ticket), message)
 
 
 def test_feed_matched_after_finish_and_framing_errors() -> None:
@@ -276,7 +293,7 @@ def test_feed_matched_after_finish_and_framing_errors() -> None:
     with pytest.raises(sw.FramingError) as caught:
         decoder.feed_matched(C.text(0, "a") + bytes(bad), bedrock.SHAPES)
     (item,) = caught.value.partial
-    assert type(item) is tuple and item[:3] == (0, 0, "a")
+    assert item == (0, 0, ["a"], 0)
     assert (
         decoder.matched_message(item[-1]).payload
         == json.dumps(

@@ -13,6 +13,7 @@ Also: the matcher's API, its errors, and the decoder's tickets.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -254,6 +255,123 @@ def test_a_large_matched_event_comes_back_whole() -> None:
     (item,) = decoder.feed_matched(b"data: " + json.dumps({"a": text}).encode() + b"\n\n", matcher)
     assert item[1] == text
     assert json.loads(decoder.matched_event(item[-1]).data) == {"a": text}
+
+
+# --- building the captured strs ----------------------------------------------------------
+
+#: Characters at the edges of CPython's str storage widths (1, 2, 4 bytes per
+#: character) and of UTF-8's sequence lengths.
+_EDGES = [
+    "\x00",
+    "\x7f",
+    "\x80",
+    "\xff",
+    "\u0100",
+    "\u07ff",
+    "\u0800",
+    "\uffff",
+    "\U00010000",
+    "\U0010ffff",
+]
+
+
+@pytest.mark.parametrize("widest", _EDGES)
+@pytest.mark.parametrize("prefix", ["", "a", "é", "数", "🙂"])
+def test_captured_strs_are_what_python_builds(prefix: str, widest: str) -> None:
+    """Equal, same hash, same size: CPython compares the storage widths of two
+    strs before their characters, so a str stored wider than its widest
+    character needs would compare unequal to the same text built by Python.
+    (Sizes are compared past one character: Python's one-character strs are
+    shared objects that may carry a cached UTF-8 copy.)"""
+    matcher = ShapeMatcher([("message", {"a": "$str"})])
+    for text in (prefix + widest, widest + prefix, (prefix + widest) * 9 + "z"):
+        expected = json.loads(json.dumps(text))
+        for payload in (json.dumps({"a": text}, ensure_ascii=False), json.dumps({"a": text})):
+            got = matcher.match(payload)
+            assert got is not None
+            assert got[1] == expected and hash(got[1]) == hash(expected)
+            if len(text) > 1:
+                assert sys.getsizeof(got[1]) == sys.getsizeof(expected)
+
+
+@given(st.text())
+def test_any_captured_str_is_what_python_builds(text: str) -> None:
+    got = ShapeMatcher([("message", {"a": "$str"})]).match(
+        json.dumps({"a": text}, ensure_ascii=False)
+    )
+    if got is None:  # lone surrogates have no UTF-8 form
+        assert any("\ud800" <= c <= "\udfff" for c in text)
+        return
+    assert got[1] == text
+    if len(text) > 1:
+        assert sys.getsizeof(got[1]) == sys.getsizeof(text)
+
+
+# --- runs -------------------------------------------------------------------------------
+
+_RUN_WIRE = (
+    b'event: delta\ndata: {"i": 0, "t": "a"}\n\n'
+    b'event: delta\ndata: {"i": 0, "t": "b"}\n\n'
+    b'event: delta\ndata: {"i": 1, "t": "c"}\n\n'
+    b'event: other\ndata: {"i": 1, "t": "d"}\n\n'
+    b'event: delta\ndata: {"i": 1, "t": "e"}\n\n'
+    b"event: ping\ndata: {}\n\n"
+    b'event: delta\ndata: {"i": 1, "t": "f"}\n\n'
+    b'event: delta\ndata: {"i": 1, "t": "g"}\n\n'
+)
+_RUN_TEMPLATES = [
+    ("delta", {"i": "$int", "t": "$str"}),
+    ("other", {"i": "$int", "t": "$str"}),
+]
+
+
+def test_runs_merge_matches_that_differ_only_in_the_last_capture() -> None:
+    matcher = ShapeMatcher(_RUN_TEMPLATES, runs=True)
+    assert matcher.runs and not ShapeMatcher(_RUN_TEMPLATES).runs
+    decoder = sw.SseDecoder()
+    got = decoder.feed_matched(_RUN_WIRE, matcher)
+    assert got[:3] == [(0, 0, ["a", "b"], 0), (0, 1, ["c"], 2), (1, 1, ["d"], 3)]
+    assert got[3] == (0, 1, ["e"], 4)
+    assert isinstance(got[4], sw.SseEvent) and got[4].event == "ping"
+    assert got[5] == (0, 1, ["f", "g"], 5)
+    # Tickets count matches: a run's are first .. first + len - 1.
+    assert decoder.matched_event(6).data == '{"i": 1, "t": "g"}'
+
+
+def test_runs_need_a_capture_to_vary() -> None:
+    with pytest.raises(ValueError, match="captures nothing"):
+        ShapeMatcher([("message", {"a": "$str"}), ("ping", {})], runs=True)
+
+
+def _flatten(items: list[Any]) -> list[Any]:
+    """Runs as the single-match tuples they merge (tickets included)."""
+    flat: list[Any] = []
+    for item in items:
+        if isinstance(item, tuple):
+            *head, values, first = item
+            flat += [(*head, v, first + k) for k, v in enumerate(values)]
+        else:
+            flat.append(item)
+    return flat
+
+
+@given(st.lists(st.integers(0, len(_RUN_WIRE)), max_size=6))
+def test_runs_are_the_single_matches_merged_under_any_chunking(cuts: list[int]) -> None:
+    cuts = sorted(cuts)
+    pieces = [_RUN_WIRE[a:b] for a, b in zip([0, *cuts], [*cuts, len(_RUN_WIRE)], strict=True)]
+    single, merged = sw.SseDecoder(), sw.SseDecoder()
+    plain_matcher, run_matcher = (
+        ShapeMatcher(_RUN_TEMPLATES),
+        ShapeMatcher(_RUN_TEMPLATES, runs=True),
+    )
+    for piece in pieces:
+        expected = single.feed_matched(piece, plain_matcher)
+        got = merged.feed_matched(piece, run_matcher)
+        assert _flatten(got) == expected
+        assert all(len(x[-2]) for x in got if isinstance(x, tuple))
+        for item in expected:
+            if isinstance(item, tuple):
+                assert merged.matched_event(item[-1]) == single.matched_event(item[-1])
 
 
 # --- soundness against json.loads -------------------------------------------------------

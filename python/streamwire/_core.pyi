@@ -89,8 +89,9 @@ class SseDecoder:
         """Decodes a chunk like ``feed``, matching each event's data against
         ``shapes``: an event whose data matches a template (and whose block set
         no ``retry``) becomes the tuple ``(template, *captures, ticket)``
-        instead of an ``SseEvent``. ``matched_event(ticket)`` gives the event
-        back until the decoder's next call."""
+        instead of an ``SseEvent``, or joins a run tuple (``ShapeMatcher(...,
+        runs=True)``). ``matched_event(ticket)`` gives the event back until
+        the decoder's next call."""
     def matched_event(self, ticket: int) -> SseEvent:
         """The ``SseEvent`` of a match tuple's ``ticket`` from the last
         ``feed_matched`` call (equal to what ``feed`` would have returned);
@@ -152,7 +153,18 @@ class ShapeMatcher:
     cannot differ.
     """
 
-    def __new__(cls, templates: Iterable[tuple[str, object]]) -> ShapeMatcher: ...
+    def __new__(
+        cls, templates: Iterable[tuple[str, object]], *, runs: bool = False
+    ) -> ShapeMatcher:
+        """``runs=True``: the decoders' ``feed_matched`` merges consecutive
+        matches of one template whose captures agree on all but the last into
+        one *run* tuple ``(template, *captures[:-1], [last capture, ...],
+        first_ticket)``; the run's tickets are ``first_ticket`` up to
+        ``first_ticket + len(list) - 1``. Every template must then capture
+        something (ValueError otherwise). ``match`` is unaffected."""
+    @property
+    def runs(self) -> bool:
+        """Whether ``feed_matched`` merges runs."""
     def match(self, data: str | Buffer, event: str = "message") -> tuple[Any, ...] | None:
         """``(template, *captures)`` for a payload of an SSE event of type
         ``event``, or None when no template matches."""
@@ -223,8 +235,9 @@ class EventStreamDecoder:
         message whose ``:message-type`` is ``event`` against the templates of
         ``shapes`` for its ``:event-type``: a message that matches becomes the
         tuple ``(template, *captures, ticket)`` instead of an
-        ``EventStreamMessage``. ``matched_message(ticket)`` gives the message
-        back until the decoder's next call."""
+        ``EventStreamMessage``, or joins a run tuple (``ShapeMatcher(...,
+        runs=True)``). ``matched_message(ticket)`` gives the message back
+        until the decoder's next call."""
     def matched_message(self, ticket: int) -> EventStreamMessage:
         """The ``EventStreamMessage`` of a match tuple's ``ticket`` from the last
         ``feed_matched`` call (equal to what ``feed`` would have returned);

@@ -199,7 +199,8 @@ SHAPES = ShapeMatcher(
             "contentBlockDelta",
             {"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"},
         )
-    ]
+    ],
+    runs=True,
 )
 _BLOCK_INPUTS: Mapping[str, BlockInput] = {
     "contentBlockStart": "start",
@@ -252,9 +253,11 @@ class BedrockConverseStream(EventStreamStream):
         # message (tested: test_fast_path_matches_general_path,
         # tests/test_bedrock_fast.py), in one loop without a call per message;
         # anything else, including a payload the fast JSON decoder refuses,
-        # takes the general path. A message of ``SHAPES`` arrives matched in
-        # Rust as ``(template, index, text, ticket)``; when the state rules it
-        # out, the ticket gives back the message for the general path.
+        # takes the general path. Messages of ``SHAPES`` arrive matched in
+        # Rust, consecutive ones for one block merged into a run
+        # ``(template, index, [text, ...], first ticket)``; when the state
+        # rules the run out, the tickets give back its messages for the
+        # general path.
         by_index = self._by_index
         append = out.append
         pieces = self._text
@@ -264,20 +267,31 @@ class BedrockConverseStream(EventStreamStream):
         items = cast("list[EventStreamMessage | tuple[Any, ...]]", messages)
         for item in items:
             if type(item) is tuple:
-                if in_message:
-                    _template, index, text, _ticket = item
-                    block = by_index.get(index)
+                # A run of matched text deltas for one block (see SHAPES). A
+                # text block has no start message: its first delta opens it,
+                # on the general path, and the rest of the run can follow fast.
+                _template, index, texts, first = item
+                done = 0
+                while done < len(texts):
+                    block = by_index.get(index) if in_message else None
                     if block is not None and block.kind == "text" and block.state == "open":
-                        if text:
-                            block.parts.append(text)
-                            pieces.append(text)
+                        rest = texts[done:] if done else texts
+                        if "" in rest:  # an empty delta adds nothing and is no event
+                            rest = [text for text in rest if text]
+                        block.parts += rest
+                        pieces += rest
+                        for text in rest:
                             event = _new(TextDelta)
                             _set_text(event, text)
                             _set_choice(event, 0)
                             append(event)
-                        continue
-                message = self._decoder.matched_message(item[-1])
-            elif (
+                        break
+                    super()._on_messages([self._decoder.matched_message(first + done)], out)
+                    in_message = self._phase == "message"
+                    pieces = self._text
+                    done += 1
+                continue
+            if (
                 message := cast(EventStreamMessage, item)
             ).event_type == "contentBlockDelta" and in_message:
                 try:

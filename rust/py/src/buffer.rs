@@ -1,8 +1,9 @@
 //! Borrowing the bytes of any buffer-protocol object without copying them.
 //!
-//! The wheel targets the stable ABI of Python 3.10, whose limited API does not
-//! declare the buffer protocol (it joined the limited API in 3.11, with the
-//! same `Py_buffer` layout it always had). `bytes` is read through its own
+//! The `abi3` build targets the stable ABI of Python 3.10, whose limited API
+//! does not declare the buffer protocol (it joined the limited API in 3.11,
+//! with the same `Py_buffer` layout it always had), so both builds use the
+//! declarations below. `bytes` is read through its own
 //! limited-API accessors; every other exporter (bytearray, memoryview, NumPy
 //! arrays, mmap) goes through `PyObject_GetBuffer`, which every CPython 3
 //! exports, declared here with the documented `Py_buffer` layout.

@@ -10,7 +10,7 @@ use streamwire_core::eventstream::{
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{match_tuple, ShapeMatcher};
+use crate::shape::{Collector, ShapeMatcher};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -393,8 +393,9 @@ impl EventStreamDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        let shapes = &shapes.get().shapes;
-        let mut out: Vec<PyObject> = Vec::new();
+        let matcher = shapes.get();
+        let shapes = &matcher.shapes;
+        let mut out = Collector::new(py, matcher);
         let mut conversion: PyResult<()> = Ok(());
         let EventStreamDecoder { inner, strings, matched, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |msg| {
@@ -405,19 +406,13 @@ impl EventStreamDecoder {
                 (Some("event"), Some(event)) => shapes.match_bytes(event, msg.payload).ok(),
                 _ => None,
             };
-            let converted = match found {
-                Some(m) => {
-                    let ticket = matched.keep(&msg);
-                    match_tuple(py, &m, Some(ticket)).map(|t| t.into_any().unbind())
-                }
-                None => message_to_py(py, &msg, strings).map(Py::into_any),
+            conversion = match found {
+                Some(m) => out.matched(&m, matched.keep(&msg)),
+                None => message_to_py(py, &msg, strings).and_then(|m| out.other(m.into_any())),
             };
-            match converted {
-                Ok(obj) => out.push(obj),
-                Err(e) => conversion = Err(e),
-            }
         });
         conversion?;
+        let out = out.finish()?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),

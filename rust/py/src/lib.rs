@@ -11,6 +11,7 @@ mod errors;
 mod eventstream;
 mod shape;
 mod sse;
+mod text;
 
 /// The extension module.
 #[pymodule]

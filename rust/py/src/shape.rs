@@ -4,6 +4,13 @@
 //! become the core's `Spec`; a match becomes a tuple
 //! `(template, *captures)`: strings as `str`, integers as `int`, an absent
 //! optional capture as `None`, a `$raw` capture as the value's JSON text.
+//!
+//! The decoders' `feed_matched` builds its result with a [`Collector`]: one
+//! tuple per match, or, for a matcher made with `runs=True`, one tuple per
+//! *run*: consecutive matches of one template whose captures agree on all but
+//! the last, `(template, *captures[:-1], [last capture, ...], first ticket)`.
+//! A delta stream is mostly such runs (one block's text deltas), and a run
+//! costs the adapter one dispatch instead of one per delta.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -11,6 +18,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use streamwire_core::shape::{Capture, Decline, Match, ShapeSet, Spec};
 
 use crate::buffer::Bytes;
+use crate::text::new_str;
 
 /// Templates nest no deeper than this (a guard against cyclic containers).
 const MAX_SPEC_DEPTH: usize = 64;
@@ -19,12 +27,15 @@ const MAX_SPEC_DEPTH: usize = 64;
 #[pyclass(frozen, module = "streamwire._core", name = "ShapeMatcher")]
 pub struct ShapeMatcher {
     pub(crate) shapes: ShapeSet,
+    /// Whether `feed_matched` merges runs (see the module docs).
+    runs: bool,
 }
 
 #[pymethods]
 impl ShapeMatcher {
     #[new]
-    fn new(templates: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (templates, *, runs = false))]
+    fn new(templates: &Bound<'_, PyAny>, runs: bool) -> PyResult<Self> {
         let mut shapes = ShapeSet::new();
         for item in templates.try_iter()? {
             let item = item?;
@@ -32,9 +43,21 @@ impl ShapeMatcher {
                 .extract()
                 .map_err(|_| PyTypeError::new_err("a template is an (sse event type, shape) pair"))?;
             let spec = spec_of(&spec, 0)?;
+            let index = shapes.len();
             shapes.add(&event, &spec).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            if runs && shapes.captures_of(index) == Some(0) {
+                return Err(PyValueError::new_err(format!(
+                    "template {index} captures nothing: with runs=True every template needs a capture"
+                )));
+            }
         }
-        Ok(ShapeMatcher { shapes })
+        Ok(ShapeMatcher { shapes, runs })
+    }
+
+    /// Whether `feed_matched` merges consecutive matches into runs.
+    #[getter]
+    fn runs(&self) -> bool {
+        self.runs
     }
 
     /// Matches one payload (str, or UTF-8 bytes) of an SSE event of type
@@ -89,40 +112,146 @@ fn with_text<T>(
         };
     }
     let bytes = Bytes::borrow(data)?;
-    match std::str::from_utf8(bytes.as_slice()) {
-        Ok(text) => f(Ok(text)),
-        Err(_) => f(Err(Decline::Syntax)),
+    match streamwire_core::utf8::str_of(bytes.as_slice()) {
+        Some(text) => f(Ok(text)),
+        None => f(Err(Decline::Syntax)),
     }
 }
 
 /// `(template, *captures)`, with `ticket` appended when given.
-pub(crate) fn match_tuple<'py>(
-    py: Python<'py>,
-    m: &Match<'_>,
-    ticket: Option<usize>,
-) -> PyResult<Bound<'py, PyTuple>> {
+fn match_tuple<'py>(py: Python<'py>, m: &Match<'_>, ticket: Option<usize>) -> PyResult<Bound<'py, PyTuple>> {
     let captures = m.captures();
-    let len = captures.len() + 1 + usize::from(ticket.is_some());
-    PyTuple::new(
-        py,
-        (0..len).map(|i| {
-            if i == 0 {
-                m.template.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
-            } else if let Some(capture) = captures.get(i - 1) {
-                capture_to_py(py, capture)
-            } else {
-                ticket.unwrap_or(0).into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
-            }
-        }),
-    )
+    let mut items = Vec::with_capacity(captures.len() + 2);
+    items.push(index_to_py(py, m.template));
+    for capture in captures {
+        items.push(capture_to_py(py, capture)?);
+    }
+    if let Some(ticket) = ticket {
+        items.push(index_to_py(py, ticket));
+    }
+    PyTuple::new(py, items)
 }
 
-fn capture_to_py<'py>(py: Python<'py>, capture: &Capture<'_>) -> Bound<'py, PyAny> {
-    match capture {
+fn index_to_py(py: Python<'_>, index: usize) -> Bound<'_, PyAny> {
+    index.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
+}
+
+fn capture_to_py<'py>(py: Python<'py>, capture: &Capture<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match capture {
         Capture::Absent => py.None().into_bound(py),
-        Capture::Str(text) => PyString::new(py, text).into_any(),
+        Capture::Str(text) => new_str(py, text)?.into_any(),
+        Capture::Raw(text) => new_str(py, text)?.into_any(),
         Capture::Int(value) => value.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {}),
-        Capture::Raw(text) => PyString::new(py, text).into_any(),
+    })
+}
+
+/// A capture kept past its payload, to compare the next match's with.
+#[derive(Debug, PartialEq)]
+enum Key {
+    Absent,
+    Str(String),
+    Int(i64),
+    Raw(String),
+}
+
+impl Key {
+    fn of(capture: &Capture<'_>) -> Key {
+        match capture {
+            Capture::Absent => Key::Absent,
+            Capture::Str(text) => Key::Str(text.to_string()),
+            Capture::Int(value) => Key::Int(*value),
+            Capture::Raw(text) => Key::Raw((*text).to_owned()),
+        }
+    }
+
+    fn same(&self, capture: &Capture<'_>) -> bool {
+        match (self, capture) {
+            (Key::Absent, Capture::Absent) => true,
+            (Key::Str(a), Capture::Str(b)) => a == b,
+            (Key::Int(a), Capture::Int(b)) => a == b,
+            (Key::Raw(a), Capture::Raw(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// An open run: its tuple's head (template and key captures as Python
+/// objects), the key to compare with, the last captures so far, the first ticket.
+struct Run<'py> {
+    template: usize,
+    key: Vec<Key>,
+    head: Vec<Bound<'py, PyAny>>,
+    values: Vec<Bound<'py, PyAny>>,
+    first: usize,
+}
+
+/// The list a decoder's `feed_matched` returns, built unit by unit: match
+/// tuples (merged into runs when the matcher says so) and the decoder's own
+/// objects for everything else, in stream order.
+pub(crate) struct Collector<'py> {
+    py: Python<'py>,
+    runs: bool,
+    out: Vec<PyObject>,
+    run: Option<Run<'py>>,
+}
+
+impl<'py> Collector<'py> {
+    pub fn new(py: Python<'py>, matcher: &ShapeMatcher) -> Self {
+        Collector { py, runs: matcher.runs, out: Vec::new(), run: None }
+    }
+
+    /// A match, whose unit the decoder keeps under `ticket` (tickets of one
+    /// call are consecutive, so a run's are `first..first + len`).
+    pub fn matched(&mut self, m: &Match<'_>, ticket: usize) -> PyResult<()> {
+        let py = self.py;
+        let Some((last, key)) = m.captures().split_last().filter(|_| self.runs) else {
+            self.flush()?;
+            self.out.push(match_tuple(py, m, Some(ticket))?.into_any().unbind());
+            return Ok(());
+        };
+        if let Some(run) = &mut self.run {
+            if run.template == m.template
+                && run.key.len() == key.len()
+                && run.key.iter().zip(key).all(|(k, c)| k.same(c))
+            {
+                run.values.push(capture_to_py(py, last)?);
+                return Ok(());
+            }
+        }
+        self.flush()?;
+        let mut head = Vec::with_capacity(key.len() + 1);
+        head.push(index_to_py(py, m.template));
+        for capture in key {
+            head.push(capture_to_py(py, capture)?);
+        }
+        let values = vec![capture_to_py(py, last)?];
+        let key = key.iter().map(Key::of).collect();
+        self.run = Some(Run { template: m.template, key, head, values, first: ticket });
+        Ok(())
+    }
+
+    /// A unit no template matched, as the decoder's own object.
+    pub fn other(&mut self, obj: PyObject) -> PyResult<()> {
+        self.flush()?;
+        self.out.push(obj);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> PyResult<()> {
+        if let Some(run) = self.run.take() {
+            let py = self.py;
+            let mut items = run.head;
+            items.push(PyList::new(py, run.values)?.into_any());
+            items.push(index_to_py(py, run.first));
+            self.out.push(PyTuple::new(py, items)?.into_any().unbind());
+        }
+        Ok(())
+    }
+
+    /// Everything collected, in order.
+    pub fn finish(mut self) -> PyResult<Vec<PyObject>> {
+        self.flush()?;
+        Ok(self.out)
     }
 }
 

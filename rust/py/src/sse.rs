@@ -11,7 +11,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{match_tuple, ShapeMatcher};
+use crate::shape::{Collector, ShapeMatcher};
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
 ///
@@ -289,8 +289,9 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        let shapes: &ShapeSet = &shapes.get().shapes;
-        let mut out: Vec<PyObject> = Vec::new();
+        let matcher = shapes.get();
+        let shapes: &ShapeSet = &matcher.shapes;
+        let mut out = Collector::new(py, matcher);
         let mut conversion: PyResult<()> = Ok(());
         let SseDecoder { inner, event_type, id, matched, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |ev| {
@@ -298,31 +299,28 @@ impl SseDecoder {
                 return;
             }
             // A decline (an event no template applies to included) is an SseEvent.
-            let converted = if ev.retry.is_none() {
-                match shapes.match_payload(ev.event_type, ev.data) {
-                    Ok(m) => {
-                        let ticket = matched.events.len();
-                        let start = matched.text.len();
-                        matched.text.push_str(ev.data);
-                        matched.events.push(MatchedEvent {
-                            start,
-                            end: matched.text.len(),
-                            event: event_type.get(py, ev.event_type),
-                            id: ev.id.map(|s| id.get(py, s)),
-                        });
-                        match_tuple(py, &m, Some(ticket)).map(|t| t.into_any().unbind())
-                    }
-                    Err(_) => event_to_py(py, &ev, event_type, id).map(Py::into_any),
-                }
-            } else {
-                event_to_py(py, &ev, event_type, id).map(Py::into_any)
+            let found = match ev.retry {
+                None => shapes.match_payload(ev.event_type, ev.data).ok(),
+                Some(_) => None,
             };
-            match converted {
-                Ok(obj) => out.push(obj),
-                Err(e) => conversion = Err(e),
-            }
+            conversion = match found {
+                Some(m) => {
+                    let ticket = matched.events.len();
+                    let start = matched.text.len();
+                    matched.text.push_str(ev.data);
+                    matched.events.push(MatchedEvent {
+                        start,
+                        end: matched.text.len(),
+                        event: event_type.get(py, ev.event_type),
+                        id: ev.id.map(|s| id.get(py, s)),
+                    });
+                    out.matched(&m, ticket)
+                }
+                None => event_to_py(py, &ev, event_type, id).and_then(|e| out.other(e.into_any())),
+            };
         });
         conversion?;
+        let out = out.finish()?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),
