@@ -26,6 +26,7 @@ __all__ = [
     "__version__",
     "encode_eventstream",
     "encode_sse",
+    "has_digit_run",
 ]
 
 __version__: str
@@ -176,6 +177,10 @@ class ShapeMatcher:
     def captures(self, index: int) -> int:
         """The number of captures of template ``index``."""
     def __len__(self) -> int: ...
+
+def has_digit_run(data: str | Buffer, length: int) -> bool:
+    """Whether ``data`` holds a run of at least ``length`` consecutive ASCII
+    digits (a JSON integer outside the 64-bit range has 19 or more)."""
 
 @final
 class Utf8Decoder:

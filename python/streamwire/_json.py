@@ -12,9 +12,12 @@ Every SSE data payload of a JSON protocol is decoded exactly once, here. RFC
 * ``orjson``, when installed (it is optional: ``pip install streamwire[fast]``;
   streamwire has no runtime dependencies), takes ~0.47 us for the same chunk.
   It accepts a subset of what ``json`` accepts (no ``NaN``, no lone
-  surrogates, 64-bit integers), so a text it rejects is retried with the
-  standard library before being called invalid: the outcome never depends on
-  whether orjson is installed.
+  surrogates), so a text it rejects is retried with the standard library
+  before being called invalid. An integer beyond 64 bits it does not reject
+  but reads as a float (orjson 3.13), where ``json`` keeps the exact int; such
+  an integer has at least 19 digits, so a text with a 19-digit run goes to the
+  standard library directly (``has_digit_run``, a probe every 19 bytes in
+  Rust). So the outcome never depends on whether orjson is installed.
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ import json.scanner
 from collections.abc import Callable
 from typing import Any
 
+from ._core import has_digit_run
+
 __all__ = ["ACCELERATED", "loads"]
 
 # The C scanner the decoder itself uses (``JSONDecoder.scan_once``); typeshed
 # types make_scanner's argument as its own class, hence the ignore.
 _scan_once = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _JSON_WS = " \t\n\r"
+#: The fewest digits of an integer outside the 64-bit range (2**63 has 19).
+WIDE_INT_DIGITS = 19
 
 
 def _loads_stdlib(text: str) -> Any:
@@ -53,6 +60,8 @@ def _make_loads() -> tuple[Callable[[str], Any], bool]:
     orjson_error = orjson.JSONDecodeError
 
     def loads_accelerated(text: str) -> Any:
+        if has_digit_run(text, WIDE_INT_DIGITS):
+            return _loads_stdlib(text)
         try:
             return orjson_loads(text)
         except orjson_error:

@@ -64,8 +64,14 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from .._core import DEFAULT_MAX_MESSAGE_BYTES, EventStreamDecoder, EventStreamMessage, ShapeMatcher
-from .._json import ACCELERATED, loads
+from .._core import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    EventStreamDecoder,
+    EventStreamMessage,
+    ShapeMatcher,
+    has_digit_run,
+)
+from .._json import ACCELERATED, WIDE_INT_DIGITS, loads
 from ..errors import FramingError, UsageError
 from ..events import Event
 from ._base import Stream, feed_framed, retryable_hint
@@ -116,7 +122,8 @@ def _make_loads_payload() -> Any:
     """``loads`` for a payload's bytes. With orjson, the bytes go to it directly:
     decoding them to ``str`` first is a second pass over every payload (about
     15% of the JSON time for 150-byte payloads, measured); whatever orjson
-    refuses takes the ``str`` path of ``_json.loads``, so acceptance stays
+    refuses, or might read differently (an integer beyond 64 bits, see
+    ``_json``), takes the ``str`` path of ``_json.loads``, so the outcome stays
     exactly the standard library's."""
     if not ACCELERATED:
         return _loads_payload_stdlib
@@ -126,6 +133,8 @@ def _make_loads_payload() -> Any:
     orjson_error = orjson.JSONDecodeError
 
     def loads_payload(payload: bytes) -> Any:
+        if has_digit_run(payload, WIDE_INT_DIGITS):
+            return loads(payload.decode("utf-8"))
         try:
             return orjson_loads(payload)
         except orjson_error:

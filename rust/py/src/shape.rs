@@ -291,8 +291,25 @@ fn spec_of(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Spec> {
     }
 }
 
-/// Adds this module's class to the extension module.
+/// Whether `data` (str, or bytes) holds a run of at least `length` ASCII
+/// digits (see `streamwire_core::shape::has_digit_run`).
+#[pyfunction]
+fn has_digit_run(data: &Bound<'_, PyAny>, length: usize) -> PyResult<bool> {
+    if let Ok(s) = data.downcast::<PyString>() {
+        if let Ok(text) = s.to_str() {
+            return Ok(streamwire_core::shape::has_digit_run(text.as_bytes(), length));
+        }
+        // Lone surrogates: no UTF-8 form, and no digits are lost by encoding
+        // them otherwise.
+        let bytes = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+        return Ok(streamwire_core::shape::has_digit_run(Bytes::borrow(&bytes)?.as_slice(), length));
+    }
+    Ok(streamwire_core::shape::has_digit_run(Bytes::borrow(data)?.as_slice(), length))
+}
+
+/// Adds this module's class and function to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ShapeMatcher>()?;
+    m.add_function(wrap_pyfunction!(has_digit_run, m)?)?;
     Ok(())
 }

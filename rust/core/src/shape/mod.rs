@@ -395,3 +395,33 @@ fn has_long_digit_run(bytes: &[u8]) -> bool {
     }
     false
 }
+
+/// Whether `data` holds a run of at least `len` consecutive ASCII digits.
+///
+/// A JSON integer outside the 64-bit range has at least 19 digits, so a text
+/// without a 19-digit run holds none (a digit run inside a string only makes
+/// the answer a cautious yes). Probes every `len`-th byte: a non-digit there
+/// rules out every run that would cover it.
+pub fn has_digit_run(data: &[u8], len: usize) -> bool {
+    if len == 0 {
+        return true;
+    }
+    let digit = |i: usize| data.get(i).is_some_and(u8::is_ascii_digit);
+    let mut start = 0;
+    while start + len <= data.len() {
+        let last = start + len - 1;
+        if !digit(last) {
+            start = last + 1;
+            continue;
+        }
+        let mut first = last;
+        while first > start && digit(first - 1) {
+            first -= 1;
+        }
+        if first == start {
+            return true;
+        }
+        start = first;
+    }
+    false
+}

@@ -647,3 +647,36 @@ fn the_scanner_agrees_with_serde_json_on_mutations() {
         }
     }
 }
+
+#[test]
+fn digit_runs_are_found_wherever_they_are() {
+    fn naive(data: &[u8], len: usize) -> bool {
+        len == 0 || data.windows(len).any(|w| w.iter().all(u8::is_ascii_digit))
+    }
+    let samples: [&[u8]; 9] = [
+        b"",
+        b"1",
+        b"12345",
+        b"a12345",
+        b"1234a5678",
+        b"{\"n\": -9223372036854775809}",
+        b"{\"n\": 922337203685477580}",
+        b"x1y22z333w4444v55555",
+        b"123456789012345678901234567890",
+    ];
+    for data in samples {
+        for len in 0..=data.len() + 1 {
+            assert_eq!(super::has_digit_run(data, len), naive(data, len), "{data:?} {len}");
+        }
+    }
+    // Every split of a run by one non-digit, at every length.
+    for total in 1..40 {
+        for cut in 0..=total {
+            let mut data = vec![b'7'; total];
+            data.insert(cut, b'.');
+            for len in 1..=total + 1 {
+                assert_eq!(super::has_digit_run(&data, len), naive(&data, len), "{total} {cut} {len}");
+            }
+        }
+    }
+}
