@@ -6,6 +6,7 @@ exactly what the public keyword-only constructors build, field for field.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
 import re
@@ -15,6 +16,7 @@ import pytest
 
 import streamwire as sw
 from streamwire import events
+from streamwire._core import Builder
 
 EVENT_CLASSES = [
     cls
@@ -119,6 +121,46 @@ def test_fast_constructors_match_the_public_ones() -> None:
         first = dataclasses.fields(fast)[0].name  # type: ignore[arg-type]
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, first, "x")
+
+
+def test_bulk_constructors_match_the_public_ones() -> None:
+    texts = ["a", "数🙂", ""]
+    built = events.new_text_deltas(texts, 2)
+    assert built == [sw.TextDelta(text=t, choice=2) for t in texts]
+    args = events.new_arguments_deltas(['{"a"', ": 1}"], 3, "toolu_1", 0)
+    assert args == [
+        sw.ToolCallArgumentsDelta(index=3, id="toolu_1", delta=d, choice=0)
+        for d in ('{"a"', ": 1}")
+    ]
+    for fast in [*built, *args]:
+        regular = type(fast)(**{f.name: getattr(fast, f.name) for f in dataclasses.fields(fast)})  # type: ignore[arg-type]
+        assert fast == regular and hash(fast) == hash(regular) and repr(fast) == repr(regular)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.choice = 9  # type: ignore[misc]
+    assert events.new_text_deltas([], 0) == []
+
+
+def test_the_builder_refuses_what_it_cannot_build_like_object_new() -> None:
+    class Custom:
+        def __new__(cls) -> Custom:
+            return super().__new__(cls)
+
+    with pytest.raises(TypeError, match=r"object\.__new__"):
+        Builder(Custom, "x")
+
+    class Abstract(abc.ABC):
+        __slots__ = ("x",)
+
+        @abc.abstractmethod
+        def f(self) -> None: ...
+
+    with pytest.raises(TypeError, match="abstract"):
+        Builder(Abstract, "x")
+    builder = Builder(sw.TextDelta, "text", "choice")
+    with pytest.raises(TypeError, match="fixed values"):
+        builder.build(["a"])
+    with pytest.raises(AttributeError):
+        Builder(sw.TextDelta, "nope").build(["a"])
 
 
 def test_repr_truncates_long_text() -> None:

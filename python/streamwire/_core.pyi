@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "Builder",
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
@@ -177,6 +178,20 @@ class ShapeMatcher:
     def captures(self, index: int) -> int:
         """The number of captures of template ``index``."""
     def __len__(self) -> int: ...
+
+@final
+class Builder:
+    """Builds many objects of one class from Rust: ``Builder(cls, field,
+    *fields).build(values, *fixed)`` is ``[obj(v) for v in values]`` where
+    ``obj(v)`` is ``object.__new__(cls)`` with ``field`` set to ``v`` and
+    each of ``fields`` to the matching one of ``fixed``, through
+    ``object.__setattr__`` (so a frozen dataclass's ``__setattr__`` and
+    ``__init__`` are bypassed, as its own ``__init__`` bypasses the former).
+    ``cls.__new__`` must be ``object.__new__``; the caller sets every field
+    the class needs."""
+
+    def __new__(cls, target: type, field: str, /, *fields: str) -> Builder: ...
+    def build(self, values: list[Any], *fixed: Any) -> list[Any]: ...
 
 def has_digit_run(data: str | Buffer, length: int) -> bool:
     """Whether ``data`` holds a run of at least ``length`` consecutive ASCII

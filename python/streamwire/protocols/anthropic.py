@@ -64,7 +64,7 @@ from typing import Any, cast
 
 from .._core import ShapeMatcher, SseEvent
 from .._json import loads
-from ..events import Event, TextDelta, ToolCallArgumentsDelta
+from ..events import Event, new_arguments_deltas, new_text_deltas
 from ._base import SseStream
 from .anthropic_machine import AnthropicMachine
 
@@ -86,15 +86,6 @@ SHAPES = ShapeMatcher(
     ],
     runs=True,
 )
-# The fast path builds its events like events.new_text_delta and
-# new_arguments_delta, inlined.
-_new = object.__new__
-_set_text = TextDelta.__dict__["text"].__set__
-_set_choice = TextDelta.__dict__["choice"].__set__
-_set_index = ToolCallArgumentsDelta.__dict__["index"].__set__
-_set_id = ToolCallArgumentsDelta.__dict__["id"].__set__
-_set_delta = ToolCallArgumentsDelta.__dict__["delta"].__set__
-_set_args_choice = ToolCallArgumentsDelta.__dict__["choice"].__set__
 
 
 class AnthropicStream(SseStream):
@@ -117,7 +108,6 @@ class AnthropicStream(SseStream):
         machine = self._machine
         by_index = machine.blocks.by_index
         max_chars = self._acc.calls.max_argument_chars
-        append = out.append
         choice = machine.choice if machine.phase == "open" else None
         for event in events:
             if type(event) is not tuple:
@@ -136,11 +126,7 @@ class AnthropicStream(SseStream):
                     if block.role == "text":
                         block.parts += values
                         choice.text += values
-                        for value in values:
-                            text_event = _new(TextDelta)
-                            _set_text(text_event, value)
-                            _set_choice(text_event, 0)
-                            append(text_event)
+                        out += new_text_deltas(values, 0)
                         continue
                 else:
                     call = block.call
@@ -149,14 +135,7 @@ class AnthropicStream(SseStream):
                         if size <= max_chars:
                             call.size = size
                             call.parts += values
-                            call_index, call_id = call.index, call.id
-                            for value in values:
-                                args_event = _new(ToolCallArgumentsDelta)
-                                _set_index(args_event, call_index)
-                                _set_id(args_event, call_id)
-                                _set_delta(args_event, value)
-                                _set_args_choice(args_event, 0)
-                                append(args_event)
+                            out += new_arguments_deltas(values, call.index, call.id, 0)
                             continue
             # The general path, one event at a time (the state may change
             # within the run, e.g. at the argument cap).

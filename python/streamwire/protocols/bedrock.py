@@ -94,6 +94,7 @@ from ..events import (
     MessageStarted,
     StopReason,
     TextDelta,
+    new_text_deltas,
 )
 from ..result import Usage
 from . import _eventstream
@@ -280,11 +281,7 @@ class BedrockConverseStream(EventStreamStream):
                             rest = [text for text in rest if text]
                         block.parts += rest
                         pieces += rest
-                        for text in rest:
-                            event = _new(TextDelta)
-                            _set_text(event, text)
-                            _set_choice(event, 0)
-                            append(event)
+                        out += new_text_deltas(rest, 0)
                         break
                     super()._on_messages([self._decoder.matched_message(first + done)], out)
                     in_message = self._phase == "message"

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod eventstream;
+mod objects;
 mod shape;
 mod sse;
 mod text;
@@ -20,5 +21,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sse::register(m)?;
     shape::register(m)?;
     eventstream::register(m)?;
+    objects::register(m)?;
     Ok(())
 }
