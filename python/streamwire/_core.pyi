@@ -28,6 +28,7 @@ __all__ = [
     "encode_eventstream",
     "encode_sse",
     "has_digit_run",
+    "utf8_length",
 ]
 
 __version__: str
@@ -192,6 +193,9 @@ class Builder:
 
     def __new__(cls, target: type, field: str, /, *fields: str) -> Builder: ...
     def build(self, values: list[Any], *fixed: Any) -> list[Any]: ...
+
+def utf8_length(text: str) -> int:
+    """``len(text.encode("utf-8", "surrogatepass"))``, without building the bytes."""
 
 def has_digit_run(data: str | Buffer, length: int) -> bool:
     """Whether ``data`` holds a run of at least ``length`` consecutive ASCII

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Any
 
+from ._core import utf8_length
 from .events import (
     ErrorPhase,
     ErrorReceived,
@@ -271,9 +272,9 @@ class Accumulator:
         ordered = sorted(self.choices.values(), key=_index)
         results = [self._choice_result(c, status) for c in ordered]
         first = next((r for r in results if r.index == 0), None)
-        text_bytes = sum(_utf8_len(r.text) for r in results)
+        text_bytes = sum(utf8_length(r.text) for r in results)
         calls = [c for r in results for c in r.tool_calls]
-        argument_bytes = sum(_utf8_len(c.raw_arguments) for c in calls)
+        argument_bytes = sum(utf8_length(c.raw_arguments) for c in calls)
         metrics = Metrics(
             bytes_received=self.bytes_received,
             wire_events=self.wire_events,
@@ -443,9 +444,3 @@ def _count(counts: dict[str, int], key: str) -> None:
 
 def _index(choice: ChoiceState) -> int:
     return choice.index
-
-
-def _utf8_len(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))

@@ -22,5 +22,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shape::register(m)?;
     eventstream::register(m)?;
     objects::register(m)?;
+    m.add_function(wrap_pyfunction!(text::utf8_length, m)?)?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Python `str` objects from UTF-8 text: the conversion every delta pays.
+//! Python `str` objects from UTF-8 text, the conversion every delta pays;
+//! and the UTF-8 length of a `str`, which every result's metrics need.
 //!
 //! `PyString::new` is `PyUnicode_FromStringAndSize`, CPython's UTF-8 decoder.
 //! For ASCII it is fast. For other text it guesses the narrowest storage,
@@ -75,5 +76,62 @@ unsafe fn fill<T: TryFrom<u32> + Default>(data: *mut T, units: usize, text: &str
     for (i, c) in text.chars().take(units).enumerate() {
         // A character too wide for `T` cannot occur (see `new_str`).
         data.add(i).write(T::try_from(u32::from(c)).unwrap_or_default());
+    }
+}
+
+/// The length of `text` in UTF-8 bytes, a lone surrogate counting 3 (as
+/// `len(text.encode("utf-8", "surrogatepass"))`, without building the bytes).
+///
+/// Every character below U+0080 takes one byte, below U+0800 two, below
+/// U+10000 three, the rest four: so the length is the character count plus
+/// one per character at or above each of those thresholds. The default build
+/// counts over the str's own storage; the `abi3` build encodes.
+#[pyfunction]
+pub(crate) fn utf8_length(text: &Bound<'_, PyString>) -> PyResult<usize> {
+    utf8_length_of(text)
+}
+
+#[cfg(feature = "abi3")]
+fn utf8_length_of(text: &Bound<'_, PyString>) -> PyResult<usize> {
+    let bytes = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    bytes.len()
+}
+
+#[cfg(not(feature = "abi3"))]
+fn utf8_length_of(text: &Bound<'_, PyString>) -> PyResult<usize> {
+    use pyo3::ffi;
+    let obj = text.as_ptr();
+    // SAFETY: `obj` is a live str (the GIL held, `text` borrowed for the
+    // call). Once ready, its storage is GET_LENGTH code units of KIND bytes
+    // at DATA, immutable while we read it.
+    unsafe {
+        if ffi::PyUnicode_READY(obj) < 0 {
+            return Err(PyErr::fetch(text.py()));
+        }
+        let len = usize::try_from(ffi::PyUnicode_GET_LENGTH(obj)).unwrap_or(0);
+        if ffi::PyUnicode_IS_ASCII(obj) != 0 {
+            return Ok(len);
+        }
+        let data = ffi::PyUnicode_DATA(obj);
+        Ok(len
+            + match ffi::PyUnicode_KIND(obj) {
+                ffi::PyUnicode_1BYTE_KIND => {
+                    let units = std::slice::from_raw_parts(data.cast::<u8>(), len);
+                    units.iter().filter(|&&c| c >= 0x80).count()
+                }
+                ffi::PyUnicode_2BYTE_KIND => {
+                    let units = std::slice::from_raw_parts(data.cast::<u16>(), len);
+                    units.iter().map(|&c| usize::from(c >= 0x80) + usize::from(c >= 0x800)).sum::<usize>()
+                }
+                _ => {
+                    let units = std::slice::from_raw_parts(data.cast::<u32>(), len);
+                    units
+                        .iter()
+                        .map(|&c| {
+                            usize::from(c >= 0x80) + usize::from(c >= 0x800) + usize::from(c >= 0x1_0000)
+                        })
+                        .sum::<usize>()
+                }
+            })
     }
 }
