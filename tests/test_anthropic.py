@@ -126,6 +126,26 @@ def test_caps_are_typed_errors() -> None:
         assert not stream.result.executable
 
 
+def test_text_sent_whole_in_a_block_start_is_kept_once() -> None:
+    start_text = block_start(0, {"type": "text", "text": "Hi"})
+    start_thinking = block_start(1, {"type": "thinking", "thinking": "T1", "signature": ""})
+    stream, _ = run(
+        sse(
+            message_start(),
+            start_text,
+            text_delta(0, " there"),
+            block_stop(0),
+            start_thinking,
+            block_stop(1),
+            message_delta("end_turn"),
+            MESSAGE_STOP,
+        )
+    )
+    result = stream.result
+    assert result.text == "Hi there" and result.reasoning == "T1"
+    assert [b.get("text", b.get("thinking")) for b in result.provider_content] == ["Hi there", "T1"]
+
+
 def test_tool_definitions_in_anthropic_format() -> None:
     tools = [
         {

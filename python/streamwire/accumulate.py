@@ -444,3 +444,13 @@ def _count(counts: dict[str, int], key: str) -> None:
 
 def _index(choice: ChoiceState) -> int:
     return choice.index
+
+
+def coalesce_tail(pieces: list[str], parts: list[str], joined: str) -> None:
+    """Replaces the tail of ``pieces`` (a choice's text, say) by ``joined``
+    when that tail is ``parts`` (a closing block's pieces, whose join is
+    ``joined``): the concatenation is unchanged, whichever block each piece
+    came from, and the snapshot joins one string instead of every delta again."""
+    n = len(parts)
+    if n > 1 and pieces[-n:] == parts:
+        pieces[-n:] = [joined]

@@ -66,7 +66,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..accumulate import Accumulator, ChoiceState
+from ..accumulate import Accumulator, ChoiceState, coalesce_tail
 from ..events import (
     Event,
     Executor,
@@ -372,12 +372,18 @@ class Blocks:
         """The stopped block in Anthropic's request format, or None if unusable."""
         role = block.role
         content = dict(block.start)
+        # A start's own text (or thinking) is the block's first part already.
+        choice = self._acc.choices.get(0)
         if role == "text":
-            content["text"] = _str(block.start.get("text")) + "".join(block.parts)
+            content["text"] = text = "".join(block.parts)
+            if choice is not None:
+                coalesce_tail(choice.text, block.parts, text)
             if block.citations or "citations" in content:
                 content["citations"] = list(block.citations)
         elif role == "thinking":
-            content["thinking"] = _str(block.start.get("thinking")) + "".join(block.parts)
+            content["thinking"] = thinking = "".join(block.parts)
+            if choice is not None:
+                coalesce_tail(choice.reasoning, block.parts, thinking)
             if block.signature is not None:
                 content["signature"] = block.signature
         elif role in _CALL_ROLES:
@@ -399,10 +405,6 @@ class Blocks:
             )
             return None
         return content
-
-
-def _str(value: Any) -> str:
-    return value if type(value) is str else ""
 
 
 def _dump(value: Any) -> str:

@@ -46,7 +46,7 @@ import bisect
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..accumulate import Accumulator, ChoiceState
+from ..accumulate import Accumulator, ChoiceState, coalesce_tail
 from ..events import Event, new_arguments_delta, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 
@@ -355,6 +355,9 @@ class ConverseBlocks:
         if kind == "text":
             # Converse refuses a blank text block in a request: an empty one is left out.
             text = "".join(block.parts)
+            state = self._acc.choices.get(0)
+            if state is not None:
+                coalesce_tail(state.text, block.parts, text)
             return {"text": text} if text else None
         if kind == "reasoning":
             if block.redacted and not block.parts:
