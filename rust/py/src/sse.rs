@@ -12,6 +12,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
 use crate::shape::{Collector, ShapeMatcher};
+use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
 ///
@@ -39,18 +40,18 @@ pub struct SseEvent {
 }
 
 impl SseEvent {
-    fn data_object(&self, py: Python<'_>) -> Py<PyString> {
+    fn data_object(&self, py: Python<'_>) -> PyResult<Py<PyString>> {
         // The lock is never contended in practice (it is only taken with the
         // GIL held); a poisoned lock still holds a consistent `Data`.
         let mut data = self.data.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match &*data {
+        Ok(match &*data {
             Data::Object(obj) => obj.clone_ref(py),
             Data::Text(text) => {
-                let obj = PyString::new(py, text).unbind();
+                let obj = new_str(py, text)?.unbind();
                 *data = Data::Object(obj.clone_ref(py));
                 obj
             }
-        }
+        })
     }
 }
 
@@ -82,7 +83,7 @@ impl SseEvent {
 
     /// The data lines joined by LF, without the trailing LF.
     #[getter]
-    fn data(&self, py: Python<'_>) -> Py<PyString> {
+    fn data(&self, py: Python<'_>) -> PyResult<Py<PyString>> {
         self.data_object(py)
     }
 
@@ -105,7 +106,7 @@ impl SseEvent {
         let o = other.get();
         let same = self.retry == o.retry
             && self.event.bind(py).to_str()? == o.event.bind(py).to_str()?
-            && self.data_object(py).bind(py).to_str()? == o.data_object(py).bind(py).to_str()?
+            && self.data_object(py)?.bind(py).to_str()? == o.data_object(py)?.bind(py).to_str()?
             && match (&self.id, &o.id) {
                 (None, None) => true,
                 (Some(a), Some(b)) => a.bind(py).to_str()? == b.bind(py).to_str()?,
@@ -116,11 +117,11 @@ impl SseEvent {
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         let id = self.id.as_ref().map(|s| s.clone_ref(py));
-        (self.event.clone_ref(py), self.data_object(py), id, self.retry).into_pyobject(py)?.hash()
+        (self.event.clone_ref(py), self.data_object(py)?, id, self.retry).into_pyobject(py)?.hash()
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let data_obj = self.data_object(py);
+        let data_obj = self.data_object(py)?;
         let data = data_obj.bind(py).to_str()?;
         let shown = if data.chars().count() > 60 {
             let cut: String = data.chars().take(57).collect();
@@ -222,7 +223,7 @@ fn event_to_py(
     let data = if ev.data.len() <= LAZY_DATA_MAX {
         Data::Text(ev.data.into())
     } else {
-        Data::Object(PyString::new(py, ev.data).unbind())
+        Data::Object(new_str(py, ev.data)?.unbind())
     };
     Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry: ev.retry })
 }
@@ -337,7 +338,7 @@ impl SseDecoder {
         let data = if data.len() <= LAZY_DATA_MAX {
             Data::Text(data.into())
         } else {
-            Data::Object(PyString::new(py, data).unbind())
+            Data::Object(new_str(py, data)?.unbind())
         };
         Py::new(
             py,
