@@ -294,6 +294,33 @@ def test_captured_strs_are_what_python_builds(prefix: str, widest: str) -> None:
                 assert sys.getsizeof(got[1]) == sys.getsizeof(expected)
 
 
+@pytest.mark.parametrize("widest", _EDGES)
+def test_long_captured_strs_with_ascii_runs_are_what_python_builds(widest: str) -> None:
+    """Past 64 bytes, ASCII runs are copied in bulk: runs of every length
+    around the eight-byte step, with wide characters between them."""
+    matcher = ShapeMatcher([("message", {"a": "$str"})])
+    for run in range(20):
+        for tail in (0, 1, 7, 8, 9, 70):
+            text = "x" * 70 + widest + "a" * run + widest + "b" * tail + "数🙂" * (run % 3)
+            got = matcher.match(json.dumps({"a": text}, ensure_ascii=False))
+            fresh = json.loads(json.dumps(text))
+            assert got is not None and got[1] == fresh
+            assert sys.getsizeof(got[1]) == sys.getsizeof(fresh)
+
+
+@given(st.text(min_size=40))
+def test_any_long_captured_str_is_what_python_builds(text: str) -> None:
+    text = "ascii prefix of some length " * 3 + text
+    got = ShapeMatcher([("message", {"a": "$str"})]).match(
+        json.dumps({"a": text}, ensure_ascii=False)
+    )
+    if got is None:  # lone surrogates have no UTF-8 form
+        assert any("\ud800" <= c <= "\udfff" for c in text)
+        return
+    fresh = json.loads(json.dumps(text))
+    assert got[1] == fresh and sys.getsizeof(got[1]) == sys.getsizeof(fresh)
+
+
 @given(st.text())
 def test_any_captured_str_is_what_python_builds(text: str) -> None:
     got = ShapeMatcher([("message", {"a": "$str"})]).match(
