@@ -179,7 +179,8 @@ class SseStream(Stream):
     #: The payload shapes of the protocol's fast path, matched in Rust while
     #: framing (see ``ShapeMatcher`` in ``_core.pyi``). When set, an event whose
     #: data matches reaches ``_on_sse`` as the tuple ``(template, *captures,
-    #: ticket)`` instead of an ``SseEvent``; ``self._decoder.matched_event(ticket)``
+    #: ticket)`` instead of an ``SseEvent`` (or within a run tuple, for a
+    #: matcher made with ``runs=True``); ``self._decoder.matched_event(ticket)``
     #: gives the ``SseEvent`` back. None (the default): every event is an ``SseEvent``.
     shapes: ClassVar[ShapeMatcher | None] = None
 

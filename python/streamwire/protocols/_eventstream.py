@@ -158,8 +158,9 @@ class EventStreamStream(Stream):
     #: framing (``EventStreamDecoder.feed_matched``). When set, an ``event``
     #: message whose payload matches a template for its ``:event-type`` reaches
     #: ``_on_messages`` as the tuple ``(template, *captures, ticket)`` instead
-    #: of an ``EventStreamMessage``; ``self._decoder.matched_message(ticket)``
-    #: gives the message back. None (the default): every message is an
+    #: of an ``EventStreamMessage`` (or within a run tuple, for a matcher made
+    #: with ``runs=True``); ``self._decoder.matched_message(ticket)`` gives the
+    #: message back. None (the default): every message is an
     #: ``EventStreamMessage``.
     shapes: ClassVar[ShapeMatcher | None] = None
 

@@ -63,14 +63,16 @@ in the stream's ``additional_model_response_fields``.
 Speed: nearly every message of a stream is a text delta; ``_on_messages``
 takes those in one loop, and everything else through the table. Such a
 message (``SHAPES``) is matched in Rust while framing
-(``EventStreamDecoder.feed_matched``) and arrives as ``(template, index,
-text, ticket)``, with no message object, headers dict or JSON tree built;
-when the state rules the fast path out, the ticket gives the message back for
-the general path (tested: ``tests/test_bedrock_fast.py``). A text delta the
-matcher declines still takes a Python fast path (orjson straight on the
-payload bytes when installed). Measured on
-``benches/bench_pipeline_bedrock.py``: about 1.5 us per message with orjson
-on every payload, about 1.05 us with the Rust matching.
+(``EventStreamDecoder.feed_matched``), with no message object, headers dict
+or JSON tree built, and the consecutive ones for one block arrive as one run
+``(template, index, [text, ...], first ticket)``, whose events are built in
+one call (``events.new_text_deltas``); when the state rules the fast path
+out, the tickets give the messages back for the general path (tested:
+``tests/test_bedrock_fast.py``). A text delta the matcher declines still
+takes a Python fast path (orjson straight on the payload bytes when
+installed). Measured on ``benches/bench_pipeline_bedrock.py``: about 1.5 us
+per message with orjson on every payload, about 0.66 us with the Rust
+matching and runs.
 
 ``stopReason``: ``end_turn`` and ``stop_sequence`` -> stop, ``tool_use`` ->
 tool_calls, ``max_tokens`` and ``model_context_window_exceeded`` -> length
