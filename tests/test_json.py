@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shape_reference import same
 from streamwire import _json
 from streamwire._core import has_digit_run
 from streamwire.protocols._eventstream import loads_payload
@@ -28,28 +29,17 @@ WIDE = [
 NARROW = ["-9223372036854775808", "9223372036854775807", "1e30", "12345678901234567890.5"]
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal, with the same types all the way down (1 is not 1.0)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
 @pytest.mark.parametrize("text", WIDE + NARROW)
 def test_integers_of_any_width_read_as_json_reads_them(text: str) -> None:
-    assert _same(_json.loads(text), json.loads(text))
-    assert _same(loads_payload(text.encode()), json.loads(text))
+    assert same(_json.loads(text), json.loads(text))
+    assert same(loads_payload(text.encode()), json.loads(text))
 
 
 @given(st.recursive(st.integers() | st.floats(allow_nan=False) | st.text(), st.lists))
 def test_any_value_reads_as_json_reads_it(value: Any) -> None:
     text = json.dumps(value)
-    assert _same(_json.loads(text), json.loads(text))
-    assert _same(loads_payload(text.encode()), json.loads(text))
+    assert same(_json.loads(text), json.loads(text))
+    assert same(loads_payload(text.encode()), json.loads(text))
 
 
 @given(st.text(st.sampled_from("0123456789a-\u00e9"), max_size=60), st.integers(0, 25))
