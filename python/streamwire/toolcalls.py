@@ -284,23 +284,25 @@ class ToolCalls:
         call.parts.append(fragment)
         return True
 
-    def complete(self, call: CallBuffer) -> ToolCallCompleted | None:
+    def complete(self, call: CallBuffer, *, free_text: bool = False) -> ToolCallCompleted | None:
         """Completes a collecting call: parse once, check, accept or reject.
 
+        ``free_text``: the input is text, not JSON (OpenAI Responses' custom
+        tools): the arguments are ``{"input": text}``, checked like any others.
         Returns None (a conflict is recorded) if the call was not collecting.
         """
         if not self.step(call, "complete"):
             return None
         raw = call.raw = "".join(call.parts)
         call.parts = []
-        reason = self._check(call, raw)
+        reason = self._check(call, raw, free_text)
         call.invalid_reason = reason
         self.step(call, "reject" if reason else "accept")
         return ToolCallCompleted(
             index=call.index,
             id=call.id,
             name=call.name,
-            type=call.type or "function",
+            type=call.type or ("custom_tool_call" if free_text else "function"),
             raw_arguments=raw,
             arguments=call.arguments,
             invalid_reason=reason,
@@ -309,10 +311,12 @@ class ToolCalls:
             choice=call.choice,
         )
 
-    def _check(self, call: CallBuffer, raw: str) -> str | None:
+    def _check(self, call: CallBuffer, raw: str, free_text: bool) -> str | None:
         if call.overflowed:
             return f"the arguments passed max_tool_argument_chars ({self.max_argument_chars})"
-        if not raw.strip():
+        if free_text:
+            call.arguments = {"input": raw}
+        elif not raw.strip():
             call.arguments = {}  # a parameterless call streams no arguments at all
         else:
             try:

@@ -39,13 +39,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..accumulate import Accumulator
-from ..events import Event, Executor, ToolCallCompleted, new_arguments_delta
-from ..toolcalls import CallBuffer, ToolCalls
+from ..events import Event, Executor, new_arguments_delta
+from ..toolcalls import ToolCalls
 
 if TYPE_CHECKING:
     from .openai_responses_items import Item, ItemInput, Items
 
-__all__ = ["CALLS", "CallSpec", "ItemCalls", "complete_free_text"]
+__all__ = ["CALLS", "CallSpec", "ItemCalls"]
 
 
 class CallSpec(NamedTuple):
@@ -238,10 +238,7 @@ class ItemCalls:
         assert call is not None
         if call.state != "collecting":
             return
-        if CALLS[item.type].free_text:
-            completed = complete_free_text(self._calls, call)
-        else:
-            completed = self._calls.complete(call)
+        completed = self._calls.complete(call, free_text=CALLS[item.type].free_text)
         if completed is not None:
             out.append(completed)
 
@@ -255,45 +252,6 @@ class ItemCalls:
     def client_calls(self) -> bool:
         """Whether the response asked the caller to run a tool."""
         return any(i.call is not None and i.call.executor == "client" for i in self._items.items)
-
-
-def complete_free_text(calls: ToolCalls, call: CallBuffer) -> ToolCallCompleted | None:
-    """Completes a custom-tool call: its input is free text, not JSON.
-
-    Mirrors ``ToolCalls.complete`` (identity, uniqueness, declared name), with
-    ``arguments = {"input": text}`` instead of parsed JSON.
-    """
-    if not calls.step(call, "complete"):
-        return None
-    raw = call.raw = "".join(call.parts)
-    call.parts = []
-    reason: str | None = None
-    if call.overflowed:
-        reason = f"the arguments passed max_tool_argument_chars ({calls.max_argument_chars})"
-    else:
-        call.arguments = {"input": raw}
-        if not call.name:
-            reason = "the call has no tool name"
-        elif call.id is None:
-            reason = "the call has no id"
-        elif any(o is not call and o.id == call.id for o in calls.by_choice[call.choice]):
-            reason = f"the call id {call.id!r} is used by another call"
-        elif calls.toolset is not None:
-            reason = calls.toolset.check(call.name, call.arguments)
-    call.invalid_reason = reason
-    calls.step(call, "reject" if reason else "accept")
-    return ToolCallCompleted(
-        index=call.index,
-        id=call.id,
-        name=call.name,
-        type=call.type or "custom_tool_call",
-        raw_arguments=raw,
-        arguments=call.arguments,
-        invalid_reason=reason,
-        executor=call.executor,
-        id_source=call.id_source,
-        choice=call.choice,
-    )
 
 
 def _dump(value: Any) -> str:
