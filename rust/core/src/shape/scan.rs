@@ -3,8 +3,8 @@
 //! [`scan`] walks the payload bytes and the pattern together and returns the
 //! captures only when it is sure that the `serde_json` matcher
 //! (`matcher.rs`) would match with the same captures; on anything else,
-//! whether a mismatch or merely something it does not handle (a `$raw`
-//! capture, an exponent, a surrogate escape it cannot pair, a number it
+//! whether a mismatch or merely something it does not handle (an exponent,
+//! a surrogate escape it cannot pair, a number it
 //! cannot read exactly, nesting past [`MAX_DEPTH`]), it returns `None` and the
 //! caller asks `serde_json`, whose answer (and decline reason) is the
 //! definitive one. So it only has to be *at least as strict* as `serde_json`:
@@ -112,7 +112,14 @@ impl<'a> Scanner<'a, '_> {
                 *self.captures.get_mut(*slot)? = Capture::Int(value);
                 Some(())
             }
-            Pattern::Capture(CaptureKind::Raw, _) => None,
+            Pattern::Capture(CaptureKind::Raw, slot) => {
+                // The value's text, without the whitespace around it (as
+                // serde_json's RawValue has it), once skipping it validated it.
+                let start = self.i;
+                self.skip(depth)?;
+                *self.captures.get_mut(*slot)? = Capture::Raw(self.text.get(start..self.i)?);
+                Some(())
+            }
             Pattern::Object(object) => self.object(object, depth + 1),
             Pattern::Array(items) => self.array(items, depth + 1),
         }

@@ -605,7 +605,24 @@ fn the_scanner_gives_up_on_what_it_does_not_handle() {
     ] {
         assert_eq!(scanned(BEDROCK_TEXT, data), None, "{data}");
     }
-    assert_eq!(scanned(r#"{"a": "$raw"}"#, r#"{"a": 1}"#), None);
+}
+
+#[test]
+fn the_scanner_takes_raw_captures_as_their_text() {
+    let spec = r#"{"a": "$raw", "b?": "$raw"}"#;
+    for (data, a, b) in [
+        (r#"{"a": 1}"#, "1", None),
+        (r#"{"a" :  {"x": [1, "y", null]} , "b":"s"}"#, r#"{"x": [1, "y", null]}"#, Some(r#""s""#)),
+        ("{\"a\":\n[ ]\t}", "[ ]", None),
+        (r#"{"b": -0.5, "a": "\ud83d\ude42"}"#, r#""\ud83d\ude42""#, Some("-0.5")),
+    ] {
+        let captures = scanned(spec, data).unwrap_or_else(|| panic!("scanned {data}"));
+        let b = b.map_or(Capture::Absent, Capture::Raw);
+        assert_eq!(captures, vec![Capture::Raw(a), b], "{data}");
+    }
+    // What it cannot vouch for goes to serde_json: an exponent, a lone surrogate.
+    assert_eq!(scanned(spec, r#"{"a": 1e5}"#), None);
+    assert_eq!(scanned(spec, r#"{"a": "\ud83d"}"#), None);
 }
 
 /// The scanner against `serde_json` on every input: the combined matcher and
