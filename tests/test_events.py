@@ -159,6 +159,9 @@ def test_the_builder_refuses_what_it_cannot_build_like_object_new() -> None:
     builder = Builder(sw.TextDelta, "text", "choice")
     with pytest.raises(TypeError, match="fixed values"):
         builder.build(["a"])
+    with pytest.raises(TypeError, match="fixed values"):
+        builder.one("a", 0, 1)
+    assert builder.one("a", 2) == sw.TextDelta(text="a", choice=2)
     with pytest.raises(AttributeError):
         Builder(sw.TextDelta, "nope").build(["a"])
 

@@ -193,6 +193,8 @@ class Builder:
 
     def __new__(cls, target: type, field: str, /, *fields: str) -> Builder: ...
     def build(self, values: list[Any], *fixed: Any) -> list[Any]: ...
+    def one(self, value: Any, *fixed: Any) -> Any:
+        """``build([value], *fixed)[0]``, without the lists."""
 
 def utf8_length(text: str) -> int:
     """``len(text.encode("utf-8", "surrogatepass"))``, without building the bytes."""

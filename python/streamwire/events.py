@@ -19,17 +19,19 @@ CPython 3.11 for a two-field event (``benches``-style ``timeit``, best of 5)::
     plain slotted class, slot descriptors' __set__              ~215 ns
     tuple subclass with properties (slower attribute reads)     ~240 ns
     object.__new__ + slot descriptors' __set__, positional      ~125 ns
+    _core.Builder.one (the same steps from Rust), positional       ~65 ns
 
 So the public classes stay ordinary frozen dataclasses (a caller constructing
 one gets the checked keyword-only ``__init__``, equality, hashing, pattern
 matching and mypy's full understanding), and the adapters build the per-delta
-events through the ``new_*`` functions at the bottom of this module, which
-allocate with ``object.__new__`` and fill the slots through their descriptors.
-That bypasses the frozen ``__setattr__`` exactly once, at birth, and gives the
-same immutable object 2.5 times faster. For a run of deltas of one block (the
-adapters' fast paths receive them so, see ``ShapeMatcher(runs=True)``) the
-``new_*_deltas`` functions do the same steps from Rust (``_core.Builder``),
-~40 ns per event instead of ~125 (same measurement, 40 events per call).
+events through the ``new_*`` functions at the bottom of this module. Each is a
+``_core.Builder``: it allocates with the class's allocator (what
+``object.__new__`` does) and fills the slots through ``object.__setattr__``,
+from Rust. That bypasses the frozen ``__setattr__`` exactly once, at birth, as
+the dataclass's own ``__init__`` does, and gives the same immutable object
+faster still: ~65 ns per two-field event one at a time, ~40 ns each for a run
+of deltas of one block (``new_*_deltas``; the adapters' fast paths receive
+runs, see ``ShapeMatcher(runs=True)``), same measurement.
 ``tests/test_events.py`` checks that each fast constructor yields an object
 equal to the regular constructor's.
 
@@ -303,78 +305,33 @@ class UnknownEvent(Event):
 
 
 # --- fast constructors for the per-delta events ------------------------------
-# See the module docstring: object.__new__ plus the slots' own descriptors,
-# positional arguments. Only the events created once per upstream delta have
-# one; the rest are rare enough for their regular constructors.
+# See the module docstring: each is a ``_core.Builder`` (the class's allocator
+# and ``object.__setattr__`` per field, from Rust), taking every field
+# positionally. Only the events created once per upstream delta have one; the
+# rest are rare enough for their regular constructors. Internal.
 
-_new = object.__new__
-_text_text = TextDelta.__dict__["text"].__set__
-_text_choice = TextDelta.__dict__["choice"].__set__
-_refusal_text = RefusalDelta.__dict__["text"].__set__
-_refusal_choice = RefusalDelta.__dict__["choice"].__set__
-_reasoning_text = ReasoningDelta.__dict__["text"].__set__
-_reasoning_signature = ReasoningDelta.__dict__["signature"].__set__
-_reasoning_redacted = ReasoningDelta.__dict__["redacted"].__set__
-_reasoning_kind = ReasoningDelta.__dict__["kind"].__set__
-_reasoning_choice = ReasoningDelta.__dict__["choice"].__set__
-_args_index = ToolCallArgumentsDelta.__dict__["index"].__set__
-_args_id = ToolCallArgumentsDelta.__dict__["id"].__set__
-_args_delta = ToolCallArgumentsDelta.__dict__["delta"].__set__
-_args_choice = ToolCallArgumentsDelta.__dict__["choice"].__set__
-
-
-def new_text_delta(text: str, choice: int) -> TextDelta:
-    """``TextDelta(text=text, choice=choice)``, built 2.5x faster (internal)."""
-    event: TextDelta = _new(TextDelta)
-    _text_text(event, text)
-    _text_choice(event, choice)
-    return event
-
-
-#: ``[TextDelta(text=t, choice=choice) for t in texts]``, built from Rust (internal).
-new_text_deltas: Callable[[list[str], int], list[TextDelta]] = Builder(
-    TextDelta, "text", "choice"
-).build
+_text = Builder(TextDelta, "text", "choice")
+#: ``TextDelta(text=text, choice=choice)`` as ``new_text_delta(text, choice)``.
+new_text_delta: Callable[[str, int], TextDelta] = _text.one
+#: ``[TextDelta(text=t, choice=choice) for t in texts]`` as
+#: ``new_text_deltas(texts, choice)``.
+new_text_deltas: Callable[[list[str], int], list[TextDelta]] = _text.build
+#: ``RefusalDelta(text=text, choice=choice)`` as ``new_refusal_delta(text, choice)``.
+new_refusal_delta: Callable[[str, int], RefusalDelta] = Builder(RefusalDelta, "text", "choice").one
+#: ``ReasoningDelta(...)`` as ``new_reasoning_delta(text, signature, redacted,
+#: kind, choice)``.
+new_reasoning_delta: Callable[[str, str | None, str | None, ReasoningKind, int], ReasoningDelta] = (
+    Builder(ReasoningDelta, "text", "signature", "redacted", "kind", "choice").one
+)
+#: ``ToolCallArgumentsDelta(...)`` as ``new_arguments_delta(index, call_id,
+#: delta, choice)``.
+new_arguments_delta: Callable[[int, str | None, str, int], ToolCallArgumentsDelta] = Builder(
+    ToolCallArgumentsDelta, "index", "id", "delta", "choice"
+).one
 #: ``[ToolCallArgumentsDelta(index=index, id=call_id, delta=d, choice=choice) for
-#: d in deltas]`` as ``new_arguments_deltas(deltas, index, call_id, choice)``,
-#: built from Rust (internal).
+#: d in deltas]`` as ``new_arguments_deltas(deltas, index, call_id, choice)``.
 new_arguments_deltas: Callable[[list[str], int, str | None, int], list[ToolCallArgumentsDelta]] = (
     Builder(ToolCallArgumentsDelta, "delta", "index", "id", "choice").build
 )
-
-
-def new_refusal_delta(text: str, choice: int) -> RefusalDelta:
-    """``RefusalDelta(text=text, choice=choice)``, built fast (internal)."""
-    event: RefusalDelta = _new(RefusalDelta)
-    _refusal_text(event, text)
-    _refusal_choice(event, choice)
-    return event
-
-
-def new_reasoning_delta(
-    text: str,
-    signature: str | None,
-    redacted: str | None,
-    kind: ReasoningKind,
-    choice: int,
-) -> ReasoningDelta:
-    """``ReasoningDelta(...)`` with every field given, built fast (internal)."""
-    event: ReasoningDelta = _new(ReasoningDelta)
-    _reasoning_text(event, text)
-    _reasoning_signature(event, signature)
-    _reasoning_redacted(event, redacted)
-    _reasoning_kind(event, kind)
-    _reasoning_choice(event, choice)
-    return event
-
-
-def new_arguments_delta(
-    index: int, call_id: str | None, delta: str, choice: int
-) -> ToolCallArgumentsDelta:
-    """``ToolCallArgumentsDelta(...)`` with every field given, built fast (internal)."""
-    event: ToolCallArgumentsDelta = _new(ToolCallArgumentsDelta)
-    _args_index(event, index)
-    _args_id(event, call_id)
-    _args_delta(event, delta)
-    _args_choice(event, choice)
-    return event
+#: ``UsageReported(usage=usage)`` as ``new_usage_reported(usage)``.
+new_usage_reported: Callable[[Usage], UsageReported] = Builder(UsageReported, "usage").one

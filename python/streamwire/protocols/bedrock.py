@@ -95,7 +95,7 @@ from ..events import (
     Event,
     MessageStarted,
     StopReason,
-    TextDelta,
+    new_text_delta,
     new_text_deltas,
 )
 from ..result import Usage
@@ -211,10 +211,6 @@ _BLOCK_INPUTS: Mapping[str, BlockInput] = {
     "contentBlockStop": "stop",
 }
 
-_new = object.__new__
-_set_text = TextDelta.__dict__["text"].__set__
-_set_choice = TextDelta.__dict__["choice"].__set__
-
 
 class BedrockConverseStream(EventStreamStream):
     """Amazon Bedrock ``ConverseStream`` adapter (``sw.stream("bedrock-converse")``)."""
@@ -319,10 +315,7 @@ class BedrockConverseStream(EventStreamStream):
                             if text:
                                 block.parts.append(text)
                                 pieces.append(text)
-                                event = _new(TextDelta)
-                                _set_text(event, text)
-                                _set_choice(event, 0)
-                                append(event)
+                                append(new_text_delta(text, 0))
                             continue
             super()._on_messages([message], out)
             in_message = self._phase == "message"

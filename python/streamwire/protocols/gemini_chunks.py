@@ -72,14 +72,20 @@ changes on every chunk).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
-from .._core import ShapeMatcher
+from .._core import Builder, ShapeMatcher
 from .._json import loads
 from ..accumulate import Accumulator, ChoiceState
-from ..events import Event, MessageStarted, StopReason, TextDelta, UsageReported
+from ..events import (
+    Event,
+    MessageStarted,
+    StopReason,
+    new_text_delta,
+    new_usage_reported,
+)
 from ..result import Usage
 from ._base import retryable_hint
 from .gemini_parts import Candidate, GeminiParts
@@ -238,10 +244,7 @@ class GeminiChunks:
                 cand.open_plain()
             state = cand.state
             state.text.append(text)
-            event: TextDelta = _new(TextDelta)
-            _set_text(event, text)
-            _set_choice(event, state.index)
-            out.append(event)
+            out.append(new_text_delta(text, state.index))
         if usage_text is not None and (usage_text != self._usage_text or self._usage_final):
             self._on_usage(loads(usage_text), out)
             self._usage_text = usage_text
@@ -442,11 +445,11 @@ class GeminiChunks:
             output = thoughts
         else:
             output = candidates if thoughts is None else candidates + thoughts
-        usage = _new_usage(prompt, output, total, cached, thoughts, final, MappingProxyType(raw))
+        usage = _new_usage(
+            prompt, output, total, cached, thoughts, final, MappingProxyType(raw), None
+        )
         self._acc.usage = usage
-        reported: UsageReported = _new(UsageReported)
-        _set_usage(reported, usage)
-        out.append(reported)
+        out.append(new_usage_reported(usage))
 
     def _on_error(self, error: Any, out: list[Event]) -> None:
         if type(error) is dict:
@@ -467,41 +470,23 @@ class GeminiChunks:
 # Usage and UsageReported are built once per changed snapshot (on every chunk
 # of a long answer): like events.new_text_delta, object.__new__ plus the slots'
 # own descriptors, 4x faster than the frozen dataclasses' __init__ (tested equal).
-_new = object.__new__
-_set_usage = UsageReported.__dict__["usage"].__set__
-_set_text = TextDelta.__dict__["text"].__set__
-_set_choice = TextDelta.__dict__["choice"].__set__
-_usage_set = {name: Usage.__dict__[name].__set__ for name in Usage.__slots__}
-_set_input = _usage_set["input_tokens"]
-_set_output = _usage_set["output_tokens"]
-_set_total = _usage_set["total_tokens"]
-_set_cache_read = _usage_set["cache_read_tokens"]
-_set_cache_creation = _usage_set["cache_creation_tokens"]
-_set_reasoning = _usage_set["reasoning_tokens"]
-_set_final = _usage_set["final"]
-_set_raw = _usage_set["raw"]
-
-
-def _new_usage(
-    prompt: int | None,
-    output: int | None,
-    total: int | None,
-    cached: int | None,
-    thoughts: int | None,
-    final: bool,
-    raw: Mapping[str, Any],
-) -> Usage:
-    """``Usage(...)`` with every field given (cache creation: None), built fast."""
-    usage: Usage = _new(Usage)
-    _set_input(usage, prompt)
-    _set_output(usage, output)
-    _set_total(usage, total)
-    _set_cache_read(usage, cached)
-    _set_cache_creation(usage, None)
-    _set_reasoning(usage, thoughts)
-    _set_final(usage, final)
-    _set_raw(usage, raw)
-    return usage
+#: ``Usage(...)`` with every field given, built fast (``events.py``), as
+#: ``_new_usage(input, output, total, cache_read, reasoning, final, raw,
+#: cache_creation)``.
+_new_usage: Callable[
+    [int | None, int | None, int | None, int | None, int | None, bool, Mapping[str, Any], None],
+    Usage,
+] = Builder(
+    Usage,
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "reasoning_tokens",
+    "final",
+    "raw",
+    "cache_creation_tokens",
+).one
 
 
 def _carries(parts: list[Any]) -> bool:

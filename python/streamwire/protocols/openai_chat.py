@@ -87,8 +87,7 @@ from ..events import (
     Event,
     MessageStarted,
     StopReason,
-    TextDelta,
-    ToolCallArgumentsDelta,
+    new_arguments_delta,
     new_reasoning_delta,
     new_refusal_delta,
     new_text_delta,
@@ -161,15 +160,6 @@ _IGNORED_CHOICE_FIELDS = (_CHOICE_FIELDS | _CHOICE_EXTENSIONS) - {"index", "delt
 SHAPE_SPECS = chunk_shape_specs(_IGNORED_CHUNK_FIELDS, _IGNORED_CHOICE_FIELDS)
 #: ``SHAPE_SPECS``, compiled: matched in Rust while framing.
 SHAPES = ShapeMatcher(SHAPE_SPECS)
-# The fast path builds its events like events.new_text_delta and
-# new_arguments_delta, inlined.
-_new = object.__new__
-_set_text = TextDelta.__dict__["text"].__set__
-_set_choice = TextDelta.__dict__["choice"].__set__
-_set_args_index = ToolCallArgumentsDelta.__dict__["index"].__set__
-_set_args_id = ToolCallArgumentsDelta.__dict__["id"].__set__
-_set_args_delta = ToolCallArgumentsDelta.__dict__["delta"].__set__
-_set_args_choice = ToolCallArgumentsDelta.__dict__["choice"].__set__
 
 
 class OpenAIChatStream(SseStream):
@@ -215,10 +205,7 @@ class OpenAIChatStream(SseStream):
                     if state is not None and not state.terminal:
                         if text:
                             state.text.append(text)
-                            text_event = _new(TextDelta)
-                            _set_text(text_event, text)
-                            _set_choice(text_event, index)
-                            append(text_event)
+                            append(new_text_delta(text, index))
                         continue
                 elif event[0] == ARGUMENTS:
                     _, index, call_index, arguments, _ticket = event
@@ -232,12 +219,9 @@ class OpenAIChatStream(SseStream):
                                 if arguments:
                                     call.size = size
                                     call.parts.append(arguments)
-                                    args_event = _new(ToolCallArgumentsDelta)
-                                    _set_args_index(args_event, call.index)
-                                    _set_args_id(args_event, call.id)
-                                    _set_args_delta(args_event, arguments)
-                                    _set_args_choice(args_event, index)
-                                    append(args_event)
+                                    append(
+                                        new_arguments_delta(call.index, call.id, arguments, index)
+                                    )
                                 continue
                 else:  # REASONING: as _on_delta for a reasoning field alone
                     _, index, text, _ticket = event

@@ -38,7 +38,7 @@ from typing import Any
 
 from .._core import ShapeMatcher, SseEvent
 from .._json import loads
-from ..events import Event, TextDelta
+from ..events import Event, new_text_delta
 from ..result import StreamResult
 from ..toolresults import UNKNOWN_ID_HINTS
 from ._base import SseStream, Stream
@@ -63,10 +63,6 @@ _TEXT_DELTA = {
 }
 #: Named events (OpenAI) and data-only events (compatible servers).
 SHAPES = ShapeMatcher([("response.output_text.delta", _TEXT_DELTA), ("message", _TEXT_DELTA)])
-# The fast path builds TextDelta like events.new_text_delta, inlined.
-_new = object.__new__
-_set_text = TextDelta.__dict__["text"].__set__
-_set_choice = TextDelta.__dict__["choice"].__set__
 
 
 class OpenAIResponsesStream(SseStream):
@@ -118,10 +114,7 @@ class OpenAIResponsesStream(SseStream):
                         if delta:
                             part.chunks.append(delta)
                             text.append(delta)
-                            text_event = _new(TextDelta)
-                            _set_text(text_event, delta)
-                            _set_choice(text_event, 0)
-                            append(text_event)
+                            append(new_text_delta(delta, 0))
                         continue
                 sse = self._decoder.matched_event(ticket)
             else:

@@ -12,7 +12,7 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyType};
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 /// Builds objects of one class: one field from each value, the others given
 /// once per `build` call.
@@ -50,30 +50,55 @@ impl Builder {
     fn build<'py>(
         &self,
         values: &Bound<'py, PyList>,
-        fixed: Vec<Bound<'py, PyAny>>,
+        fixed: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = values.py();
-        if fixed.len() != self.fields.len() {
-            return Err(PyTypeError::new_err(format!(
-                "build() takes {} fixed values after the list, got {}",
-                self.fields.len(),
-                fixed.len()
-            )));
-        }
+        self.check_fixed(fixed.len())?;
         let mut out = Vec::with_capacity(values.len());
         for value in values.iter() {
-            let obj = self.alloc(py)?;
-            set(&obj, self.field.bind(py), &value)?;
-            for (name, fixed) in self.fields.iter().zip(&fixed) {
-                set(&obj, name.bind(py), fixed)?;
-            }
-            out.push(obj);
+            out.push(self.make(&value, fixed)?);
         }
-        PyList::new(py, out)
+        PyList::new(values.py(), out)
+    }
+
+    /// One new object: `build([value], *fixed)[0]` without the lists.
+    #[pyo3(signature = (value, *fixed))]
+    fn one<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        fixed: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.check_fixed(fixed.len())?;
+        self.make(value, fixed)
     }
 }
 
 impl Builder {
+    fn check_fixed(&self, given: usize) -> PyResult<()> {
+        if given == self.fields.len() {
+            return Ok(());
+        }
+        Err(PyTypeError::new_err(format!(
+            "Builder takes {} fixed values after the varying one, got {given}",
+            self.fields.len()
+        )))
+    }
+
+    /// A new object with `field` set to `value` and `fields` to `fixed`
+    /// (as many: checked by the caller).
+    fn make<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        fixed: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = value.py();
+        let obj = self.alloc(py)?;
+        set(&obj, self.field.bind(py), value)?;
+        for (name, fixed) in self.fields.iter().zip(fixed.iter_borrowed()) {
+            set(&obj, name.bind(py), &fixed)?;
+        }
+        Ok(obj)
+    }
+
     /// A new, empty instance, as `object.__new__(cls)` makes it.
     fn alloc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let tp = self.cls.bind(py).as_type_ptr();
