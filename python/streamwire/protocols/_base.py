@@ -122,9 +122,26 @@ class Stream(ABC):
         """Feeds one WebSocket message; only WebSocket protocols accept it."""
         raise UsageError(f"{self.protocol} is not a WebSocket protocol: use feed(bytes)")
 
-    @abstractmethod
     def close(self) -> list[Event]:
         """The input ended: decides the status; returns the final events."""
+        if self._closed:
+            return []
+        self._closed = True
+        acc = self._acc
+        acc.cached = None
+        out: list[Event] = []
+        self._end_input(out)
+        self._on_eof(out)
+        if not acc.ended:
+            out.extend(acc.finish())
+        return self._emit(out)
+
+    def _end_input(self, out: list[Event]) -> None:  # noqa: B027 - optional hook
+        """The input ended (framing hook): flush, or report, what the framing holds."""
+
+    def _on_eof(self, out: list[Event]) -> None:  # noqa: B027 - optional hook
+        """The input ended (protocol hook, after the framing's, before
+        ``acc.finish()`` if the stream has not ended yet)."""
 
     def cancel(self) -> list[Event]:
         """The caller aborts: status ``cancelled`` unless the stream already ended."""
@@ -203,9 +220,6 @@ class SseStream(Stream):
     def _on_sse(self, events: list[SseEvent], out: list[Event]) -> None:
         """Interprets decoded SSE events, appending unified events to ``out``."""
 
-    def _on_eof(self, out: list[Event]) -> None:
-        """The input ended (protocol hook, before ``acc.finish()`` if not yet ended)."""
-
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
         if self._closed:
             raise UsageError(f"the {self.protocol} stream was closed; it cannot be fed")
@@ -213,29 +227,20 @@ class SseStream(Stream):
         acc.cached = None
         return feed_framed(self, data, self._on_sse)
 
-    def close(self) -> list[Event]:
-        if self._closed:
-            return []
-        self._closed = True
-        acc = self._acc
-        acc.cached = None
-        out: list[Event] = []
-        if not self._framing_failed:
-            pending = self._decoder.buffered_bytes
-            try:
-                self._on_sse(self._decoder.finish(), out)
-            except FramingError as exc:
-                self._on_sse(exc.partial, out)  # type: ignore[arg-type]
-                self._framing_error(exc, out)
-            if pending and not acc.ended:
-                acc.warn(
-                    "partial_event_discarded",
-                    f"the input ended inside an event; its {pending} bytes were discarded",
-                )
-        self._on_eof(out)
-        if not acc.ended:
-            out.extend(acc.finish())
-        return self._emit(out)
+    def _end_input(self, out: list[Event]) -> None:
+        if self._framing_failed:
+            return
+        pending = self._decoder.buffered_bytes
+        try:
+            self._on_sse(self._decoder.finish(), out)
+        except FramingError as exc:
+            self._on_sse(exc.partial, out)  # type: ignore[arg-type]
+            self._framing_error(exc, out)
+        if pending and not self._acc.ended:
+            self._acc.warn(
+                "partial_event_discarded",
+                f"the input ended inside an event; its {pending} bytes were discarded",
+            )
 
     def _framing_error(self, exc: FramingError, out: list[Event]) -> None:
         self._framing_failed = True

@@ -189,9 +189,6 @@ class EventStreamStream(Stream):
     def _on_event(self, message: EventStreamMessage, out: list[Event]) -> None:
         """Interprets one ``:message-type: event`` message."""
 
-    def _on_eof(self, out: list[Event]) -> None:
-        """The input ended (protocol hook, before ``acc.finish()`` if not yet ended)."""
-
     # --- feeding -------------------------------------------------------------
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
@@ -210,31 +207,23 @@ class EventStreamStream(Stream):
             return self._emit(self._collect_foreign(data))
         return feed_framed(self, data, self._on_messages)
 
-    def close(self) -> list[Event]:
-        if self._closed:
-            return []
-        self._closed = True
-        acc = self._acc
-        acc.cached = None
-        out: list[Event] = []
+    def _end_input(self, out: list[Event]) -> None:
         if self._foreign is not None:
             self._report_foreign(out)
-        elif not self._framing_failed:
-            pending = self._decoder.buffered_bytes
-            try:
-                self._decoder.finish()
-            except FramingError as exc:
-                if exc.kind != "truncated":
-                    self._framing_error(exc, out)
-            if pending and not self._framing_failed:
-                acc.warn(
-                    "partial_message_discarded",
-                    f"the input ended inside a message; its {pending} bytes were discarded",
-                )
-        self._on_eof(out)
-        if not acc.ended:
-            out.extend(acc.finish())
-        return self._emit(out)
+            return
+        if self._framing_failed:
+            return
+        pending = self._decoder.buffered_bytes
+        try:
+            self._decoder.finish()
+        except FramingError as exc:
+            if exc.kind != "truncated":
+                self._framing_error(exc, out)
+        if pending and not self._framing_failed:
+            self._acc.warn(
+                "partial_message_discarded",
+                f"the input ended inside a message; its {pending} bytes were discarded",
+            )
 
     # --- dispatch --------------------------------------------------------------
 

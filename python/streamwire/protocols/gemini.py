@@ -98,14 +98,11 @@ class GeminiStream(SseStream):
             return self._emit(out)
         return super().feed(data)
 
-    def close(self) -> list[Event]:
-        if self._json is None or self._closed:
-            return super().close()
-        self._closed = True
-        acc = self._acc
-        acc.cached = None
-        self._json.close()
-        return self._emit(acc.finish())
+    def _end_input(self, out: list[Event]) -> None:
+        if self._json is None:
+            super()._end_input(out)
+        else:
+            self._json.close()
 
     def _on_sse(self, events: Sequence[SseEvent | tuple[Any, ...]], out: list[Event]) -> None:
         on_chunk = self._on_chunk

@@ -316,14 +316,8 @@ class GeminiJsonStream(Stream):
         self._body.feed(data, out)
         return self._emit(out)
 
-    def close(self) -> list[Event]:
-        if self._closed:
-            return []
-        self._closed = True
-        acc = self._acc
-        acc.cached = None
+    def _end_input(self, out: list[Event]) -> None:
         self._body.close()
-        return self._emit(acc.finish())
 
     def _sync_counters(self) -> None:
         sync_json_counters(self._acc, self._body, 0)
