@@ -15,6 +15,7 @@ gateway translation checks compare results across protocols with it.
 
 from __future__ import annotations
 
+import bisect
 import copy
 from collections.abc import Iterable
 from types import MappingProxyType
@@ -123,6 +124,8 @@ class Accumulator:
         self.model: str | None = None
         #: The provider's own content items, for ``StreamResult.provider_content``.
         self.provider_content: list[dict[str, Any]] = []
+        #: The block index of each ``provider_content`` item (``add_content``).
+        self._content_indexes: list[int] = []
         #: The provider's own metrics, for ``StreamResult.provider_metrics``.
         self.provider_metrics: dict[str, Any] = {}
         #: The caller cancelled.
@@ -261,6 +264,13 @@ class Accumulator:
             )
         self.cached = None
         return out
+
+    def add_content(self, index: int, content: dict[str, Any]) -> None:
+        """Records a closed content block's item in ``provider_content``,
+        which stays in block-index order whatever order blocks close in."""
+        position = bisect.bisect(self._content_indexes, index)
+        self._content_indexes.insert(position, index)
+        self.provider_content.insert(position, content)
 
     # --- the snapshot ----------------------------------------------------
 

@@ -61,7 +61,6 @@ with a warning when it did (deltas this adapter cannot apply).
 
 from __future__ import annotations
 
-import bisect
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -179,7 +178,6 @@ class Blocks:
         self._calls = acc.calls
         #: Blocks by index.
         self.by_index: dict[int, Block] = {}
-        self._content_indexes: list[int] = []
 
     # --- the three block events -------------------------------------------------------
 
@@ -363,9 +361,7 @@ class Blocks:
                 out.append(completed)
         content = self._content(block)
         if content is not None:
-            position = bisect.bisect(self._content_indexes, block.index)
-            self._content_indexes.insert(position, block.index)
-            self._acc.provider_content.insert(position, content)
+            self._acc.add_content(block.index, content)
         block.parts = []
 
     def _content(self, block: Block) -> dict[str, Any] | None:

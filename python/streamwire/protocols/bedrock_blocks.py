@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -129,7 +128,6 @@ class ConverseBlocks:
         self.by_index: dict[int, Block] = {}
         #: ``contentBlockDelta.delta.citation`` values, verbatim, with their block.
         self.citations: list[dict[str, Any]] = []
-        self._content_indexes: list[int] = []
 
     def step(
         self, input: BlockInput, state: ChoiceState, payload: dict[str, Any], out: list[Event]
@@ -188,9 +186,7 @@ class ConverseBlocks:
                 out.append(completed)
         content = self._content(block)
         if content is not None:
-            position = bisect.bisect(self._content_indexes, block.index)
-            self._content_indexes.insert(position, block.index)
-            self._acc.provider_content.insert(position, content)
+            self._acc.add_content(block.index, content)
         block.parts = []
 
     # --- opening ---------------------------------------------------------------
