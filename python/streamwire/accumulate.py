@@ -38,9 +38,10 @@ from .events import (
     ToolCallStarted,
     UnknownEvent,
     UsageReported,
+    new_arguments_delta,
 )
 from .result import ChoiceResult, Metrics, StreamError, StreamResult, StreamWarning, Usage
-from .toolcalls import ABANDONED, ToolCalls
+from .toolcalls import ABANDONED, CallBuffer, ToolCalls
 from .tooldefs import ToolSet
 
 __all__ = ["Accumulator", "ChoiceState", "result_from_events"]
@@ -264,6 +265,29 @@ class Accumulator:
             )
         self.cached = None
         return out
+
+    def append_arguments(self, call: CallBuffer, fragment: str, out: list[Event]) -> None:
+        """Adds a fragment to a call's arguments and emits its
+        ``ToolCallArgumentsDelta``. A fragment that would pass
+        ``max_tool_argument_chars`` ends the stream in a ``limit`` error
+        (``arguments_too_large``); an overflowed call takes no more."""
+        if call.overflowed:
+            return
+        if self.calls.append(call, fragment):
+            out.append(new_arguments_delta(call.index, call.id, fragment, call.choice))
+        else:
+            out.append(self.arguments_too_large(call))
+
+    def arguments_too_large(self, call: CallBuffer) -> ErrorReceived:
+        """Marks ``call`` overflowed; the stream's ``limit`` error for it."""
+        call.overflowed = True
+        return self.fail(
+            "limit",
+            "tool_arguments_too_large",
+            None,
+            f"tool call {call.index} passed max_tool_argument_chars "
+            f"({self.calls.max_argument_chars})",
+        )
 
     def add_content(self, index: int, content: dict[str, Any]) -> None:
         """Records a closed content block's item in ``provider_content``,

@@ -69,7 +69,6 @@ from ..accumulate import Accumulator, ChoiceState, coalesce_tail
 from ..events import (
     Event,
     Executor,
-    new_arguments_delta,
     new_reasoning_delta,
     new_text_delta,
 )
@@ -313,17 +312,8 @@ class Blocks:
 
     def arguments(self, block: Block, fragment: str, out: list[Event]) -> None:
         """Appends a non-empty ``partial_json`` fragment to the block's call."""
-        call = block.call
-        if call is None or call.overflowed:
-            return
-        if not self._calls.append(call, fragment):
-            message = (
-                f"tool call {call.index} passed max_tool_argument_chars "
-                f"({self._calls.max_argument_chars})"
-            )
-            out.append(self._acc.fail("limit", "tool_arguments_too_large", None, message))
-            return
-        out.append(new_arguments_delta(call.index, call.id, fragment, call.choice))
+        if block.call is not None:
+            self._acc.append_arguments(block.call, fragment, out)
 
     # --- tool calls -------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState, coalesce_tail
-from ..events import Event, new_arguments_delta, new_reasoning_delta, new_text_delta
+from ..events import Event, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 
 __all__ = ["BLOCKS", "BLOCK_DELTAS", "DELTA_KINDS", "START_KINDS", "Block", "ConverseBlocks"]
@@ -328,20 +328,8 @@ class ConverseBlocks:
         if type(fragment) is not str:
             acc.conflict(f"the toolUse input of content block {block.index} is not a string")
             return
-        if not fragment or call.overflowed:
-            return
-        if not acc.calls.append(call, fragment):
-            out.append(
-                acc.fail(
-                    "limit",
-                    "tool_arguments_too_large",
-                    None,
-                    f"tool call {call.index} passed max_tool_argument_chars "
-                    f"({acc.calls.max_argument_chars})",
-                )
-            )
-            return
-        out.append(new_arguments_delta(call.index, call.id, fragment, 0))
+        if fragment:
+            acc.append_arguments(call, fragment, out)
 
     # --- provider content --------------------------------------------------------
 

@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
-from ..events import Event, new_arguments_delta, new_reasoning_delta, new_text_delta
+from ..events import Event, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 from .gemini_partial_args import PartialArgs
 
@@ -367,7 +367,7 @@ class GeminiParts:
         args = fc.get("args")
         if args is not None:
             raw = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-            self._append(call, raw, out)
+            self._acc.append_arguments(call, raw, out)
         self._complete(call, out)
 
     def _open(self, cand: Candidate, fc: dict[str, Any], sig: str | None, out: list[Event]) -> None:
@@ -447,7 +447,7 @@ class GeminiParts:
         if args.ordered:
             tail = args.close()
             if tail:
-                self._append(call, tail, out)
+                self._acc.append_arguments(call, tail, out)
         elif not call.overflowed:
             self._acc.warn(
                 "partial_args_unordered",
@@ -497,13 +497,13 @@ class GeminiParts:
             if problem is not None:
                 acc.conflict(f"call {call.index}: {problem}")
             if text:
-                self._append(call, text, out)
+                self._acc.append_arguments(call, text, out)
             elif (
                 not args.ordered
                 and not call.overflowed
                 and args.chars > self._calls.max_argument_chars
             ):
-                self._overflow(call, out)
+                out.append(self._acc.arguments_too_large(call))
 
     def _new_call(
         self,
@@ -545,26 +545,6 @@ class GeminiParts:
                 self._token = secrets.token_hex(6)
             base = self._token
         return f"gemini-{base}-{choice}-{index}"
-
-    def _append(self, call: CallBuffer, text: str, out: list[Event]) -> None:
-        if call.overflowed:
-            return
-        if not self._calls.append(call, text):
-            self._overflow(call, out)
-            return
-        out.append(new_arguments_delta(call.index, call.id, text, call.choice))
-
-    def _overflow(self, call: CallBuffer, out: list[Event]) -> None:
-        call.overflowed = True
-        out.append(
-            self._acc.fail(
-                "limit",
-                "tool_arguments_too_large",
-                None,
-                f"tool call {call.index} passed max_tool_argument_chars "
-                f"({self._calls.max_argument_chars})",
-            )
-        )
 
     def _complete(self, call: CallBuffer, out: list[Event]) -> None:
         completed = self._calls.complete(call)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..accumulate import Accumulator, ChoiceState
-from ..events import Event, new_arguments_delta
+from ..events import Event
 from ..toolcalls import CallBuffer
 
 __all__ = ["ChatCalls"]
@@ -134,20 +134,7 @@ class ChatCalls:
         if type(fragment) is not str:
             self._acc.conflict(f"the arguments of tool call {call.index} are not a string")
             return
-        if call.overflowed:
-            return
-        if not self._calls.append(call, fragment):
-            out.append(
-                self._acc.fail(
-                    "limit",
-                    "tool_arguments_too_large",
-                    None,
-                    f"tool call {call.index} passed max_tool_argument_chars "
-                    f"({self._calls.max_argument_chars})",
-                )
-            )
-            return
-        out.append(new_arguments_delta(call.index, call.id, fragment, call.choice))
+        self._acc.append_arguments(call, fragment, out)
 
     def on_function_call(self, state: ChoiceState, value: Any, out: list[Event]) -> None:
         """Applies a deprecated ``delta.function_call`` fragment."""

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
-from ..events import Event, new_arguments_delta, new_text_delta
+from ..events import Event, new_text_delta
 from ..toolcalls import CallBuffer
 from ._websocket import AudioMode, Turn
 
@@ -381,19 +381,7 @@ class RealtimeItems:
             if call.state != "collecting":
                 self._acc.conflict(f"arguments arrived for call {call.id!r} after it completed")
             return
-        calls = self._acc.calls
-        if not calls.append(call, fragment):
-            out.append(
-                self._acc.fail(
-                    "limit",
-                    "tool_arguments_too_large",
-                    None,
-                    f"tool call {call.index} passed max_tool_argument_chars "
-                    f"({calls.max_argument_chars})",
-                )
-            )
-            return
-        out.append(new_arguments_delta(call.index, call.id, fragment, 0))
+        self._acc.append_arguments(call, fragment, out)
 
     def _settle_arguments(self, item: _Item, full: Any, where: str, out: list[Event]) -> None:
         call = item.call

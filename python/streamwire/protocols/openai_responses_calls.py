@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..accumulate import Accumulator
-from ..events import Event, Executor, new_arguments_delta
+from ..events import Event, Executor
 from ..toolcalls import ToolCalls
 
 if TYPE_CHECKING:
@@ -173,20 +173,7 @@ class ItemCalls:
     def _append(self, item: Item, fragment: str, out: list[Event]) -> None:
         call = item.call
         assert call is not None
-        if call.overflowed:
-            return
-        if not self._calls.append(call, fragment):
-            out.append(
-                self._acc.fail(
-                    "limit",
-                    "tool_arguments_too_large",
-                    None,
-                    f"tool call {call.index} passed max_tool_argument_chars "
-                    f"({self._calls.max_argument_chars})",
-                )
-            )
-            return
-        out.append(new_arguments_delta(call.index, call.id, fragment, 0))
+        self._acc.append_arguments(call, fragment, out)
 
     def _settle_value(self, item: Item, full: Any, where: str, out: list[Event]) -> None:
         call = item.call
