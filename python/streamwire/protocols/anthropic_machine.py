@@ -63,6 +63,7 @@ from ..errors import UsageError
 from ..events import Event, MessageStarted, StopReason, UnknownEvent
 from ..result import Usage
 from ._base import retryable_hint
+from ._values import nonempty_str
 from .anthropic_blocks import Blocks
 
 __all__ = ["EVENT_FIELDS", "PHASES", "STOP_REASONS", "AnthropicMachine"]
@@ -316,11 +317,11 @@ class AnthropicMachine:
             acc.conflict("message_start carries no message object")
             out.append(MessageStarted(choice=choice.index))
             return
-        message_id = _str(message.get("id"))
-        model = _str(message.get("model"))
+        message_id = nonempty_str(message.get("id"))
+        model = nonempty_str(message.get("model"))
         acc.message_id = acc.message_id or message_id
         acc.model = acc.model or model
-        role = _str(message.get("role"))
+        role = nonempty_str(message.get("role"))
         out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=0))
         if message.get("content"):
             acc.warn("message_start_content", "message_start carried content; it was ignored")
@@ -369,12 +370,12 @@ class AnthropicMachine:
 
     def _on_error(self, obj: dict[str, Any], out: list[Event]) -> None:
         error = obj.get("error")
-        request_id = _str(obj.get("request_id"))
+        request_id = nonempty_str(obj.get("request_id"))
         if type(error) is dict:
-            kind = _str(error.get("type"))
+            kind = nonempty_str(error.get("type"))
             message = error.get("message")
             message = message if type(message) is str else None
-            request_id = request_id or _str(error.get("request_id"))
+            request_id = request_id or nonempty_str(error.get("request_id"))
         else:
             kind = None
             message = error if type(error) is str else None
@@ -462,10 +463,6 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
 
 def _index(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str and value else None
 
 
 def _dump(value: Any) -> str:

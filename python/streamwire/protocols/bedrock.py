@@ -101,6 +101,7 @@ from ..events import (
 from ..result import Usage
 from . import _eventstream
 from ._eventstream import EventStreamStream
+from ._values import int_or_none
 from .bedrock_blocks import BlockInput, ConverseBlocks
 
 __all__ = ["PHASES", "SHAPES", "STOP_REASONS", "BedrockConverseStream", "converse_usage"]
@@ -439,16 +440,12 @@ class BedrockConverseStream(EventStreamStream):
 def converse_usage(raw: dict[str, Any], final: bool) -> Usage:
     """A ``Usage`` from Bedrock's ``TokenUsage`` object."""
     return Usage(
-        input_tokens=_int(raw.get("inputTokens")),
-        output_tokens=_int(raw.get("outputTokens")),
-        total_tokens=_int(raw.get("totalTokens")),
-        cache_read_tokens=_int(raw.get("cacheReadInputTokens")),
-        cache_creation_tokens=_int(raw.get("cacheWriteInputTokens")),
+        input_tokens=int_or_none(raw.get("inputTokens")),
+        output_tokens=int_or_none(raw.get("outputTokens")),
+        total_tokens=int_or_none(raw.get("totalTokens")),
+        cache_read_tokens=int_or_none(raw.get("cacheReadInputTokens")),
+        cache_creation_tokens=int_or_none(raw.get("cacheWriteInputTokens")),
         reasoning_tokens=None,
         final=final,
         raw=MappingProxyType(raw),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None

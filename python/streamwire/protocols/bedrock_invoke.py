@@ -51,6 +51,7 @@ from .._json import loads
 from ..events import Event
 from ..result import Usage
 from ._eventstream import EventStreamStream
+from ._values import int_or_none
 from .anthropic_machine import AnthropicMachine
 
 __all__ = ["INVOCATION_METRICS", "MODEL_FORMATS", "BedrockInvokeStream", "invocation_usage"]
@@ -137,16 +138,12 @@ class BedrockInvokeStream(EventStreamStream):
 def invocation_usage(metrics: dict[str, Any], *, final: bool) -> Usage:
     """A ``Usage`` from ``amazon-bedrock-invocationMetrics``."""
     return Usage(
-        input_tokens=_int(metrics.get("inputTokenCount")),
-        output_tokens=_int(metrics.get("outputTokenCount")),
+        input_tokens=int_or_none(metrics.get("inputTokenCount")),
+        output_tokens=int_or_none(metrics.get("outputTokenCount")),
         total_tokens=None,
-        cache_read_tokens=_int(metrics.get("cacheReadInputTokenCount")),
-        cache_creation_tokens=_int(metrics.get("cacheWriteInputTokenCount")),
+        cache_read_tokens=int_or_none(metrics.get("cacheReadInputTokenCount")),
+        cache_creation_tokens=int_or_none(metrics.get("cacheWriteInputTokenCount")),
         reasoning_tokens=None,
         final=final,
         raw=MappingProxyType(dict(metrics)),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None

@@ -88,6 +88,7 @@ from ..events import (
 )
 from ..result import Usage
 from ._base import retryable_hint
+from ._values import nonempty_str
 from .gemini_parts import Candidate, GeminiParts
 
 __all__ = ["CANDIDATE_TRANSITIONS", "SHAPES", "GeminiChunks"]
@@ -337,13 +338,13 @@ class GeminiChunks:
         cand = self.candidates[index] = self.parts.candidate(state)
         self._phases[index] = "open"
         self._open_count += 1
-        message_id = _str(chunk.get("responseId"))
-        model = _str(chunk.get("modelVersion"))
+        message_id = nonempty_str(chunk.get("responseId"))
+        model = nonempty_str(chunk.get("modelVersion"))
         if acc.message_id is None:
             acc.message_id = message_id
         if acc.model is None:
             acc.model = model
-        role = _str(content.get("role")) if type(content) is dict else None
+        role = nonempty_str(content.get("role")) if type(content) is dict else None
         out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=index))
         return cand
 
@@ -382,7 +383,7 @@ class GeminiChunks:
         ):
             stop = "tool_calls"
         elif stop == "error":
-            message = _str(candidate.get("finishMessage")) or (
+            message = nonempty_str(candidate.get("finishMessage")) or (
                 f"the provider ended candidate {state.index} with finishReason {reason}"
             )
             out.append(acc.fail("provider", reason, None, message, retryable=False, raw=candidate))
@@ -405,7 +406,7 @@ class GeminiChunks:
             return  # safety ratings only
         if type(reason) is not str:
             reason = repr(reason)
-        detail = _str(feedback.get("blockReasonMessage"))
+        detail = nonempty_str(feedback.get("blockReasonMessage"))
         self._acc.warn("prompt_blocked", f"the prompt was blocked ({reason}): {detail or ''}")
         if not self.candidates:
             self._start(0, chunk, None, out)
@@ -453,11 +454,11 @@ class GeminiChunks:
 
     def _on_error(self, error: Any, out: list[Event]) -> None:
         if type(error) is dict:
-            status = _str(error.get("status"))
+            status = nonempty_str(error.get("status"))
             code = error.get("code")
             if type(code) is not str and type(code) is not int:
                 code = None
-            message = _str(error.get("message"))
+            message = nonempty_str(error.get("message"))
         else:
             status = code = None
             message = error if type(error) is str else repr(error)
@@ -501,10 +502,6 @@ def _carries(parts: list[Any]) -> bool:
             elif key != "thought":
                 return True
     return False
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str and value else None
 
 
 def _dump(value: Mapping[str, Any]) -> str:

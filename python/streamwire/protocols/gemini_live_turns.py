@@ -54,6 +54,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason, ToolCallCompleted, new_text_delta
 from ..result import Usage
 from ..toolcalls import CallBuffer
+from ._values import int_or_none
 from ._websocket import REVOKED, AudioMode, Turn
 from .gemini_parts import Candidate, GeminiParts
 
@@ -249,10 +250,10 @@ def live_usage(raw: Any, final: bool) -> Usage | None:
     """A Live ``usageMetadata`` as ``Usage``; None when it has no token count."""
     if type(raw) is not dict:
         return None
-    prompt = _int(raw.get("promptTokenCount"))
-    response = _int(raw.get("responseTokenCount"))
-    total = _int(raw.get("totalTokenCount"))
-    thoughts = _int(raw.get("thoughtsTokenCount"))
+    prompt = int_or_none(raw.get("promptTokenCount"))
+    response = int_or_none(raw.get("responseTokenCount"))
+    total = int_or_none(raw.get("totalTokenCount"))
+    thoughts = int_or_none(raw.get("thoughtsTokenCount"))
     if prompt is None and response is None and total is None and thoughts is None:
         return None
     if response is None:
@@ -263,15 +264,11 @@ def live_usage(raw: Any, final: bool) -> Usage | None:
         input_tokens=prompt,
         output_tokens=output,
         total_tokens=total,
-        cache_read_tokens=_int(raw.get("cachedContentTokenCount")),
+        cache_read_tokens=int_or_none(raw.get("cachedContentTokenCount")),
         reasoning_tokens=thoughts,
         final=final,
         raw=MappingProxyType(raw),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
 
 
 def dump(value: Any) -> str:

@@ -94,6 +94,7 @@ from ..events import (
 )
 from ..result import Usage
 from ._base import SseStream, retryable_hint
+from ._values import int_or_none, nonempty_str
 from .openai_chat_calls import ChatCalls
 from .openai_chat_shapes import ARGUMENTS, TEXT, chunk_shape_specs
 
@@ -359,13 +360,13 @@ class OpenAIChatStream(SseStream):
                 out.append(acc.fail("limit", "too_many_choices", None, message))
             return None
         state = self._choices[index] = ChoiceState(index)
-        message_id = _str(chunk.get("id"))
-        model = _str(chunk.get("model"))
+        message_id = nonempty_str(chunk.get("id"))
+        model = nonempty_str(chunk.get("model"))
         if acc.message_id is None:
             acc.message_id = message_id
         if acc.model is None:
             acc.model = model
-        role = _str(delta.get("role")) if type(delta) is dict else None
+        role = nonempty_str(delta.get("role")) if type(delta) is dict else None
         out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=index))
         return state
 
@@ -501,13 +502,13 @@ class OpenAIChatStream(SseStream):
 
     def _on_error(self, error: Any, out: list[Event]) -> None:
         if type(error) is dict:
-            kind = _str(error.get("type"))
+            kind = nonempty_str(error.get("type"))
             code = error.get("code")
             if type(code) is not str and type(code) is not int:
                 code = None
-            message = _str(error.get("message"))
+            message = nonempty_str(error.get("message"))
             status = error.get("status_code", error.get("status"))
-            request_id = _str(error.get("request_id"))
+            request_id = nonempty_str(error.get("request_id"))
         else:
             kind = code = status = request_id = None
             message = error if type(error) is str else repr(error)
@@ -527,32 +528,26 @@ class OpenAIChatStream(SseStream):
 def _usage(raw: dict[str, Any], final: bool) -> Usage:
     prompt_details = raw.get("prompt_tokens_details")
     completion_details = raw.get("completion_tokens_details")
-    cache_read = _int(prompt_details.get("cached_tokens")) if type(prompt_details) is dict else None
+    cache_read = (
+        int_or_none(prompt_details.get("cached_tokens")) if type(prompt_details) is dict else None
+    )
     if cache_read is None:
-        cache_read = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+        cache_read = int_or_none(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
     reasoning = (
-        _int(completion_details.get("reasoning_tokens"))
+        int_or_none(completion_details.get("reasoning_tokens"))
         if type(completion_details) is dict
         else None
     )
     return Usage(
-        input_tokens=_int(raw.get("prompt_tokens")),
-        output_tokens=_int(raw.get("completion_tokens")),
-        total_tokens=_int(raw.get("total_tokens")),
+        input_tokens=int_or_none(raw.get("prompt_tokens")),
+        output_tokens=int_or_none(raw.get("completion_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
         cache_read_tokens=cache_read,
         cache_creation_tokens=None,
         reasoning_tokens=reasoning,
         final=final,
         raw=MappingProxyType(raw),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str and value else None
 
 
 def _dump(value: Mapping[str, Any]) -> str:

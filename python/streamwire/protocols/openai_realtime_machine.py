@@ -51,6 +51,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
 from ..result import Usage
 from ._base import retryable_hint
+from ._values import int_or_none
 from ._websocket import AudioMode
 from .openai_realtime_items import HANDLERS, RealtimeItems
 
@@ -250,17 +251,13 @@ def _usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("input_token_details")
     cached = details.get("cached_tokens") if type(details) is dict else None
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        total_tokens=_int(raw.get("total_tokens")),
-        cache_read_tokens=_int(cached),
+        input_tokens=int_or_none(raw.get("input_tokens")),
+        output_tokens=int_or_none(raw.get("output_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        cache_read_tokens=int_or_none(cached),
         final=True,
         raw=MappingProxyType(raw),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
 
 
 def _dump(value: Any) -> str:

@@ -51,6 +51,7 @@ from typing import Any, Literal
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_reasoning_delta, new_refusal_delta, new_text_delta
 from ..toolcalls import CallBuffer
+from ._values import nonempty_str
 from .openai_responses_calls import CALLS, ItemCalls
 
 __all__ = ["ITEM_TRANSITIONS", "OTHER_ITEMS", "PART_KINDS", "Item", "Items", "Part"]
@@ -242,7 +243,7 @@ class Items:
             self._acc.conflict("response.output_item.added has no item object")
             return
         item_type = body.get("type")
-        item_id = _str(body.get("id"))
+        item_id = nonempty_str(body.get("id"))
         existing = self.by_id.get(item_id) if item_id is not None else None
         action, _ = self.step(existing, "added", "response.output_item.added")
         if action == "announce":
@@ -268,7 +269,7 @@ class Items:
             self._acc.conflict("response.output_item.done has no item object")
             return
         item_type = body.get("type")
-        item_id = _str(body.get("id"))
+        item_id = nonempty_str(body.get("id"))
         item = self.by_id.get(item_id) if item_id is not None else None
         if item is None:
             index = obj.get("output_index")
@@ -465,10 +466,6 @@ class Items:
 
 def _name(item: Item | None) -> str:
     return "?" if item is None else repr(item.id)
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str and value else None
 
 
 def _dump(value: Any) -> str:

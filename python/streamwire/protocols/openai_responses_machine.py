@@ -77,6 +77,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
 from ..result import Usage
 from ._base import retryable_hint
+from ._values import int_or_none, nonempty_str
 from .openai_responses_items import PART_KINDS, Items, PartKind
 
 __all__ = ["EVENTS", "PHASES", "Phase", "PhaseInput", "ResponsesMachine"]
@@ -361,8 +362,8 @@ class ResponsesMachine:
         acc = self._acc
         message_id = model = None
         if response is not None:
-            message_id = _str(response.get("id"))
-            model = _str(response.get("model"))
+            message_id = nonempty_str(response.get("id"))
+            model = nonempty_str(response.get("model"))
         self._response_id = message_id
         acc.message_id = message_id
         acc.model = model
@@ -378,7 +379,7 @@ class ResponsesMachine:
             self._start(None, out)
             return
         self._start(response, out)
-        response_id = _str(response.get("id"))
+        response_id = nonempty_str(response.get("id"))
         if response_id is not None:
             if self._response_id is None:
                 self._response_id = response_id
@@ -463,7 +464,7 @@ class ResponsesMachine:
             self._fail({k: v for k, v in obj.items() if k != "type"}, out)
 
     def _fail(self, error: dict[str, Any], out: list[Event]) -> None:
-        kind = _str(error.get("type"))
+        kind = nonempty_str(error.get("type"))
         code = error.get("code")
         if type(code) is not str and type(code) is not int:
             code = None
@@ -478,7 +479,7 @@ class ResponsesMachine:
                 code,
                 message,
                 retryable=retryable_hint(kind, code, status),
-                request_id=_str(error.get("request_id")),
+                request_id=nonempty_str(error.get("request_id")),
                 raw=error,
             )
         )
@@ -545,28 +546,20 @@ def _usage(raw: dict[str, Any]) -> Usage:
     output_details = raw.get("output_tokens_details")
     cache_read = cache_write = reasoning = None
     if type(input_details) is dict:
-        cache_read = _int(input_details.get("cached_tokens"))
-        cache_write = _int(input_details.get("cache_write_tokens"))
+        cache_read = int_or_none(input_details.get("cached_tokens"))
+        cache_write = int_or_none(input_details.get("cache_write_tokens"))
     if type(output_details) is dict:
-        reasoning = _int(output_details.get("reasoning_tokens"))
+        reasoning = int_or_none(output_details.get("reasoning_tokens"))
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        total_tokens=_int(raw.get("total_tokens")),
+        input_tokens=int_or_none(raw.get("input_tokens")),
+        output_tokens=int_or_none(raw.get("output_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
         cache_read_tokens=cache_read,
         cache_creation_tokens=cache_write,
         reasoning_tokens=reasoning,
         final=True,
         raw=MappingProxyType(raw),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str and value else None
 
 
 def _raw(value: Any) -> str:
