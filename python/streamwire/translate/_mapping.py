@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..events import StopReason
+from ..protocols.anthropic_machine import STOP_REASONS as ANTHROPIC_STOP_REASONS
+from ..protocols.gemini_chunks import STOP_REASONS as GEMINI_STOP_REASONS
 from ._usage import INPUT_INCLUDES_CACHE, Figures, figures, input_includes_cache
 
 __all__ = [
@@ -605,16 +607,6 @@ LOSSY_STOP_REASONS = frozenset(
         ("openai-responses", "other"),
     }
 )
-_GEMINI_FILTERED = (
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_RECITATION",
-)
 #: Raw stop reasons a target shares with some source, by normalized category:
 #: a source's raw value found here with the same category is passed verbatim.
 RAW_STOP_REASONS: Mapping[str, Mapping[str, StopReason]] = {
@@ -624,19 +616,11 @@ RAW_STOP_REASONS: Mapping[str, Mapping[str, StopReason]] = {
         "tool_calls": "tool_calls",
         "content_filter": "content_filter",
     },
-    "anthropic": {
-        "end_turn": "stop",
-        "stop_sequence": "stop",
-        "tool_use": "tool_calls",
-        "max_tokens": "length",
-        "model_context_window_exceeded": "length",
-        "refusal": "content_filter",
-        "pause_turn": "pause",
-    },
+    "anthropic": ANTHROPIC_STOP_REASONS,
+    # The decoder's table without its failures (an error is never re-sent as a
+    # finish reason), plus the reasons it reads as ``other``.
     "gemini": {
-        "STOP": "stop",
-        "MAX_TOKENS": "length",
-        **dict.fromkeys(_GEMINI_FILTERED, "content_filter"),
+        **{raw: stop for raw, stop in GEMINI_STOP_REASONS.items() if stop != "error"},
         "OTHER": "other",
         "LANGUAGE": "other",
     },
