@@ -410,3 +410,22 @@ class Encoder(ABC):
 
     @abstractmethod
     def _on_close(self, out: list[bytes]) -> None: ...
+
+    @abstractmethod
+    def _send_error(
+        self, kind: str | None, code: str | int | None, message: str | None, out: list[bytes]
+    ) -> None:
+        """Sends an error in the target's grammar; the stream ends there."""
+
+    def _end_failed(self, status: str, out: list[bytes]) -> bool:
+        """Sends a failed ending (``protocol_conflict`` or ``error``) as the
+        target's error; False (nothing sent) for any other status."""
+        if status == "protocol_conflict":
+            self._downgrade("protocol_conflict")
+            message = "the upstream stream contradicted itself (protocol_conflict)"
+            self._send_error("protocol_conflict", None, message, out)
+            return True
+        if status == "error":
+            self._send_error("error", None, "the upstream stream failed", out)
+            return True
+        return False

@@ -145,17 +145,7 @@ class SequentialEncoder(Encoder):
             self._close_block(out)
             self._ensure_started(out)
             self._emit_end(event, out)
-        elif status == "protocol_conflict":
-            self._downgrade("protocol_conflict")
-            self._send_error(
-                "protocol_conflict",
-                None,
-                "the upstream stream contradicted itself (protocol_conflict)",
-                out,
-            )
-        elif status == "error":
-            self._send_error("error", None, "the upstream stream failed", out)
-        else:
+        elif not self._end_failed(status, out):
             if status == "cancelled":
                 self._downgrade("cancelled")
             self._ensure_started(out)

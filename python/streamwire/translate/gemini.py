@@ -297,17 +297,7 @@ class GeminiEncoder(Encoder):
                     + self._chunk_tail()
                 )
             )
-        elif status == "protocol_conflict":
-            self._downgrade("protocol_conflict")
-            self._send_error(
-                "protocol_conflict",
-                None,
-                "the upstream stream contradicted itself (protocol_conflict)",
-                out,
-            )
-        elif status == "error":
-            self._send_error("error", None, "the upstream stream failed", out)
-        else:
+        elif not self._end_failed(status, out):
             if status == "cancelled":
                 self._downgrade("cancelled")
             self._flush_signature(index, out)

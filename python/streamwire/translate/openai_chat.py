@@ -247,13 +247,7 @@ class OpenAIChatEncoder(Encoder):
                     self._downgrade("unfinished_tool_call")
         else:
             self._unfinished_calls(index)
-            if status == "protocol_conflict":
-                self._downgrade("protocol_conflict")
-                message = "the upstream stream contradicted itself (protocol_conflict)"
-                self._send_error("protocol_conflict", None, message, out)
-                return
-            if status == "error":
-                self._send_error("error", None, "the upstream stream failed", out)
+            if self._end_failed(status, out):
                 return
             if status == "cancelled":
                 self._downgrade("cancelled")
