@@ -37,13 +37,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 import pytest
 
 import streamwire as sw
-from rounds import best_times
+from rounds import bench_case, measure
 from streamwire import _json
 from streamwire.protocols import _eventstream, bedrock
 from workloads import es_workload
@@ -164,21 +164,7 @@ IMPLEMENTATIONS: dict[str, Callable[[Sequence[bytes]], Output]] = {
 
 @pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
 def test_pipeline_bedrock(benchmark: Any, impl_name: str) -> None:
-    data = load()
-    benchmark.group = f"pipeline/{WORKLOAD}/4KiB"
-    output = benchmark(IMPLEMENTATIONS[impl_name], data.chunks)
-    correct = output == data.expected
-    benchmark.extra_info.update(
-        implementation=impl_name,
-        workload=WORKLOAD,
-        chunk_size=CHUNK,
-        events=data.events,
-        bytes=len(data.wire),
-        correct=correct,
-        json="orjson" if _json.ACCELERATED and impl_name == "streamwire" else "stdlib",
-    )
-    if impl_name.startswith("streamwire"):
-        assert correct, f"{impl_name} got {WORKLOAD} wrong"
+    bench_case(benchmark, load(), WORKLOAD, impl_name, IMPLEMENTATIONS[impl_name], chunk_size=CHUNK)
 
 
 def main(argv: list[str]) -> None:
@@ -186,12 +172,7 @@ def main(argv: list[str]) -> None:
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
     print(f"json decoder for streamwire: {decoder}; best of {rounds}")
-    data = load()
-    correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
-    best = best_times(
-        {impl: partial(fn, data.chunks) for impl, fn in IMPLEMENTATIONS.items()}, rounds
-    )
-    rates = {impl: data.events / seconds for impl, seconds in best.items()}
+    correct, rates = measure(load(), IMPLEMENTATIONS, rounds)
     for impl, rate in rates.items():
         print(f"{WORKLOAD} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
     for impl in ("streamwire", "streamwire-stdlib-json"):

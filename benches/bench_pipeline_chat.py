@@ -51,15 +51,15 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
+from rounds import bench_case, best_times, json_decoder, measure
 from streamwire import _json
 from streamwire.protocols import openai_chat
 from workloads import workload
@@ -251,37 +251,14 @@ WORKLOADS = ("openai-chat", "openai-chat-tools")
 @pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
 @pytest.mark.parametrize("workload_name", WORKLOADS)
 def test_pipeline_chat(benchmark: Any, workload_name: str, impl_name: str) -> None:
-    data = load(workload_name)
-    benchmark.group = f"pipeline/{workload_name}/4KiB"
-    output = benchmark(IMPLEMENTATIONS[impl_name], data.chunks)
-    correct = output == data.expected
-    benchmark.extra_info.update(
-        implementation=impl_name,
-        workload=workload_name,
-        chunk_size=CHUNK,
-        events=data.events,
-        expected_events=data.events,
-        bytes=len(data.wire),
-        correct=correct,
-        json=_JSON[impl_name],
-    )
+    stats: dict[str, int] = {}
     if impl_name.startswith("streamwire"):
-        stats = _streamwire_stats(workload_name)
+        stats = dict(_streamwire_stats(workload_name))
         if impl_name == "streamwire-general-path":
             stats["shape_matched_events"] = 0
-        benchmark.extra_info.update(stats)
-        assert correct, f"{impl_name} got {workload_name} wrong"
-
-
-_ORJSON = "orjson" if _json.ACCELERATED else "stdlib"
-#: The JSON decoder each implementation's general (or only) path uses.
-_JSON = {
-    "streamwire": _ORJSON,
-    "streamwire-stdlib-json": "stdlib",
-    "streamwire-general-path": _ORJSON,
-    "openai-sdk": "stdlib",
-    "naive": "orjson",
-}
+    run = IMPLEMENTATIONS[impl_name]
+    data = load(workload_name)
+    bench_case(benchmark, data, workload_name, impl_name, run, chunk_size=CHUNK, **stats)
 
 
 @cache
@@ -302,12 +279,6 @@ def _streamwire_stats(name: str) -> dict[str, int]:
         "shape_matched_events": matched,
         "peak_buffer_bytes": stream.result.metrics.peak_buffered_bytes,
     }
-
-
-def _time(fn: Callable[[Sequence[bytes]], object], chunks: Sequence[bytes]) -> float:
-    start = time.perf_counter()
-    fn(chunks)
-    return time.perf_counter() - start
 
 
 def breakdown(rounds: int) -> None:
@@ -350,7 +321,7 @@ def breakdown(rounds: int) -> None:
     steps: dict[str, Callable[[Sequence[bytes]], object]] = {
         "framing (SseEvent objects)": framing,
         "  + .data str": framing_data,
-        f"  + .data str + JSON ({_ORJSON})": framing_json,
+        f"  + .data str + JSON ({json_decoder('streamwire')})": framing_json,
         "framing + shapes matched in Rust": framing_matched,
         "whole pipeline, fast path": run_streamwire,
         "whole pipeline, general path": run_streamwire_general,
@@ -358,10 +329,7 @@ def breakdown(rounds: int) -> None:
     }
     for name in WORKLOADS:
         data = load(name)
-        best = dict.fromkeys(steps, float("inf"))
-        for _ in range(rounds):
-            for step, fn in steps.items():
-                best[step] = min(best[step], _time(fn, data.chunks))
+        best = best_times({step: partial(fn, data.chunks) for step, fn in steps.items()}, rounds)
         for step, seconds in best.items():
             print(f"{name:18s} {step:36s} {seconds / data.events * 1e9:7.0f} ns/event")
 
@@ -378,16 +346,9 @@ def main(argv: list[str]) -> None:
         return
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best of {rounds} interleaved rounds")
+    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
     for name in WORKLOADS:
-        data = load(name)
-        correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
-        best = dict.fromkeys(IMPLEMENTATIONS, float("inf"))
-        for turn in range(rounds):
-            for impl, fn in IMPLEMENTATIONS.items():
-                if impl != "openai-sdk" or turn < 2:  # the SDK path takes seconds a round
-                    best[impl] = min(best[impl], _time(fn, data.chunks))
-        rates = {impl: data.events / seconds for impl, seconds in best.items()}
+        correct, rates = measure(load(name), IMPLEMENTATIONS, rounds)
         for impl in IMPLEMENTATIONS:
             print(
                 f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s"

@@ -44,7 +44,7 @@ import orjson
 import pytest
 
 import streamwire as sw
-from rounds import best_times
+from rounds import bench_case, best_times
 from streamwire import _json
 from streamwire.protocols import gemini, gemini_chunks
 from workloads import workload
@@ -178,21 +178,8 @@ _ALL = {**IMPLEMENTATIONS, "streamwire-json": run_streamwire_json}
 
 @pytest.mark.parametrize(("workload_name", "impl_name"), CASES)
 def test_pipeline_gemini(benchmark: Any, workload_name: str, impl_name: str) -> None:
-    data = load(workload_name)
-    benchmark.group = f"pipeline/{workload_name}/4KiB"
-    output = benchmark(_ALL[impl_name], data.chunks)
-    correct = output == data.expected
-    benchmark.extra_info.update(
-        implementation=impl_name,
-        workload=workload_name,
-        chunk_size=CHUNK,
-        events=data.events,
-        bytes=len(data.wire),
-        correct=correct,
-        json="orjson" if _json.ACCELERATED and impl_name != "streamwire-stdlib-json" else "stdlib",
-    )
-    if impl_name.startswith("streamwire"):
-        assert correct, f"{impl_name} got {workload_name} wrong"
+    run = _ALL[impl_name]
+    bench_case(benchmark, load(workload_name), workload_name, impl_name, run, chunk_size=CHUNK)
 
 
 def main(argv: list[str]) -> None:

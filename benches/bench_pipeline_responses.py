@@ -46,14 +46,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 import orjson
 import pytest
 
 import streamwire as sw
-from rounds import best_times
+from rounds import bench_case, measure
 from streamwire import _json
 from streamwire.protocols import openai_responses
 from workloads import workload
@@ -170,21 +170,8 @@ WORKLOADS = ("openai-responses",)
 @pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
 @pytest.mark.parametrize("workload_name", WORKLOADS)
 def test_pipeline_responses(benchmark: Any, workload_name: str, impl_name: str) -> None:
-    data = load(workload_name)
-    benchmark.group = f"pipeline/{workload_name}/4KiB"
-    output = benchmark(IMPLEMENTATIONS[impl_name], data.chunks)
-    correct = output == data.expected
-    benchmark.extra_info.update(
-        implementation=impl_name,
-        workload=workload_name,
-        chunk_size=CHUNK,
-        events=data.events,
-        bytes=len(data.wire),
-        correct=correct,
-        json="orjson" if _json.ACCELERATED and impl_name == "streamwire" else "stdlib",
-    )
-    if impl_name.startswith("streamwire"):
-        assert correct, f"{impl_name} got {workload_name} wrong"
+    run = IMPLEMENTATIONS[impl_name]
+    bench_case(benchmark, load(workload_name), workload_name, impl_name, run, chunk_size=CHUNK)
 
 
 def main(argv: list[str]) -> None:
@@ -193,10 +180,7 @@ def main(argv: list[str]) -> None:
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
     print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
     for name in WORKLOADS:
-        data = load(name)
-        correct = {impl: fn(data.chunks) == data.expected for impl, fn in IMPLEMENTATIONS.items()}
-        runs = {impl: partial(fn, data.chunks) for impl, fn in IMPLEMENTATIONS.items()}
-        rates = {impl: data.events / t for impl, t in best_times(runs, rounds).items()}
+        correct, rates = measure(load(name), IMPLEMENTATIONS, rounds)
         for impl, rate in rates.items():
             print(f"{name:18s} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
         for impl in ("streamwire", "streamwire-stdlib-json"):

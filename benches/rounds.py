@@ -1,19 +1,36 @@
-"""Timing for the pipeline benchmarks' script mode: interleaved best-of rounds.
+"""What the pipeline benchmarks share: their timer, one case as a test, one measurement.
 
-Each round times every implementation once, in turn, and each keeps its best
-round. On a shared machine a load change then affects every implementation
-alike; timing one implementation's rounds after another's skewed the ratios
-by up to 2x here. Times are the process's CPU time (``time.process_time``):
-the code under test is single-threaded and does no I/O, so time spent
-descheduled belongs to the neighbours, not to the parser.
+Timing for the script mode: interleaved best-of rounds. Each round times
+every implementation once, in turn, and each keeps its best round. On a
+shared machine a load change then affects every implementation alike; timing
+one implementation's rounds after another's skewed the ratios by up to 2x
+here. Times are the process's CPU time (``time.process_time``): the code
+under test is single-threaded and does no I/O, so time spent descheduled
+belongs to the neighbours, not to the parser.
+
+A byte-stream pipeline workload (``Workload``) is its wire bytes, those bytes
+in chunks, the output a parser must give, and its number of wire events.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, Protocol
 
-__all__ = ["best_times"]
+from streamwire import _json
+
+__all__ = ["Workload", "bench_case", "best_times", "json_decoder", "measure"]
+
+Run = Callable[[Sequence[bytes]], Any]
+
+
+class Workload(Protocol):
+    wire: bytes
+    chunks: Sequence[bytes]
+    expected: Any
+    events: int
 
 
 def best_times(runs: Mapping[str, Callable[[], object]], rounds: int) -> dict[str, float]:
@@ -25,3 +42,53 @@ def best_times(runs: Mapping[str, Callable[[], object]], rounds: int) -> dict[st
             run()
             best[name] = min(best[name], time.process_time() - start)
     return best
+
+
+def json_decoder(impl: str) -> str:
+    """The JSON decoder an implementation's general (or only) path uses."""
+    if impl == "naive":
+        return "orjson"
+    if impl.startswith("streamwire") and not impl.endswith("stdlib-json"):
+        return "orjson" if _json.ACCELERATED else "stdlib"
+    return "stdlib"  # streamwire forced to it, and the SDK paths (json.loads)
+
+
+def bench_case(
+    benchmark: Any,
+    data: Workload,
+    workload: str,
+    impl: str,
+    run: Run,
+    *,
+    chunk_size: int,
+    **extra: Any,
+) -> None:
+    """One (workload, implementation) pair as a pytest-benchmark test: timed,
+    its output checked (streamwire must be correct), described in ``extra_info``."""
+    benchmark.group = f"pipeline/{workload}/{chunk_size // 1024}KiB"
+    output = benchmark(run, data.chunks)
+    correct = output == data.expected
+    benchmark.extra_info.update(
+        implementation=impl,
+        workload=workload,
+        chunk_size=chunk_size,
+        events=data.events,
+        expected_events=data.events,  # for report.py's tables
+        bytes=len(data.wire),
+        correct=correct,
+        json=json_decoder(impl),
+        **extra,
+    )
+    if impl.startswith("streamwire"):
+        assert correct, f"{impl} got {workload} wrong"
+
+
+def measure(
+    data: Workload, implementations: Mapping[str, Run], rounds: int
+) -> tuple[dict[str, bool], dict[str, float]]:
+    """Whether each implementation's output is right, and its events/s (the
+    best CPU time of ``rounds`` interleaved rounds)."""
+    correct = {impl: run(data.chunks) == data.expected for impl, run in implementations.items()}
+    runs = {impl: partial(run, data.chunks) for impl, run in implementations.items()}
+    best = best_times(runs, rounds)
+    return correct, {impl: data.events / seconds for impl, seconds in best.items()}
