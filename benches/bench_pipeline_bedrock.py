@@ -171,7 +171,7 @@ def main(argv: list[str]) -> None:
     """Prints events/s (CPU time) and the ratio to the target, all implementations in one run."""
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best of {rounds}")
+    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
     correct, rates = measure(load(), IMPLEMENTATIONS, rounds)
     for impl, rate in rates.items():
         print(f"{WORKLOAD} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")

@@ -191,7 +191,7 @@ def main(argv: list[str]) -> None:
     """
     rounds = int(argv[0]) if argv else 5
     decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best of {rounds} interleaved rounds")
+    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
     correct = {impl: _ALL[impl](load(name).chunks) == load(name).expected for name, impl in CASES}
     best = best_times(
         {impl: partial(_ALL[impl], load(name).chunks) for name, impl in CASES}, rounds
