@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections import deque
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..events import Event
-from ..result import StreamResult
-from ._driver import Driver, TimeoutKind, TransportFailure
+from ._driver import DrivenIterator, Driver, EndKind, TransportFailure
 from ._wire import MAX_ERROR_BODY, Headers
 
 __all__ = ["AsyncEventIterator", "AsyncSource"]
@@ -71,34 +69,14 @@ async def _read_until(source: AsyncSource, remaining: float | None) -> bytes:
         raise _Expired from None
 
 
-class AsyncEventIterator:
+class AsyncEventIterator(DrivenIterator):
     """Iterates the unified events of one response asynchronously; ``result`` says how it ended."""
 
     def __init__(self, source: AsyncSource, driver: Driver) -> None:
+        super().__init__(driver)
         self._source = source
-        self._driver = driver
-        self._pending: deque[Event] = deque()
-        self._started = False
-        self._done = False
-        self._source_closed = False
 
     # --- public ------------------------------------------------------------
-
-    @property
-    def result(self) -> StreamResult:
-        """The ``StreamResult`` so far; final once iteration ended or ``aclose()`` was awaited."""
-        return self._driver.result
-
-    @property
-    def recording(self) -> Any:
-        """The ``Recording`` (with ``record=True``), complete once the stream ended."""
-        recorder = self._driver.recorder
-        return None if recorder is None else recorder.recording
-
-    @property
-    def closed(self) -> bool:
-        """True once the response was closed."""
-        return self._source_closed
 
     def __aiter__(self) -> AsyncEventIterator:
         return self
@@ -123,9 +101,7 @@ class AsyncEventIterator:
         """Stops reading: closes the response at once; the result is ``cancelled``
         unless the stream had already ended. Idempotent."""
         self._pending.clear()
-        if not self._done:
-            self._done = True
-            self._driver.cancel()
+        self._stop()
         await self._release()
 
     async def __aenter__(self) -> AsyncEventIterator:
@@ -143,9 +119,7 @@ class AsyncEventIterator:
         if getattr(self, "_source_closed", True):
             return
         try:
-            if not self._done:
-                self._done = True
-                self._driver.cancel()
+            self._stop()
             if self._source.close_now():
                 self._source_closed = True
                 return
@@ -183,16 +157,10 @@ class AsyncEventIterator:
         if chunk:
             self._pending.extend(driver.feed(chunk))
             return
-        self._pending.extend(driver.finish("eof"))
-        self._done = True
-        await self._release()
+        await self._finish("eof")
 
-    async def _finish(self, kind: TimeoutKind | str, detail: str | None = None) -> None:
-        driver = self._driver
-        if kind in ("first_event_timeout", "idle_timeout", "total_timeout"):
-            detail = driver.timeout_message(kind)
-        self._pending.extend(driver.finish(kind, detail))  # type: ignore[arg-type]
-        self._done = True
+    async def _finish(self, kind: EndKind, detail: str | None = None) -> None:
+        self._end(kind, detail)
         await self._release()
 
     async def _read_error_body(self) -> None:
@@ -205,14 +173,11 @@ class AsyncEventIterator:
                 body += chunk
         except TransportFailure:
             pass  # what arrived is the message; the rest is lost either way
-        self._pending.extend(self._driver.on_error_body(bytes(body[:MAX_ERROR_BODY])))
-        self._done = True
+        self._end_with_error_body(bytes(body))
         await self._release()
 
     async def _abort(self) -> None:
-        if not self._done:
-            self._done = True
-            self._driver.cancel()
+        self._stop()
         if not self._source_closed:
             self._source_closed = True
             if not self._source.close_now():

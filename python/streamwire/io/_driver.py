@@ -43,6 +43,7 @@ when ``first_event_timeout`` is not set), ``total_timeout`` the whole body.
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -54,6 +55,7 @@ from ..protocols import Stream, adapter_class
 from ..protocols._base import retryable_hint
 from ..result import StreamResult, StreamWarning
 from ._wire import (
+    MAX_ERROR_BODY,
     Headers,
     content_types,
     header,
@@ -63,7 +65,7 @@ from ._wire import (
     request_id,
 )
 
-__all__ = ["PHASES", "Driver", "EndKind", "TimeoutKind", "TransportFailure"]
+__all__ = ["PHASES", "DrivenIterator", "Driver", "EndKind", "TimeoutKind", "TransportFailure"]
 
 TimeoutKind = Literal["first_event_timeout", "idle_timeout", "total_timeout"]
 EndKind = Literal[
@@ -371,3 +373,51 @@ class Driver:
         if self.ended is not None:
             self._final = result
         return result
+
+
+class DrivenIterator:
+    """What the sync and async event iterators share around their ``Driver``:
+    the events decoded and not yet returned, how far the response got, and the
+    steps that end it. Reading and closing the response are theirs."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+        self._pending: deque[Event] = deque()
+        self._started = False
+        self._done = False
+        self._source_closed = False
+
+    @property
+    def result(self) -> StreamResult:
+        """The ``StreamResult`` so far; final once iteration ended or the iterator was closed."""
+        return self._driver.result
+
+    @property
+    def recording(self) -> Any:
+        """The ``Recording`` (with ``record=True``), complete once the stream ended."""
+        recorder = self._driver.recorder
+        return None if recorder is None else recorder.recording
+
+    @property
+    def closed(self) -> bool:
+        """True once the response was closed."""
+        return self._source_closed
+
+    def _stop(self) -> None:
+        """The caller stops reading: ``cancelled`` unless the stream had ended."""
+        if not self._done:
+            self._done = True
+            self._driver.cancel()
+
+    def _end(self, kind: EndKind, detail: str | None = None) -> None:
+        """The response ended (``eof``, a timeout, a transport error): its final events."""
+        driver = self._driver
+        if kind in ("first_event_timeout", "idle_timeout", "total_timeout"):
+            detail = driver.timeout_message(kind)
+        self._pending.extend(driver.finish(kind, detail))
+        self._done = True
+
+    def _end_with_error_body(self, body: bytes) -> None:
+        """An HTTP error answer was read (up to ``MAX_ERROR_BODY``): its events."""
+        self._pending.extend(self._driver.on_error_body(body[:MAX_ERROR_BODY]))
+        self._done = True

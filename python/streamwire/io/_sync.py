@@ -21,14 +21,12 @@ only; keep the client's own read timeout as a backstop there.
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..events import Event
-from ..result import StreamResult
-from ._driver import Driver, TimeoutKind, TransportFailure
+from ._driver import DrivenIterator, Driver, EndKind, TimeoutKind, TransportFailure
 from ._wire import MAX_ERROR_BODY, Headers
 
 __all__ = ["EventIterator", "SyncSource"]
@@ -93,35 +91,15 @@ class _Watchdog:
                 self._interrupt()
 
 
-class EventIterator:
+class EventIterator(DrivenIterator):
     """Iterates the unified events of one response; ``result`` says how it ended."""
 
     def __init__(self, source: SyncSource, driver: Driver) -> None:
+        super().__init__(driver)
         self._source = source
-        self._driver = driver
-        self._pending: deque[Event] = deque()
-        self._started = False
-        self._done = False
-        self._source_closed = False
         self._watchdog: _Watchdog | None = None
 
     # --- public ------------------------------------------------------------
-
-    @property
-    def result(self) -> StreamResult:
-        """The ``StreamResult`` so far; final once iteration ended or ``close()`` was called."""
-        return self._driver.result
-
-    @property
-    def recording(self) -> Any:
-        """The ``Recording`` (with ``record=True``), complete once the stream ended."""
-        recorder = self._driver.recorder
-        return None if recorder is None else recorder.recording
-
-    @property
-    def closed(self) -> bool:
-        """True once the response was closed."""
-        return self._source_closed
 
     def __iter__(self) -> EventIterator:
         return self
@@ -146,9 +124,7 @@ class EventIterator:
         """Stops reading: closes the response at once; the result is ``cancelled``
         unless the stream had already ended. Idempotent."""
         self._pending.clear()
-        if not self._done:
-            self._done = True
-            self._driver.cancel()
+        self._stop()
         self._release()
 
     def __enter__(self) -> EventIterator:
@@ -199,9 +175,7 @@ class EventIterator:
         if watchdog is not None and watchdog.fired is not None:
             self._finish(watchdog.fired)
         elif not chunk:
-            self._pending.extend(driver.finish("eof"))
-            self._done = True
-            self._release()
+            self._finish("eof")
 
     def _arm(self, deadline: tuple[float, TimeoutKind] | None) -> _Watchdog | None:
         if deadline is None:
@@ -211,12 +185,8 @@ class EventIterator:
         self._watchdog.arm(deadline)
         return self._watchdog
 
-    def _finish(self, kind: TimeoutKind | str, detail: str | None = None) -> None:
-        driver = self._driver
-        if kind in ("first_event_timeout", "idle_timeout", "total_timeout"):
-            detail = driver.timeout_message(kind)
-        self._pending.extend(driver.finish(kind, detail))  # type: ignore[arg-type]
-        self._done = True
+    def _finish(self, kind: EndKind, detail: str | None = None) -> None:
+        self._end(kind, detail)
         self._release()
 
     def _read_error_body(self) -> None:
@@ -229,14 +199,11 @@ class EventIterator:
                 body += chunk
         except TransportFailure:
             pass  # what arrived is the message; the rest is lost either way
-        self._pending.extend(self._driver.on_error_body(bytes(body[:MAX_ERROR_BODY])))
-        self._done = True
+        self._end_with_error_body(bytes(body))
         self._release()
 
     def _abort(self) -> None:
-        if not self._done:
-            self._done = True
-            self._driver.cancel()
+        self._stop()
         self._release()
 
     def _release(self) -> None:
