@@ -377,8 +377,9 @@ impl EventStreamDecoder {
     /// each message whose `:message-type` is `event` against the templates of
     /// `shapes` for its `:event-type`: a message that matches becomes the
     /// tuple `(template, *captures, ticket)` instead of an
-    /// `EventStreamMessage`. `matched_message(ticket)` gives the message back
-    /// until the decoder's next call.
+    /// `EventStreamMessage`, or joins a run tuple for a matcher made with
+    /// `runs=True` (see [`Collector`]). `matched_message(ticket)` gives the
+    /// message back until the decoder's next call.
     fn feed_matched<'py>(
         &mut self,
         data: &Bound<'py, PyAny>,

@@ -273,9 +273,10 @@ impl SseDecoder {
 
     /// Decodes a chunk like `feed`, matching each event's data against
     /// `shapes` on the way: an event that matches a template becomes the tuple
-    /// `(template, *captures, ticket)` instead of an `SseEvent` (events whose
-    /// block set `retry` are never matched). `matched_event(ticket)` gives the
-    /// `SseEvent` back until the decoder's next call.
+    /// `(template, *captures, ticket)` instead of an `SseEvent`, or joins a
+    /// run tuple for a matcher made with `runs=True` (see [`Collector`]);
+    /// events whose block set `retry` are never matched. `matched_event(ticket)`
+    /// gives the `SseEvent` back until the decoder's next call.
     fn feed_matched<'py>(
         &mut self,
         data: &Bound<'py, PyAny>,
