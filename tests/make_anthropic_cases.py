@@ -1,7 +1,7 @@
 """Anthropic fixtures that pin one adapter behaviour each: endings, tools, content, usage.
 
 Written by ``make_anthropic_fixtures.py`` (see there); every ``expect`` is
-written from Anthropic's streaming reference and DESIGN.md.
+written from Anthropic's streaming reference and docs/design.md.
 """
 
 # ruff: noqa: E501 (fixture data: one-line case descriptions and payloads)

@@ -2,7 +2,7 @@
 
 Event names and padding, misplaced events, errors, defective blocks and
 payloads. Written by ``make_anthropic_fixtures.py`` (see there); every
-``expect`` is written from Anthropic's streaming reference and DESIGN.md.
+``expect`` is written from Anthropic's streaming reference and docs/design.md.
 """
 
 # ruff: noqa: E501 (fixture data: one-line case descriptions and payloads)

@@ -4,7 +4,7 @@ Run ``python tests/make_anthropic_fixtures.py`` from the repository root; it
 rewrites every raw body and manifest it owns (deterministically: the same bytes
 each time). The bodies are SSE events written by hand after Anthropic's
 streaming reference, and every ``expect`` below is written from that reference
-and DESIGN.md, never from streamwire's output. ``tests/test_fixtures.py``
+and docs/design.md, never from streamwire's output. ``tests/test_fixtures.py``
 replays them.
 
 Cases ``01``-``12b`` are the twelve regression cases every streaming gateway

@@ -5,7 +5,7 @@ without buffering; every split point; several events in one read;
 keep-alives and blank lines; one tool call; parallel tool calls; argument JSON
 split anywhere; a failing tool; an in-stream error; an unknown event; cancel
 and disconnect. Written by ``make_anthropic_fixtures.py`` (see there); every
-``expect`` is written from Anthropic's streaming reference and DESIGN.md.
+``expect`` is written from Anthropic's streaming reference and docs/design.md.
 """
 
 # ruff: noqa: E501 (fixture data: one-line case descriptions and payloads)

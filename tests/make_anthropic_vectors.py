@@ -5,7 +5,7 @@ root, VECTORS being the shared test vectors' ``providers`` folder (the one with
 ``SOURCES.md`` and ``expected.json``). Each raw file is copied verbatim; its
 manifest's provenance comes from ``SOURCES.md`` and its facts from
 ``expected.json`` (derived there with the anthropic SDK's ``accumulate_event``),
-restated by DESIGN.md's rules where they decide otherwise, with a note saying
+restated by docs/design.md's rules where they decide otherwise, with a note saying
 so. Signatures and redacted data, of which ``expected.json`` keeps only the
 lengths, are read from the raw events themselves with a plain line parser
 (and checked against those lengths), never from streamwire.
@@ -136,7 +136,7 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
             complete = b["index"] not in never_stopped
             arguments = b["input"] if complete else None
             if complete and b["partial_json_concat"] == "":
-                arguments = {}  # DESIGN.md: an empty buffer on a completed call is {}
+                arguments = {}  # docs/design.md: an empty buffer on a completed call is {}
             server = t == "server_tool_use"
             executable = (
                 (not server) and status == "completed" and complete and stop != "content_filter"
@@ -210,7 +210,7 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
         notes.append(
             "expected.json records terminal 'eof (no message_stop)': the stored file ends without "
             "the final blank line, so under WHATWG SSE rules the last event (message_stop) is "
-            "never dispatched. By DESIGN.md the stream is 'incomplete' (the terminal signal never "
+            "never dispatched. By docs/design.md the stream is 'incomplete' (the terminal signal never "
             "arrived), its tool calls are not executable, and the usage (message_delta's figures, "
             "which expected.json calls final) is not final: usage.final needs message_stop. The "
             "discarded bytes are reported as the warning partial_event_discarded."
@@ -228,7 +228,7 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
     if any(c["raw_arguments"] == "" for c in calls):
         notes.append(
             "expected.json marks the tool input's partial_json as 'not complete JSON' (it is the "
-            "empty string): by DESIGN.md an empty buffer on a completed call is {}, so the call is "
+            "empty string): by docs/design.md an empty buffer on a completed call is {}, so the call is "
             "valid with arguments {}"
         )
     expect["warnings"] = warnings

@@ -3,7 +3,7 @@
 Used by ``make_bedrock_fixtures.py`` (run that); the ``bedrock-invoke`` cases
 are in ``make_bedrock_invoke_cases.py``.
 Every ``expect`` is written from the Bedrock and Anthropic references and
-DESIGN.md, never from streamwire's output.
+docs/design.md, never from streamwire's output.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run ``python tests/make_bedrock_fixtures.py`` from the repository root; it
 rewrites every raw body and manifest it owns (deterministically: the same bytes
 each time). The bodies are built with ``sw.encode_eventstream`` from frames
 written by hand after the provider references (see ``bedrock_frames.py``), and
-every ``expect`` below is written from those references and DESIGN.md, never
+every ``expect`` below is written from those references and docs/design.md, never
 from streamwire's output. ``tests/test_fixtures.py`` replays them.
 
 Cases ``01``-``12b`` are the twelve regression cases every streaming gateway

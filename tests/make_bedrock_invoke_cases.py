@@ -1,7 +1,7 @@
 """The ``bedrock-invoke`` fixtures (Anthropic models): one behaviour each.
 
 Used by ``make_bedrock_fixtures.py`` (run that). Every ``expect`` is written
-from the Bedrock and Anthropic references and DESIGN.md (and, for the
+from the Bedrock and Anthropic references and docs/design.md (and, for the
 unified events of Anthropic's stream, the anthropic machine's documented
 contract), never from streamwire's output.
 """

@@ -4,7 +4,7 @@ Run ``python tests/make_ws_fixtures.py`` after changing a case. The cases are
 in ``ws_cases_responses.py``, ``ws_cases_realtime.py`` and ``ws_cases_live.py``:
 sequences of server messages written by hand from the provider's API
 reference (``ws_messages.py`` builds them), one compact JSON message per line,
-with ``expect`` blocks written from the references and DESIGN.md, never from
+with ``expect`` blocks written from the references and docs/design.md, never from
 streamwire's output.
 """
 

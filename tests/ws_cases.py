@@ -2,7 +2,7 @@
 
 The provenance of each protocol's cases (the API reference and the date it was
 checked), and small builders of ``expect`` blocks. Every ``expect`` is written
-from the references and DESIGN.md, never from streamwire's output.
+from the references and docs/design.md, never from streamwire's output.
 """
 
 from __future__ import annotations

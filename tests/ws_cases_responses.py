@@ -1,7 +1,7 @@
 """The ``openai-responses-ws`` fixture cases (see ``make_ws_fixtures.py``).
 
 Written by hand from the references named in ``ws_cases.METHOD``; every
-``expect`` from the references and DESIGN.md, never from streamwire's output.
+``expect`` from the references and docs/design.md, never from streamwire's output.
 """
 
 from __future__ import annotations

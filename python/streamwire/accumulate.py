@@ -3,7 +3,7 @@
 An adapter records what its protocol said (text, calls, usage, errors,
 terminal signals) in an ``Accumulator`` while it builds the unified events;
 ``snapshot()`` turns that into a frozen ``StreamResult``. Statuses follow
-DESIGN.md "How a stream ends" (checked 2026-11-29), in this precedence, worst
+docs/design.md "How a stream ends" (checked 2026-11-29), in this precedence, worst
 first: ``error`` > ``protocol_conflict`` > ``cancelled`` > ``incomplete`` >
 ``truncated`` > ``completed``. An error or a conflict decides the status the
 moment it arrives, "whatever came before or after it".
@@ -358,7 +358,7 @@ class Accumulator:
 
     def _choice_result(self, choice: ChoiceState, stream_status: Status) -> ChoiceResult:
         status = self.status_of(choice)
-        # DESIGN.md: executable only when the *stream* completed; with n > 1 a
+        # docs/design.md: executable only when the *stream* completed; with n > 1 a
         # truncated or unfinished sibling choice holds back every batch.
         verdict = self.calls.release(choice.index, stream_status, choice.stop_reason)
         return ChoiceResult(

@@ -5,7 +5,7 @@ Anthropic Messages, Gemini, Bedrock, the WebSocket protocols), an adapter turns
 its bytes into this one small vocabulary. The naming grammar follows h11's
 ``_events.py`` and h2's ``events.py``: lifecycle facts are past tense
 (``MessageStarted``, ``ToolCallCompleted``), increments end in ``Delta``.
-The contract they implement is the project's DESIGN.md ("Public names",
+The contract they implement is the project's docs/design.md ("Public names",
 "Tool calls", "Usage"), checked 2026-11-29.
 
 Every event is a frozen, slotted, keyword-only dataclass: immutable, typed and
@@ -68,7 +68,7 @@ __all__ = [
     "UsageReported",
 ]
 
-#: How a stream (or one choice of it) ended; see DESIGN.md "How a stream ends".
+#: How a stream (or one choice of it) ended; see docs/design.md "How a stream ends".
 #: ``in_progress`` is only ever seen on a result read before the stream ended.
 Status = Literal[
     "in_progress",
@@ -264,7 +264,7 @@ class UsageReported(Event):
 class MessageCompleted(Event):
     """The message (one choice) ended; ``status`` says how, truthfully."""
 
-    #: How it ended (see DESIGN.md "How a stream ends").
+    #: How it ended (see docs/design.md "How a stream ends").
     status: Status
     #: The normalized stop reason, or None when the provider gave none.
     stop_reason: StopReason | None

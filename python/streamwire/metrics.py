@@ -3,7 +3,7 @@
 ``Timing`` is sans-IO: it is told when bytes and events arrived and reads only
 the clock it is given (``streamwire.io`` injects ``time.monotonic``; a replay
 injects the recorded arrival times, so replayed metrics equal the recorded
-ones). It fills the timing fields of ``Metrics`` (DESIGN.md "Layered flags and
+ones). It fills the timing fields of ``Metrics`` (docs/design.md "Layered flags and
 metrics", checked 2026-11-29):
 
 * ``time_to_headers``: from the request's start (the caller's ``started_at``)

@@ -1,6 +1,6 @@
 """What a stream produced and how it ended: ``StreamResult`` and its parts.
 
-Implements the result of the project's DESIGN.md ("Public names", "How a
+Implements the result of the project's docs/design.md ("Public names", "How a
 stream ends", "Usage", "Layered flags and metrics"), checked 2026-11-29.
 
 Every class here is a frozen value. An adapter's ``result`` property returns a
@@ -166,7 +166,7 @@ class ChoiceResult:
     refusal: str
     #: The tool calls, in order of appearance.
     tool_calls: tuple[ToolCall, ...]
-    #: True only when the batch of ``tool_calls`` may be executed (see DESIGN.md).
+    #: True only when the batch of ``tool_calls`` may be executed (see docs/design.md).
     executable: bool
     #: Why the batch may not be executed (None when it may, or has no calls).
     not_executable_reason: str | None

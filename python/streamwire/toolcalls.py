@@ -1,6 +1,6 @@
 """Tool calls: per-call buffers, the per-call state machine, batch release, a ledger.
 
-Shared by every protocol adapter; implements DESIGN.md "Tool calls" (checked
+Shared by every protocol adapter; implements docs/design.md "Tool calls" (checked
 2026-11-29). The state machine is data, in the manner of h11's ``_state.py``:
 ``TRANSITIONS`` maps ``(state, input)`` to the next state, and any pair not in
 it is an illegal transition that raises ``ToolCallStateError`` and is recorded.
@@ -136,7 +136,7 @@ class ToolCall:
     raw_arguments: str
     #: The call's state (adapter side: collecting, complete, valid, rejected).
     state: CallState
-    #: True only when the whole batch may be executed (see DESIGN.md).
+    #: True only when the whole batch may be executed (see docs/design.md).
     executable: bool
     #: Why not, when ``executable`` is False.
     not_executable_reason: str | None

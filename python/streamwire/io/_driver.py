@@ -1,7 +1,7 @@
 """The HTTP edge's decisions, free of any HTTP library: one ``Driver`` per response.
 
 The sync and async iterators (``_sync.py``, ``_async.py``) do the reading;
-this class decides what the response means (DESIGN.md "How a stream ends",
+this class decides what the response means (docs/design.md "How a stream ends",
 checked 2026-11-29) and is shared by every client library and by replay:
 
 * ``on_headers(status, headers)``: a 2xx response of an expected content type
@@ -18,7 +18,7 @@ checked 2026-11-29) and is shared by every client library and by replay:
   unless the protocol's terminal signal already arrived), with a warning
   naming the reason (``first_event_timeout``, ``idle_timeout``,
   ``total_timeout``, ``transport_error``). A disconnect is not an ``error``:
-  DESIGN.md reserves that status for errors the stream itself carried.
+  docs/design.md reserves that status for errors the stream itself carried.
 * ``cancel()``: the caller stopped reading: ``cancelled``.
 
 The lifecycle is a small machine with its transitions as data (``PHASES``)::

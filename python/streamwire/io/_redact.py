@@ -1,6 +1,6 @@
 """Replacing the content of a recording with sha256 hashes, keeping its shape.
 
-DESIGN.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
+docs/design.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
 prompts and tool arguments replaceable by hashes. ``redact_recording``
 rewrites the recorded *wire bytes*, protocol-generically by framing:
 

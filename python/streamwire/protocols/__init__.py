@@ -1,6 +1,6 @@
 """Protocol adapters, by wire-protocol name, and ``stream()`` to make one.
 
-The names are DESIGN.md's (checked 2026-11-29): HTTP ``openai-chat``,
+The names are docs/design.md's (checked 2026-11-29): HTTP ``openai-chat``,
 ``openai-responses``, ``anthropic``, ``gemini``, ``gemini-json``,
 ``bedrock-converse``, ``bedrock-invoke``; WebSocket ``openai-responses-ws``,
 ``openai-realtime``, ``gemini-live``. Each adapter lives in its own module and

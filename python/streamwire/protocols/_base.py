@@ -1,6 +1,6 @@
 """The adapter interface every protocol implements, and the shared SSE plumbing.
 
-The interface is DESIGN.md's "[2]+[3] protocols" (checked 2026-11-29), shaped
+The interface is docs/design.md's "Public names" (checked 2026-11-29), shaped
 like h11's and h2's sans-IO connections: an adapter is fed data and returns
 the unified events the data completed; it never reads a socket or a clock
 (except a clock the caller injects for metrics).

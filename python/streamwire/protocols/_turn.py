@@ -1,7 +1,7 @@
 """One response (or model turn) of a WebSocket session, and tool-result refusals.
 
 Part of the WebSocket plumbing (``_websocket.py``, where the session and its
-rules are described; DESIGN.md "Tool calls", checked 2026-11-29): a ``Turn``
+rules are described; docs/design.md "Tool calls", checked 2026-11-29): a ``Turn``
 holds one response's accumulator, its protocol machine and its audio; a tool
 result for a call of a cancelled response, or for a call the provider
 withdrew, is refused.

@@ -4,7 +4,7 @@ A WebSocket protocol has no byte framing of its own: the socket delivers whole
 messages (RFC 6455, checked 2026-11-29), and one connection carries a
 *session* of many responses (OpenAI Realtime and the Responses API's WebSocket
 mode) or model turns (Gemini Live). ``WebSocketSession`` is the base of those
-adapters (DESIGN.md "[2]+[3] protocols", checked 2026-11-29):
+adapters (docs/design.md "Public names", checked 2026-11-29):
 
 * ``feed_message(msg)`` takes one message: a text frame as ``str``, its UTF-8
   ``bytes`` (Gemini Live sends its JSON in binary frames), or an already-parsed

@@ -8,7 +8,7 @@ content block ``content_block_start``, ``content_block_delta`` events and
 cumulative usage); ``message_stop``; ``ping`` events anywhere; and ``error``
 events (``overloaded_error``, ``api_error``, ...). Stop reasons follow the
 "Handling stop reasons" page (checked 2026-11-29), statuses and usage
-DESIGN.md (checked 2026-11-29).
+docs/design.md (checked 2026-11-29).
 
 It knows nothing of the transport: ``AnthropicMachine.on_event(obj, out)``
 takes one event already decoded to a dict, so that the SSE adapter

@@ -5,7 +5,7 @@ the Bedrock API reference describes it ("ConverseStream",
 "ConverseStreamOutput", "ContentBlockDeltaEvent", "MessageStopEvent",
 "ConverseStreamMetadataEvent", docs.aws.amazon.com/bedrock/latest/APIReference,
 checked 2026-11-29, and botocore 1.43's ``bedrock-runtime`` service model),
-and DESIGN.md's rules for statuses, tool calls and usage (checked 2026-11-29).
+and docs/design.md's rules for statuses, tool calls and usage (checked 2026-11-29).
 The body is AWS EventStream; framing, exceptions and error frames are
 ``_eventstream.py``'s. Each event's JSON payload may carry a random padding
 member ``p`` (Bedrock adds it against length side channels): it is ignored.

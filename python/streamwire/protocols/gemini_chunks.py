@@ -5,7 +5,7 @@ each chunk of ``streamGenerateContent`` is a complete ``GenerateContentResponse`
 whose ``candidates[].content.parts`` are *new* parts (Gemini API reference,
 "GenerateContentResponse", "Candidate", "FinishReason", "UsageMetadata",
 "PromptFeedback", ai.google.dev/api/generate-content, and the Vertex AI
-reference of the same messages; checked 2026-11-29). DESIGN.md's statuses
+reference of the same messages; checked 2026-11-29). docs/design.md's statuses
 and usage rules (checked 2026-11-29) decide the rest.
 
 Each candidate (keyed by ``index``, 0 when absent) is a small machine with its

@@ -6,7 +6,7 @@ completion chunk object", platform.openai.com/docs/api-reference/chat-streaming,
 checked 2026-11-29): SSE events whose data is one ``chat.completion.chunk``
 JSON object, ended by ``data: [DONE]``. Also the variations of compatible
 servers seen in recordings and peers' bug reports (Azure OpenAI, Groq,
-OpenRouter, DeepSeek, vLLM), and DESIGN.md's rules for statuses, tool calls
+OpenRouter, DeepSeek, vLLM), and docs/design.md's rules for statuses, tool calls
 and usage (checked 2026-11-29).
 
 The stream is a small state machine with its transitions as data
@@ -120,7 +120,7 @@ _STOP_REASONS: Mapping[str, StopReason] = {
     "function_call": "tool_calls",
     "content_filter": "content_filter",
     "error": "error",
-    # Truncation as compatible servers spell it (DESIGN.md: truncated).
+    # Truncation as compatible servers spell it (docs/design.md: truncated).
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
 }
@@ -443,7 +443,7 @@ class OpenAIChatStream(SseStream):
         state.finish_reason = finish
         stop = _STOP_REASONS.get(finish, "other")
         if stop == "stop" and state.refusal:
-            stop = "content_filter"  # DESIGN.md: refusal endings are content_filter
+            stop = "content_filter"  # docs/design.md: refusal endings are content_filter
         if stop == "error":
             self._finish_error = True
         state.stop_reason = stop

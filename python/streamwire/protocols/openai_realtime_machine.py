@@ -9,7 +9,7 @@ same OpenAPI document): the GA names (``response.output_text.delta``,
 ``response.output_audio_transcript.delta``, ``response.output_audio.delta``)
 and the older beta names (``response.text.delta``,
 ``response.audio_transcript.delta``, ``response.audio.delta``) alike.
-Statuses, tool calls and usage follow DESIGN.md (checked 2026-11-29).
+Statuses, tool calls and usage follow docs/design.md (checked 2026-11-29).
 
 The response-level machine (``PHASES``)::
 

@@ -7,7 +7,7 @@ platform.openai.com/docs/api-reference/responses-streaming, checked
 object carrying its own ``type`` and a ``sequence_number``; the stream ends
 with ``response.completed``, ``response.incomplete`` or ``response.failed``,
 and has no ``[DONE]`` sentinel (compatible servers such as OpenRouter send
-one, and omit the ``event:`` lines: both are tolerated). DESIGN.md (checked
+one, and omit the ``event:`` lines: both are tolerated). docs/design.md (checked
 2026-11-29) gives the statuses, tool-call and usage rules.
 
 This module is the SSE layer only: it decodes each ``data:`` payload once

@@ -8,7 +8,7 @@ response (one implementation). Events are those of the OpenAI API reference,
 "Responses streaming events" (platform.openai.com/docs/api-reference/
 responses-streaming, checked 2026-11-29, and the openai-python 3.57.0 types
 generated from the same OpenAPI document); statuses, tool calls and usage
-follow DESIGN.md (checked 2026-11-29).
+follow docs/design.md (checked 2026-11-29).
 
 Entry points (the whole interface a transport needs)::
 
@@ -415,7 +415,7 @@ class ResponsesMachine:
                 if items.calls.client_calls:
                     choice.stop_reason = "tool_calls"
                 elif choice.refusal:
-                    choice.stop_reason = "content_filter"  # DESIGN.md: refusals are filtered
+                    choice.stop_reason = "content_filter"  # docs/design.md: refusals are filtered
                 else:
                     choice.stop_reason = "stop"
             else:

@@ -9,7 +9,7 @@ message, and an ``error`` event when a request fails (e.g.
 ``previous_response_not_found``, ``websocket_connection_limit_reached``).
 Responses run one at a time on a connection ("WebSocket Mode" guide,
 developers.openai.com/api/docs/guides/websocket-mode, and the API
-reference's ``responses.connect``, both checked 2026-11-29). DESIGN.md
+reference's ``responses.connect``, both checked 2026-11-29). docs/design.md
 (checked 2026-11-29) gives the statuses, tool-call and usage rules.
 
 Each response is interpreted by its own ``ResponsesMachine``

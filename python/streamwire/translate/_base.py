@@ -18,7 +18,7 @@ The SSE framing is the Rust encoder's (``sw.encode_sse``). Everything the
 target cannot carry is a declared downgrade of the mapping table
 (``_mapping.py``): ``Downgrade(feature, detail, count)``, never silent.
 
-Encoders are layer [4] of DESIGN.md (checked 2026-11-29): the only clock they
+Encoders are layer [4] of docs/design.md (checked 2026-11-29): the only clock they
 read is ``time.time()``, once, for the ``created`` timestamp when the caller
 gives none.
 

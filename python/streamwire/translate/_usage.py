@@ -8,7 +8,7 @@ input token, cached ones included, and report the cached part beside it
 ``inputTokens`` beside ``cacheReadInputTokens`` and ``cacheWriteInputTokens``,
 docs.aws.amazon.com/bedrock/latest/APIReference) count only the fresh tokens.
 All checked 2026-11-29. ``Usage.input_tokens`` keeps each provider's own
-figure (DESIGN.md: usage is what the provider reported), so an encoder must
+figure (docs/design.md: usage is what the provider reported), so an encoder must
 know which convention a report follows before it writes the target's:
 ``figures(usage, source)`` gives the inclusive figures, from which every
 target's own are derived. Conversion only adds or subtracts reported figures;
