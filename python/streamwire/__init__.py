@@ -19,6 +19,8 @@ from ._core import (
 from .accumulate import result_from_events
 from .errors import FramingError, StreamwireError, UsageError
 from .events import (
+    EVENT_TYPES,
+    BaseEvent,
     ErrorReceived,
     Event,
     MessageCompleted,
@@ -32,9 +34,31 @@ from .events import (
     UnknownEvent,
     UsageReported,
 )
+from .kinds import (
+    CallState,
+    ErrorPhase,
+    Executor,
+    HttpProtocolName,
+    IdSource,
+    ProtocolName,
+    ReasoningKind,
+    Status,
+    StopReason,
+    TargetName,
+    WebSocketProtocolName,
+)
 from .protocols import Stream, known_protocols, register_protocol, stream
-from .result import ChoiceResult, Metrics, StreamError, StreamResult, StreamWarning, Usage
-from .toolcalls import ToolCall, ToolCallStateError, ToolLedger
+from .result import (
+    ChoiceResult,
+    Metrics,
+    ReadOnlyDict,
+    StreamError,
+    StreamResult,
+    StreamWarning,
+    ToolCall,
+    Usage,
+)
+from .toolcalls import ToolCallStateError, ToolLedger
 from .tooldefs import ToolSet
 from .toolresults import ToolResultError, tool_result
 from .translate import ENCODERS, Downgrade, Encoder, encoder, known_encoders, translate
@@ -44,27 +68,40 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "ENCODERS",
+    "EVENT_TYPES",
+    "BaseEvent",
+    "CallState",
     "ChoiceResult",
     "Downgrade",
     "Encoder",
+    "ErrorPhase",
     "ErrorReceived",
     "Event",
     "EventStreamDecoder",
     "EventStreamMessage",
+    "Executor",
     "FramingError",
     "HeaderValue",
+    "HttpProtocolName",
+    "IdSource",
     "MessageCompleted",
     "MessageStarted",
     "Metrics",
+    "ProtocolName",
+    "ReadOnlyDict",
     "ReasoningDelta",
+    "ReasoningKind",
     "RefusalDelta",
     "SseDecoder",
     "SseEvent",
+    "Status",
+    "StopReason",
     "Stream",
     "StreamError",
     "StreamResult",
     "StreamWarning",
     "StreamwireError",
+    "TargetName",
     "TextDelta",
     "ToolCall",
     "ToolCallArgumentsDelta",
@@ -79,6 +116,7 @@ __all__ = [
     "UsageError",
     "UsageReported",
     "Utf8Decoder",
+    "WebSocketProtocolName",
     "__version__",
     "aiter_events",
     "encode_eventstream",

@@ -18,7 +18,6 @@ from __future__ import annotations
 import bisect
 import copy
 from collections.abc import Iterable
-from types import MappingProxyType
 from typing import Any
 
 from ._core import utf8_length
@@ -40,7 +39,15 @@ from .events import (
     UsageReported,
     new_arguments_delta,
 )
-from .result import ChoiceResult, Metrics, StreamError, StreamResult, StreamWarning, Usage
+from .result import (
+    ChoiceResult,
+    Metrics,
+    ReadOnlyDict,
+    StreamError,
+    StreamResult,
+    StreamWarning,
+    Usage,
+)
 from .toolcalls import ABANDONED, CallBuffer, ToolCalls
 from .tooldefs import ToolSet
 
@@ -339,8 +346,8 @@ class Accumulator:
             choices=tuple(results),
             message_id=self.message_id,
             model=self.model,
-            unknown_events=MappingProxyType(dict(self.unknown_events)),
-            unknown_fields=MappingProxyType(dict(self.unknown_fields)),
+            unknown_events=ReadOnlyDict(self.unknown_events),
+            unknown_fields=ReadOnlyDict(self.unknown_fields),
             conflicts=tuple(self.conflicts),
             warnings=tuple(self.warnings),
             metrics=metrics,
@@ -351,7 +358,7 @@ class Accumulator:
                 c.arguments is not None and c.invalid_reason != ABANDONED for c in calls
             ),
             provider_content=tuple(copy.deepcopy(self.provider_content)),
-            provider_metrics=MappingProxyType(copy.deepcopy(self.provider_metrics)),
+            provider_metrics=ReadOnlyDict(copy.deepcopy(self.provider_metrics)),
         )
         self.cached = result
         return result

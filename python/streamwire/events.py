@@ -42,12 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, TypeAlias
 
 from ._core import Builder
-from .result import Usage
+from .kinds import ErrorPhase, Executor, IdSource, ReasoningKind, Status, StopReason
+from .result import Usage, plain
 
 __all__ = [
+    "EVENT_TYPES",
+    "BaseEvent",
     "ErrorPhase",
     "ErrorReceived",
     "Event",
@@ -68,32 +71,6 @@ __all__ = [
     "UsageReported",
 ]
 
-#: How a stream (or one choice of it) ended; see docs/design.md "How a stream ends".
-#: ``in_progress`` is only ever seen on a result read before the stream ended.
-Status = Literal[
-    "in_progress",
-    "completed",
-    "truncated",
-    "error",
-    "incomplete",
-    "cancelled",
-    "protocol_conflict",
-]
-#: The normalized stop reason; the provider's raw value is kept beside it.
-StopReason = Literal["stop", "length", "tool_calls", "content_filter", "pause", "error", "other"]
-#: Which layer an error came from: the framing (bytes), the provider (an
-#: in-stream error), the transport (the edge), or a configured limit.
-ErrorPhase = Literal["framing", "provider", "transport", "limit"]
-#: Who runs a tool call: the caller (``client``) or the provider itself
-#: (``server``: web search, code execution, ... reported, never offered).
-Executor = Literal["client", "server"]
-#: Reasoning as produced (``text``) or the provider's summary of it.
-ReasoningKind = Literal["text", "summary"]
-#: Where a call's id came from: the provider, or streamwire (when the provider
-#: sends none, e.g. gemini or the legacy chat ``function_call``). A synthetic id
-#: is never sent back to the provider.
-IdSource = Literal["provider", "synthetic"]
-
 _REPR_LIMIT = 80
 
 
@@ -106,8 +83,8 @@ def _short(value: object) -> str:
     return text
 
 
-class Event:
-    """Base class of every unified event."""
+class BaseEvent:
+    """Base class of every unified event (``Event`` is the union of them all)."""
 
     __slots__ = ()
 
@@ -116,20 +93,19 @@ class Event:
         return f"{type(self).__name__}({parts})"
 
     def as_dict(self) -> dict[str, Any]:
-        """The event as a plain dict, ``{"event": <class name>, <field>: <value>, ...}``.
+        """The event as plain JSON values, ``{"event": <class name>, <field>: <value>, ...}``.
 
-        Nested values (``Usage``) become dicts too; the result is JSON-ready
-        when the provider's raw values are.
+        Nested values (``Usage``, the provider's raw objects) become plain
+        dicts and lists too, ready for ``json.dumps``.
         """
         out: dict[str, Any] = {"event": type(self).__name__}
         for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[f.name] = value.as_dict() if isinstance(value, Usage) else value
+            out[f.name] = plain(getattr(self, f.name))
         return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class MessageStarted(Event):
+class MessageStarted(BaseEvent):
     """The provider started an assistant message (one per choice when ``n > 1``)."""
 
     #: The provider's id of the message or response (chat: the chunk ``id``).
@@ -143,7 +119,7 @@ class MessageStarted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class TextDelta(Event):
+class TextDelta(BaseEvent):
     """A piece of the assistant's visible text; append it to what came before."""
 
     #: The new text, never empty.
@@ -153,7 +129,7 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ReasoningDelta(Event):
+class ReasoningDelta(BaseEvent):
     """A piece of the model's reasoning, or a signature or redacted block for it.
 
     Signatures and redacted data are opaque: they are kept verbatim, because
@@ -174,7 +150,7 @@ class ReasoningDelta(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class RefusalDelta(Event):
+class RefusalDelta(BaseEvent):
     """A piece of a refusal message (the model declined to answer)."""
 
     #: The new refusal text, never empty.
@@ -184,7 +160,7 @@ class RefusalDelta(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ToolCallStarted(Event):
+class ToolCallStarted(BaseEvent):
     """The model began a tool call.
 
     Identity fields may be unknown (None) here if the provider sends them
@@ -208,7 +184,7 @@ class ToolCallStarted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ToolCallArgumentsDelta(Event):
+class ToolCallArgumentsDelta(BaseEvent):
     """A fragment of a tool call's arguments (a piece of a JSON text, usually)."""
 
     #: The call's position among the choice's calls (as in ``ToolCallStarted``).
@@ -222,7 +198,7 @@ class ToolCallArgumentsDelta(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ToolCallCompleted(Event):
+class ToolCallCompleted(BaseEvent):
     """A tool call is complete: its arguments were parsed (once) and checked.
 
     Whether the call may be *executed* is decided for the whole batch when the
@@ -253,7 +229,7 @@ class ToolCallCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class UsageReported(Event):
+class UsageReported(BaseEvent):
     """The provider reported token usage; this report replaces any earlier one."""
 
     #: The usage as reported (``usage.final`` says whether it is the final figure).
@@ -261,7 +237,7 @@ class UsageReported(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class MessageCompleted(Event):
+class MessageCompleted(BaseEvent):
     """The message (one choice) ended; ``status`` says how, truthfully."""
 
     #: How it ended (see docs/design.md "How a stream ends").
@@ -275,7 +251,7 @@ class MessageCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ErrorReceived(Event):
+class ErrorReceived(BaseEvent):
     """An error ended the stream: in-stream from the provider, or a broken framing."""
 
     #: Which layer failed.
@@ -295,13 +271,32 @@ class ErrorReceived(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class UnknownEvent(Event):
+class UnknownEvent(BaseEvent):
     """An event the adapter does not know; ignored (state intact) and counted."""
 
     #: The provider's name for it (an SSE event name, a JSON ``type``, ...).
     provider_type: str
     #: The raw payload, verbatim, for logging.
     raw: str
+
+
+#: Every unified event: a union, so that ``match`` (and ``isinstance``) narrow
+#: it and a type checker can tell when a ``match`` misses a case.
+Event: TypeAlias = (
+    MessageStarted
+    | TextDelta
+    | ReasoningDelta
+    | RefusalDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ToolCallCompleted
+    | UsageReported
+    | MessageCompleted
+    | ErrorReceived
+    | UnknownEvent
+)
+#: The event classes, in the order of ``Event``.
+EVENT_TYPES: tuple[type[BaseEvent], ...] = Event.__args__
 
 
 # --- fast constructors for the per-delta events ------------------------------

@@ -17,26 +17,94 @@ conflict, a cancellation).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
-if TYPE_CHECKING:
-    from .events import ErrorPhase, Status, StopReason
-    from .toolcalls import ToolCall
+from .kinds import CallState, ErrorPhase, Executor, IdSource, Status, StopReason
 
 __all__ = [
     "ChoiceResult",
     "Metrics",
+    "ReadOnlyDict",
     "StreamError",
     "StreamResult",
     "StreamWarning",
+    "ToolCall",
     "Usage",
+    "plain",
 ]
 
 
+class ReadOnlyDict(dict[str, Any]):
+    """A ``dict`` that refuses changes: the mappings a result carries.
+
+    A real ``dict`` (``json``, orjson, pydantic and ``dataclasses.asdict``
+    take it as one), which pickles, copies and deep-copies as itself; only
+    the methods that would change it raise ``TypeError``. Results are shared
+    snapshots, so what one reader holds must not change under another.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a result's mappings are read-only; copy with dict(...) to change one")
+
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[type[ReadOnlyDict], tuple[dict[str, Any]]]:
+        return (type(self), (dict(self),))
+
+    def __copy__(self) -> ReadOnlyDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ReadOnlyDict:
+        import copy
+
+        return type(self)(copy.deepcopy(dict(self), memo))
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyDict({dict.__repr__(self)})"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON values: dicts, lists, strings, numbers, booleans, None.
+
+    Dataclasses become dicts of their fields, every mapping a ``dict`` with
+    string keys, tuples and lists ``list``s. A value JSON has no form for
+    (bytes, a datetime, ...) becomes its ``repr``; floats are kept as they
+    are, non-finite ones included.
+    """
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return repr(value)
+
+
+class _AsDict:
+    """``as_dict()`` for the result's value classes."""
+
+    __slots__ = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field as plain JSON values (nested values too), ready for ``json.dumps``.
+
+        The form is published as a JSON Schema, ``docs/result.schema.json``.
+        """
+        out: dict[str, Any] = plain(self)
+        return out
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
+class Usage(_AsDict):
     """Token usage as the provider reported it, never an estimate.
 
     Figures the provider did not report are None. A later report replaces an
@@ -61,16 +129,9 @@ class Usage:
     #: The provider's usage object, verbatim (read-only view).
     raw: Mapping[str, Any] | None = field(default=None, hash=False)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The usage as a plain dict (``raw`` copied to a dict)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        if self.raw is not None:
-            out["raw"] = dict(self.raw)
-        return out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StreamError:
+class StreamError(_AsDict):
     """Why a stream ended in ``error``: an in-stream error or broken framing."""
 
     #: ``framing`` (bytes not the wire format, CRC, size cap), ``provider``
@@ -92,7 +153,7 @@ class StreamError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StreamWarning:
+class StreamWarning(_AsDict):
     """Something worth logging that did not change how the stream ended."""
 
     #: A stable short code, e.g. ``missing_done``, ``data_after_done``,
@@ -103,7 +164,7 @@ class StreamWarning:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Metrics:
+class Metrics(_AsDict):
     """Counters and (with an injected clock) timings of one stream.
 
     Timings are seconds measured with the ``clock`` option of the stream,
@@ -149,7 +210,39 @@ class Metrics:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChoiceResult:
+class ToolCall(_AsDict):
+    """One tool call as the stream produced it (a snapshot; see ``streamwire.toolcalls``)."""
+
+    #: The id a tool result must quote; None if the provider never sent one.
+    id: str | None
+    #: The tool's name; None if the provider never sent one.
+    name: str | None
+    #: The parsed arguments (a JSON object), or None when not (yet) valid JSON.
+    arguments: dict[str, Any] | None = field(hash=False)
+    #: The arguments string exactly as streamed.
+    raw_arguments: str
+    #: The call's state (adapter side: collecting, complete, valid, rejected).
+    state: CallState
+    #: True only when the whole batch may be executed (see docs/design.md).
+    executable: bool
+    #: Why not, when ``executable`` is False.
+    not_executable_reason: str | None
+    #: The call's own defect (bad JSON, schema, missing id or name, ...), or None.
+    invalid_reason: str | None = None
+    #: The provider's call type (``function``; legacy chat ``function_call``).
+    type: str = "function"
+    #: The call's position among its choice's calls.
+    index: int = 0
+    #: The choice (candidate) it belongs to.
+    choice: int = 0
+    #: ``client``: for the caller to run; ``server``: run by the provider.
+    executor: Executor = "client"
+    #: Whether the id came from the provider or was made up by streamwire.
+    id_source: IdSource = "provider"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChoiceResult(_AsDict):
     """One choice (candidate) of a stream."""
 
     #: The choice index.
@@ -177,7 +270,7 @@ class ChoiceResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StreamResult:
+class StreamResult(_AsDict):
     """Everything a stream produced, and how it ended, truthfully."""
 
     #: The wire protocol's name (``"openai-chat"``, ...).

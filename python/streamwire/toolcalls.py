@@ -30,15 +30,15 @@ ends: all of them or none.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from . import _json
 from .errors import UsageError
-from .events import Executor, IdSource, ToolCallCompleted, ToolCallStarted
+from .events import ToolCallCompleted, ToolCallStarted
+from .kinds import CallState, Executor, IdSource
+from .result import StreamResult, ToolCall
 
 if TYPE_CHECKING:
-    from .result import StreamResult
     from .tooldefs import ToolSet
 
 __all__ = [
@@ -53,16 +53,6 @@ __all__ = [
     "transition",
 ]
 
-CallState = Literal[
-    "collecting",
-    "complete",
-    "valid",
-    "rejected",
-    "authorized",
-    "executing",
-    "succeeded",
-    "failed",
-]
 CallInput = Literal[
     # adapter side
     "fragment",
@@ -120,38 +110,6 @@ def transition(state: CallState, input: CallInput, call_id: str | None = None) -
         return TRANSITIONS[state, input]
     except KeyError:
         raise ToolCallStateError(call_id, state, input, f"illegal in state {state}") from None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """One tool call as the stream produced it (a snapshot)."""
-
-    #: The id a tool result must quote; None if the provider never sent one.
-    id: str | None
-    #: The tool's name; None if the provider never sent one.
-    name: str | None
-    #: The parsed arguments (a JSON object), or None when not (yet) valid JSON.
-    arguments: dict[str, Any] | None = field(hash=False)
-    #: The arguments string exactly as streamed.
-    raw_arguments: str
-    #: The call's state (adapter side: collecting, complete, valid, rejected).
-    state: CallState
-    #: True only when the whole batch may be executed (see docs/design.md).
-    executable: bool
-    #: Why not, when ``executable`` is False.
-    not_executable_reason: str | None
-    #: The call's own defect (bad JSON, schema, missing id or name, ...), or None.
-    invalid_reason: str | None = None
-    #: The provider's call type (``function``; legacy chat ``function_call``).
-    type: str = "function"
-    #: The call's position among its choice's calls.
-    index: int = 0
-    #: The choice (candidate) it belongs to.
-    choice: int = 0
-    #: ``client``: for the caller to run; ``server``: run by the provider.
-    executor: Executor = "client"
-    #: Whether the id came from the provider or was made up by streamwire.
-    id_source: IdSource = "provider"
 
 
 class CallBuffer:

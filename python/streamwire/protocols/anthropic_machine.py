@@ -61,7 +61,7 @@ from .._json import loads
 from ..accumulate import Accumulator, ChoiceState
 from ..errors import UsageError
 from ..events import Event, MessageStarted, StopReason, UnknownEvent
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
 from ._values import nonempty_str
 from .anthropic_blocks import Blocks
@@ -457,7 +457,7 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
         cache_creation_tokens=cache_creation,
         reasoning_tokens=None,
         final=final,
-        raw=MappingProxyType(dict(raw)),
+        raw=ReadOnlyDict(raw),
     )
 
 

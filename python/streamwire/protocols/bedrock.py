@@ -85,7 +85,6 @@ type); anything else -> other. The raw value is always kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, Literal, cast
 
 from .._core import EventStreamMessage, ShapeMatcher
@@ -98,7 +97,7 @@ from ..events import (
     new_text_delta,
     new_text_deltas,
 )
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from . import _eventstream
 from ._eventstream import EventStreamStream
 from ._values import int_or_none
@@ -447,5 +446,5 @@ def converse_usage(raw: dict[str, Any], final: bool) -> Usage:
         cache_creation_tokens=int_or_none(raw.get("cacheWriteInputTokens")),
         reasoning_tokens=None,
         final=final,
-        raw=MappingProxyType(raw),
+        raw=ReadOnlyDict(raw),
     )

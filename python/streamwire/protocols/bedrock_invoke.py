@@ -43,13 +43,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from types import MappingProxyType
 from typing import Any, Literal
 
 from .._core import EventStreamMessage
 from .._json import loads
 from ..events import Event
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._eventstream import EventStreamStream
 from ._values import int_or_none
 from .anthropic_machine import AnthropicMachine
@@ -145,5 +144,5 @@ def invocation_usage(metrics: dict[str, Any], *, final: bool) -> Usage:
         cache_creation_tokens=int_or_none(metrics.get("cacheWriteInputTokenCount")),
         reasoning_tokens=None,
         final=final,
-        raw=MappingProxyType(dict(metrics)),
+        raw=ReadOnlyDict(metrics),
     )

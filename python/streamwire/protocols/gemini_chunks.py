@@ -73,7 +73,6 @@ changes on every chunk).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any, Literal
 
 from .._core import Builder, ShapeMatcher
@@ -86,7 +85,7 @@ from ..events import (
     new_text_delta,
     new_usage_reported,
 )
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
 from ._values import nonempty_str
 from .gemini_parts import Candidate, GeminiParts
@@ -446,9 +445,7 @@ class GeminiChunks:
             output = thoughts
         else:
             output = candidates if thoughts is None else candidates + thoughts
-        usage = _new_usage(
-            prompt, output, total, cached, thoughts, final, MappingProxyType(raw), None
-        )
+        usage = _new_usage(prompt, output, total, cached, thoughts, final, ReadOnlyDict(raw), None)
         self._acc.usage = usage
         out.append(new_usage_reported(usage))
 

@@ -47,12 +47,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason, ToolCallCompleted, new_text_delta
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ..toolcalls import CallBuffer
 from ._values import int_or_none
 from ._websocket import REVOKED, AudioMode, Turn
@@ -267,7 +266,7 @@ def live_usage(raw: Any, final: bool) -> Usage | None:
         cache_read_tokens=int_or_none(raw.get("cachedContentTokenCount")),
         reasoning_tokens=thoughts,
         final=final,
-        raw=MappingProxyType(raw),
+        raw=ReadOnlyDict(raw),
     )
 
 

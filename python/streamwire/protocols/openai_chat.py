@@ -77,7 +77,6 @@ path on and off, generated streams, each fallback state).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from .._core import ShapeMatcher, SseEvent
@@ -92,7 +91,7 @@ from ..events import (
     new_refusal_delta,
     new_text_delta,
 )
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
 from ._values import int_or_none, nonempty_str
 from .openai_chat_calls import ChatCalls
@@ -546,7 +545,7 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
         cache_creation_tokens=None,
         reasoning_tokens=reasoning,
         final=final,
-        raw=MappingProxyType(raw),
+        raw=ReadOnlyDict(raw),
     )
 
 

@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
 from ._values import int_or_none
 from ._websocket import AudioMode
@@ -256,7 +256,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
         total_tokens=int_or_none(raw.get("total_tokens")),
         cache_read_tokens=int_or_none(cached),
         final=True,
-        raw=MappingProxyType(raw),
+        raw=ReadOnlyDict(raw),
     )
 
 

@@ -75,7 +75,7 @@ from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
-from ..result import Usage
+from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
 from ._values import int_or_none, nonempty_str
 from .openai_responses_items import PART_KINDS, Items, PartKind
@@ -558,7 +558,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
         cache_creation_tokens=cache_write,
         reasoning_tokens=reasoning,
         final=True,
-        raw=MappingProxyType(raw),
+        raw=ReadOnlyDict(raw),
     )
 
 

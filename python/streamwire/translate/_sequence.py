@@ -205,7 +205,7 @@ class SequentialEncoder(Encoder):
             self._pump(out)
 
     def _belongs(self, event: Event, call: Call) -> bool:
-        return type(event) in _CALL_EVENTS and self._calls.get(event.index) is call  # type: ignore[attr-defined]
+        return type(event) in _CALL_EVENTS and self._calls.get(event.index) is call  # type: ignore[union-attr]
 
     def _pump(self, out: list[bytes]) -> None:
         """Applies held events that may go now, in order."""
@@ -291,11 +291,11 @@ class SequentialEncoder(Encoder):
         if kind is TextDelta:
             if not self._enter("text", out):
                 return False
-            self._emit_text("text", event.text, out)  # type: ignore[attr-defined]
+            self._emit_text("text", event.text, out)  # type: ignore[union-attr]
         elif kind is RefusalDelta:
             if not self._enter("refusal", out):
                 return False
-            self._emit_text("refusal", event.text, out)  # type: ignore[attr-defined]
+            self._emit_text("refusal", event.text, out)  # type: ignore[union-attr]
         elif kind is ReasoningDelta:
             return self._apply_reasoning(event, out)  # type: ignore[arg-type]
         elif kind is ToolCallStarted:
