@@ -115,6 +115,8 @@ STALLING = [TOOL_EVENTS[0] + TOOL_EVENTS[1], *TOOL_EVENTS[2:]]
 STOPS = {
     "httpx": ("close", "break", "context"),
     "httpx-async": ("close", "context", "cancel_task"),
+    "httpx2": ("close", "break", "context"),
+    "httpx2-async": ("close", "context", "cancel_task"),
     "aiohttp": ("close", "context", "cancel_task"),
 }
 CANCEL_CASES = [(client, how) for client in CLIENTS for how in STOPS[client]]

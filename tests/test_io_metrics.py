@@ -402,12 +402,14 @@ def test_eventstream_detection() -> None:
 
 
 def test_import_streamwire_imports_no_http_client() -> None:
+    clients = "('httpx', 'httpx2', 'aiohttp', 'opentelemetry', 'jsonschema')"
     code = (
         "import sys, streamwire as sw\n"
-        "assert 'httpx' not in sys.modules and 'aiohttp' not in sys.modules\n"
+        f"assert not [m for m in {clients} if m in sys.modules]\n"
         "assert 'streamwire.io' not in sys.modules\n"
-        "sw.iter_events, sw.aiter_events\n"
-        "assert 'httpx' not in sys.modules and 'aiohttp' not in sys.modules\n"
+        "sw.iter_events, sw.aiter_events, sw.otel_attributes, sw.atranslate\n"
+        "import streamwire.io._httpx, streamwire.io._sync, streamwire.io._async\n"
+        f"assert not [m for m in {clients} if m in sys.modules]\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -20,8 +20,15 @@ Tools without a name (built-in tools such as ``{"type": "web_search"}``) are
 skipped: they are run by the provider and never offered for execution.
 
 Schema validation uses the ``jsonschema`` package, an optional dependency
-(``pip install streamwire[schema]``) imported only when a ``ToolSet`` with
+(``pip install 'streamwire[schema]'``) imported only when a ``ToolSet`` with
 schemas is built, so that streamwire itself keeps no runtime dependencies.
+What a plain install does (``validation="auto"``, the default): it checks
+names, which needs nothing, and leaves the schemas unchecked; it says so
+where it cannot be missed: each stream built with such a ``ToolSet`` carries
+a ``tool_schemas_not_checked`` warning on its result, and the ``streamwire``
+logger warns once per process. ``validation="schema"`` makes the schemas
+required (``UsageError`` without ``jsonschema``); ``validation="names"``
+checks names only, deliberately and without a warning.
 Why ``jsonschema``: it is the reference implementation of the JSON Schema
 specification in Python, maintained by a specification author, passes the
 official test suite, and supports every draft up to 2020-12 (the dialect
@@ -32,14 +39,28 @@ schema declares with ``$schema`` and defaulting to Draft 2020-12.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, Protocol
 
 from .errors import UsageError
 
-__all__ = ["ToolSet", "ToolSpec"]
+__all__ = ["VALIDATIONS", "ToolSet", "ToolSpec", "Validation"]
 
-Validation = Literal["schema", "names"]
+#: ``auto``: schemas when ``jsonschema`` is installed, else names only (with a
+#: warning); ``schema``: schemas, ``jsonschema`` required; ``names``: names only.
+Validation = Literal["auto", "schema", "names"]
+VALIDATIONS: tuple[Validation, ...] = ("auto", "schema", "names")
+
+_log = logging.getLogger("streamwire")
+#: The once-per-process note of a plain install (``validation="auto"``).
+_warned_unchecked = False
+#: Why a plain install leaves schemas unchecked, and what to do about it.
+UNCHECKED = (
+    "tool arguments are not validated against their JSON Schemas: the optional "
+    "'jsonschema' package is not installed (pip install 'streamwire[schema]'); "
+    "names are checked. Pass validation='names' to check names only without this warning."
+)
 
 
 class _Validator(Protocol):
@@ -69,9 +90,11 @@ class ToolSet:
 
     Build it once and pass it to many streams (``sw.stream(..., tools=toolset)``):
     schemas are checked and compiled here, not per stream. ``validation`` is
-    ``"schema"`` (names and arguments; needs ``jsonschema``) or ``"names"``
-    (only that the called tool was declared). Invalid definitions (no name,
-    a duplicate name, an invalid schema) raise ``UsageError``.
+    ``"auto"`` (the default: names, and arguments against their schemas when
+    ``jsonschema`` is installed), ``"schema"`` (names and arguments; needs
+    ``jsonschema``) or ``"names"`` (only that the called tool was declared).
+    ``schemas_checked`` says which happened. Invalid definitions (no name, a
+    duplicate name, an invalid schema) raise ``UsageError``.
     """
 
     def __init__(
@@ -80,8 +103,8 @@ class ToolSet:
         *,
         validation: Validation = "schema",
     ) -> None:
-        if validation not in ("schema", "names"):
-            raise UsageError(f"validation must be 'schema' or 'names', not {validation!r}")
+        if validation not in VALIDATIONS:
+            raise UsageError(f"validation must be 'auto', 'schema' or 'names', not {validation!r}")
         self.validation: Validation = validation
         self._specs: dict[str, ToolSpec] = {}
         for spec in _read_tools(tools):
@@ -90,20 +113,41 @@ class ToolSet:
             self._specs[spec.name] = spec
         self._validators: dict[str, _Validator] = {}
         self._best_match: Any = None
-        if validation == "schema":
-            self._compile()
+        #: False when declared schemas go unchecked (``validation="auto"``
+        #: without ``jsonschema``, or ``"names"``); True otherwise.
+        self.schemas_checked = True
+        if validation != "names":
+            self._compile(required=validation == "schema")
+        elif any(s.schema is not None for s in self._specs.values()):
+            self.schemas_checked = False
 
-    def _compile(self) -> None:
+    @property
+    def unchecked_note(self) -> str | None:
+        """The note a result carries when ``validation="auto"`` left schemas
+        unchecked (a plain install), else None."""
+        if self.schemas_checked or self.validation != "auto":
+            return None
+        return UNCHECKED
+
+    def _compile(self, *, required: bool) -> None:
+        global _warned_unchecked
         with_schema = [s for s in self._specs.values() if s.schema is not None]
         if not with_schema:
             return
         try:
             jsonschema = importlib.import_module("jsonschema")
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise UsageError(
-                "validating tool arguments needs the optional 'jsonschema' package "
-                "(pip install streamwire[schema]); or pass validation='names'"
-            ) from exc
+        except ImportError as exc:
+            if required:
+                raise UsageError(
+                    "validation='schema' needs the optional 'jsonschema' package "
+                    "(pip install 'streamwire[schema]'); or pass validation='auto' "
+                    "or validation='names' to check tool names only"
+                ) from exc
+            self.schemas_checked = False
+            if not _warned_unchecked:
+                _warned_unchecked = True
+                _log.warning(UNCHECKED)
+            return
         self._best_match = jsonschema.exceptions.best_match
         for spec in with_schema:
             cls = jsonschema.validators.validator_for(

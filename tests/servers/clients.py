@@ -1,7 +1,7 @@
-"""The three HTTP clients under test, behind one call: fetch a URL, iterate its unified events.
+"""The HTTP clients under test, behind one call: fetch a URL, iterate its unified events.
 
-``fetch(client, url, protocol, ...)`` opens a streaming GET with httpx (sync),
-httpx (async) or aiohttp, iterates ``sw.iter_events`` / ``sw.aiter_events``
+``fetch(client, url, protocol, ...)`` opens a streaming GET with httpx or
+httpx2 (each sync and async) or aiohttp, iterates ``sw.iter_events`` / ``sw.aiter_events``
 and returns the events, the result and the iterator. ``stop_after`` events,
 it ends early the way ``how`` says (``close``, ``break``, ``context``,
 ``cancel_task``) and records the moment it did (``Outcome.stopped_at``, by
@@ -15,14 +15,27 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from types import ModuleType
+
 import aiohttp
 import httpx
+import httpx2
 
 import streamwire as sw
 
-__all__ = ["CLIENTS", "Outcome", "fetch", "fetch_all"]
+__all__ = ["CLIENTS", "SYNC_CLIENTS", "Outcome", "fetch", "fetch_all", "library"]
 
-CLIENTS = ("httpx", "httpx-async", "aiohttp")
+CLIENTS = ("httpx", "httpx-async", "httpx2", "httpx2-async", "aiohttp")
+#: The clients read with ``sw.iter_events`` (the others with ``aiter_events``).
+SYNC_CLIENTS = ("httpx", "httpx2")
+_LIBRARIES: dict[str, ModuleType] = {"httpx": httpx, "httpx2": httpx2}
+
+
+def library(client: str) -> ModuleType:
+    """The httpx-like module of an httpx or httpx2 client name (``httpx2-async`` -> httpx2)."""
+    return _LIBRARIES[client.removesuffix("-async")]
+
+
 #: A generous client-side limit: a test that hangs fails instead.
 _CLIENT_TIMEOUT = 10.0
 
@@ -50,12 +63,13 @@ def fetch(
     **options: Any,
 ) -> Outcome:
     """Runs one streaming request with ``client``; see the module docstring."""
-    if client == "httpx":
-        return _sync(url, protocol, stop_after, how, headers, options)
+    if client in SYNC_CLIENTS:
+        return _sync(library(client), url, protocol, stop_after, how, headers, options)
     return asyncio.run(_async(client, url, protocol, stop_after, how, headers, options))
 
 
 def _sync(
+    lib: ModuleType,
     url: str,
     protocol: str,
     stop_after: int | None,
@@ -64,7 +78,7 @@ def _sync(
     options: dict[str, Any],
 ) -> Outcome:
     out = Outcome()
-    with httpx.Client(timeout=_CLIENT_TIMEOUT) as client:
+    with lib.Client(timeout=_CLIENT_TIMEOUT) as client:
         out.started_at = time.monotonic()
         with client.stream("GET", url, headers=headers) as response:
             out.status_code = response.status_code
@@ -111,8 +125,8 @@ async def _async(
     options: dict[str, Any],
 ) -> Outcome:
     out = Outcome()
-    if client == "httpx-async":
-        async with httpx.AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
+    if client != "aiohttp":
+        async with library(client).AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
             out.started_at = time.monotonic()
             async with ac.stream("GET", url, headers=headers) as response:
                 out.status_code = response.status_code
@@ -174,9 +188,9 @@ async def _consume(it: Any, out: Outcome, stop_after: int | None, how: str) -> N
 def fetch_all(client: str, jobs: list[tuple[str, str, dict[str, Any]]]) -> list[Outcome]:
     """Reads several URLs to the end with one client (and one event loop): ``(url,
     protocol, options)`` each. Cheaper than one ``fetch`` per URL."""
-    if client == "httpx":
+    if client in SYNC_CLIENTS:
         outs = []
-        with httpx.Client(timeout=_CLIENT_TIMEOUT) as http:
+        with library(client).Client(timeout=_CLIENT_TIMEOUT) as http:
             for url, protocol, options in jobs:
                 out = Outcome(started_at=time.monotonic())
                 with http.stream("GET", url) as response:
@@ -194,8 +208,8 @@ async def _fetch_all_async(
     client: str, jobs: list[tuple[str, str, dict[str, Any]]]
 ) -> list[Outcome]:
     outs = []
-    if client == "httpx-async":
-        async with httpx.AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
+    if client != "aiohttp":
+        async with library(client).AsyncClient(timeout=_CLIENT_TIMEOUT) as ac:
             for url, protocol, options in jobs:
                 out = Outcome(started_at=time.monotonic())
                 async with ac.stream("GET", url) as response:

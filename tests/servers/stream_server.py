@@ -73,6 +73,9 @@ class Visit:
     completed: float | None = None
     disconnected: float | None = None
     cut: bool = False
+    #: The request's path and body, as received.
+    path: str = ""
+    body: bytes = b""
 
 
 class StreamServer:
@@ -108,6 +111,8 @@ class StreamServer:
         try:
             app = web.Application()
             app.router.add_route("*", "/s/{sid}", self._handle)
+            # An SDK's base URL is a scenario's URL: it appends its own path.
+            app.router.add_route("*", "/s/{sid}/{tail:.*}", self._handle)
             runner = self._runner = web.AppRunner(
                 app, handler_cancellation=True, access_log=None, shutdown_timeout=0.1
             )
@@ -158,9 +163,9 @@ class StreamServer:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         sid = request.match_info["sid"]
         scenario = self.scenarios[sid]
-        visit = Visit(started=time.monotonic())
+        visit = Visit(started=time.monotonic(), path=request.path)
         self.visits[sid].append(visit)
-        await request.read()
+        visit.body = await request.read()
         headers = dict(scenario.headers)
         if scenario.content_type is None:
             return self._without_content_type(request, scenario, visit)

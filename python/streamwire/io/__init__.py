@@ -1,9 +1,12 @@
-"""Unified events straight from an HTTP client's streaming response: httpx and aiohttp.
+"""Unified events straight from an HTTP client's streaming response: httpx, httpx2, aiohttp.
 
-Optional extras: ``pip install streamwire[httpx]`` or ``streamwire[aiohttp]``.
-Nothing here imports httpx or aiohttp until a response of theirs is passed
-in (the library is recognized by the response's class, not by importing it),
-and ``import streamwire`` never imports this package's client modules.
+Optional extras: ``pip install 'streamwire[httpx]'``, ``streamwire[httpx2]``
+or ``streamwire[aiohttp]``. The openai and anthropic SDKs' own raw
+streaming responses are read too (they wrap an httpx2 response, or an httpx
+one in older releases). Nothing here imports a client library until a
+response of theirs is passed in (the library is recognized by the
+response's class, not by importing it), and ``import streamwire`` never
+imports this package's client modules.
 
     with httpx.Client() as client, client.stream("POST", url, json=body) as response:
         with sw.iter_events(response, "openai-chat", idle_timeout=30) as events:
@@ -36,6 +39,19 @@ request id. Options, besides the adapter's own (``sw.stream``'s):
 The iterator's ``result`` is the ``StreamResult`` (final once the iteration
 ended or the iterator was closed), with the edge's metrics filled in
 (``streamwire.metrics``).
+
+How reading ends (``_sync.py`` and ``_async.py`` have the details):
+
+* the body ended, a timeout fired or the connection failed: the result says
+  which, and the response is closed;
+* the result was decided (chat ``[DONE]``, anthropic ``message_stop``, a
+  broken framing, ...): the iterator stops waiting for events and ends. It
+  first gives a body that is about to end ``DRAIN_SECONDS`` (50 ms) to do so,
+  so that the connection goes back to the pool; an upstream that keeps the
+  connection open is then cut off;
+* the caller left early (``close()``, the ``with`` block, a dropped or
+  garbage-collected iterator, a cancelled task): ``cancelled``, and the
+  response is closed at once.
 """
 
 from __future__ import annotations
@@ -61,15 +77,45 @@ __all__ = [
 ]
 
 
-def _library(response: object) -> str | None:
+#: The client libraries whose responses are read directly.
+_LIBRARIES = ("httpx", "httpx2", "aiohttp")
+#: The attributes under which SDKs keep the client library's response: the
+#: openai and anthropic SDKs' raw responses (``with_streaming_response``,
+#: ``with_raw_response``) keep it as ``http_response``, their ``Stream`` and
+#: ``AsyncStream`` (``create(..., stream=True)``) as ``response``.
+_WRAPPED = ("http_response", "response")
+
+
+def _library_of(response: object) -> str | None:
     for cls in type(response).__mro__:
         root = cls.__module__.partition(".")[0]
-        if root in ("httpx", "aiohttp"):
+        if root in _LIBRARIES:
             return root
     return None
 
 
-def _driver(protocol: str, options: dict[str, Any], request: dict[str, Any] | None) -> Driver:
+def _resolve(response: object) -> tuple[str | None, Any]:
+    """(library name, the library's own response), unwrapping an SDK's response."""
+    library = _library_of(response)
+    if library is not None:
+        return library, response
+    for attr in _WRAPPED:
+        inner = getattr(response, attr, None)
+        if inner is not None and _library_of(inner) in ("httpx", "httpx2"):
+            return _library_of(inner), inner
+    return None, response
+
+
+def _unsupported(response: object, what: str) -> TypeError:
+    return TypeError(
+        f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: "
+        f"{what}"
+    )
+
+
+def _driver(
+    protocol: str, options: dict[str, Any], request: dict[str, Any] | None, where: str
+) -> Driver:
     edge = {k: options.pop(k) for k in list(options) if k in EDGE_OPTIONS}
     record = edge.pop("record", False)
     recorder = Recorder(protocol, options, request=request) if record else None
@@ -78,6 +124,7 @@ def _driver(protocol: str, options: dict[str, Any], request: dict[str, Any] | No
         options,
         clock=edge.pop("clock", None) or time.monotonic,
         recorder=recorder,
+        where=where,
         **edge,
     )
 
@@ -91,51 +138,74 @@ def _httpx_request(response: Any) -> dict[str, Any] | None:
 
 
 def iter_events(response: Any, protocol: str, **options: Any) -> EventIterator:
-    """The unified events of a blocking streaming response (``httpx.Client.stream``).
+    """The unified events of a blocking streaming response.
 
-    Returns an ``EventIterator``: iterate it, read ``.result`` after; use it
-    as a context manager (or call ``close()``) to close the response when
-    leaving early. See the module docstring for the options.
+    ``response``: an ``httpx.Response`` or ``httpx2.Response`` of a
+    ``Client.stream(...)``, or an openai / anthropic SDK's raw streaming
+    response (``with client.chat.completions.with_streaming_response.create(
+    ..., stream=True) as response``) or ``Stream``. Returns an
+    ``EventIterator``: use it as a context manager (or call ``close()``) so
+    that leaving early closes the response; read ``.result`` after. See the
+    module docstring for the options; a response of the wrong kind, an
+    unknown protocol or an unknown option raises here, before anything is read.
     """
-    library = _library(response)
-    if library == "httpx":
+    library, inner = _resolve(response)
+    if library in ("httpx", "httpx2"):
+        import importlib
+
         from ._httpx import HttpxSource, is_async_response
         from ._sync import EventIterator
 
-        if is_async_response(response):
-            raise TypeError("an httpx.AsyncClient response: use sw.aiter_events(response, ...)")
-        driver = _driver(protocol, dict(options), _httpx_request(response))
-        return EventIterator(HttpxSource(response), driver)
+        module = importlib.import_module(library)
+        if is_async_response(inner, module):
+            raise TypeError(
+                f"an {library}.AsyncClient response: use sw.aiter_events(response, ...)"
+            )
+        driver = _driver(protocol, dict(options), _httpx_request(inner), "sw.iter_events")
+        return EventIterator(HttpxSource(inner, module), driver)
     if library == "aiohttp":
         raise TypeError("aiohttp responses are asynchronous: use sw.aiter_events(response, ...)")
-    raise TypeError(
-        f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: "
-        "iter_events takes an httpx.Response (aiter_events: httpx async or aiohttp)"
+    raise _unsupported(
+        response,
+        "iter_events takes an httpx or httpx2 Response, or an openai / anthropic SDK's "
+        "streaming response (aiter_events: their async twins, or aiohttp)",
     )
 
 
 def aiter_events(response: Any, protocol: str, **options: Any) -> AsyncEventIterator:
-    """The unified events of an asyncio streaming response (httpx.AsyncClient or aiohttp).
+    """The unified events of an asyncio streaming response.
 
-    Returns an ``AsyncEventIterator``: ``async for`` over it, read ``.result``
-    after; use ``async with`` (or ``await aclose()``) to close the response
-    when leaving early. See the module docstring for the options.
+    ``response``: an ``httpx.Response`` or ``httpx2.Response`` of an
+    ``AsyncClient.stream(...)``, an ``aiohttp.ClientResponse``, or an openai /
+    anthropic SDK's async raw streaming response or ``AsyncStream``. Returns
+    an ``AsyncEventIterator``: use ``async with`` (or ``await aclose()``) so
+    that leaving early closes the response; read ``.result`` after. See the
+    module docstring for the options; a response of the wrong kind, an
+    unknown protocol or an unknown option raises here, before anything is read.
     """
-    from ._async import AsyncEventIterator
+    library, inner = _resolve(response)
+    if library in ("httpx", "httpx2"):
+        import importlib
 
-    library = _library(response)
-    if library == "httpx":
-        from ._httpx import HttpxAsyncSource
+        from ._async import AsyncEventIterator
+        from ._httpx import HttpxAsyncSource, is_async_response
 
-        driver = _driver(protocol, dict(options), _httpx_request(response))
-        return AsyncEventIterator(HttpxAsyncSource(response), driver)
+        module = importlib.import_module(library)
+        if not is_async_response(inner, module):
+            raise TypeError(
+                f"a blocking {library}.Client response: use sw.iter_events(response, ...)"
+            )
+        driver = _driver(protocol, dict(options), _httpx_request(inner), "sw.aiter_events")
+        return AsyncEventIterator(HttpxAsyncSource(inner, module), driver)
     if library == "aiohttp":
         from ._aiohttp import AiohttpSource
+        from ._async import AsyncEventIterator
 
-        request = {"method": response.method, "url": str(response.url)}
-        driver = _driver(protocol, dict(options), request)
-        return AsyncEventIterator(AiohttpSource(response), driver)
-    raise TypeError(
-        f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: "
-        "aiter_events takes an httpx.Response (of an AsyncClient) or an aiohttp.ClientResponse"
+        request = {"method": inner.method, "url": str(inner.url)}
+        driver = _driver(protocol, dict(options), request, "sw.aiter_events")
+        return AsyncEventIterator(AiohttpSource(inner), driver)
+    raise _unsupported(
+        response,
+        "aiter_events takes an httpx or httpx2 Response of an AsyncClient, an "
+        "aiohttp.ClientResponse, or an openai / anthropic SDK's async streaming response",
     )

@@ -51,3 +51,9 @@ class AiohttpSource:
     def close_now(self) -> bool:
         self.response.close()
         return True
+
+    @property
+    def closed_elsewhere(self) -> bool:
+        # aiohttp marks a response closed at the end of its body too; only a
+        # close before the end (the owner's release() or close()) counts.
+        return bool(self.response.closed) and not self.response.content.is_eof()

@@ -13,7 +13,11 @@ the ``CancelledError`` propagates). Dropping the iterator closes it too:
 synchronously for aiohttp, through a task scheduled on the running loop for
 httpx. Timeouts cancel the pending read at the deadline (``asyncio.timeout``
 on Python 3.11+, ``asyncio.wait_for`` before), close the response, and end
-the stream ``incomplete`` with the timeout's warning.
+the stream ``incomplete`` with the timeout's warning. As in ``_sync.py``, an
+iterator neither closed nor dropped keeps its response open until the
+response's owner closes it (the result then reads ``cancelled``), and once
+the result is decided the iterator gives the rest of the body
+``DRAIN_SECONDS`` to end, then closes the response and ends.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from types import TracebackType
 from typing import Protocol
 
 from ..events import Event
-from ._driver import DrivenIterator, Driver, EndKind, TransportFailure
+from ._driver import DRAIN_BYTES, DRAIN_SECONDS, DrivenIterator, Driver, EndKind, TransportFailure
 from ._wire import MAX_ERROR_BODY, Headers
 
 __all__ = ["AsyncEventIterator", "AsyncSource"]
@@ -44,6 +48,10 @@ class AsyncSource(Protocol):
 
     def close_now(self) -> bool:
         """Closes without awaiting, if the library can; False if it cannot."""
+
+    @property
+    def closed_elsewhere(self) -> bool:
+        """True if the response was closed by its owner, not by the iterator."""
 
 
 #: Close tasks scheduled by finalizers, referenced until done.
@@ -72,9 +80,10 @@ async def _read_until(source: AsyncSource, remaining: float | None) -> bytes:
 class AsyncEventIterator(DrivenIterator):
     """Iterates the unified events of one response asynchronously; ``result`` says how it ended."""
 
+    _source: AsyncSource
+
     def __init__(self, source: AsyncSource, driver: Driver) -> None:
-        super().__init__(driver)
-        self._source = source
+        super().__init__(driver, source)
 
     # --- public ------------------------------------------------------------
 
@@ -140,6 +149,9 @@ class AsyncEventIterator(DrivenIterator):
             if driver.on_headers(self._source.status, self._source.headers) == "error_body":
                 await self._read_error_body()
             return
+        if driver.decided:
+            await self._finish("eof" if await self._drain() else "decided")
+            return
         deadline = driver.deadline(waiting_since)
         remaining = None if deadline is None else deadline[0] - driver.clock()
         if deadline is not None and remaining is not None and remaining <= 0:
@@ -158,6 +170,25 @@ class AsyncEventIterator(DrivenIterator):
             self._pending.extend(driver.feed(chunk))
             return
         await self._finish("eof")
+
+    async def _drain(self) -> bool:
+        """Reads what is left of a decided body for at most ``DRAIN_SECONDS``
+        and ``DRAIN_BYTES``: a body that ends in time leaves its connection
+        reusable. What it brings is fed on (the adapter only notes it). True
+        if the body ended."""
+        clock = self._driver.clock
+        deadline = clock() + DRAIN_SECONDS
+        left = DRAIN_BYTES
+        try:
+            while left > 0:
+                chunk = await _read_until(self._source, deadline - clock())
+                if not chunk:
+                    return True
+                left -= len(chunk)
+                self._pending.extend(self._driver.feed(chunk))
+        except (_Expired, TransportFailure):
+            pass  # too slow, or the peer left: closed either way
+        return False
 
     async def _finish(self, kind: EndKind, detail: str | None = None) -> None:
         self._end(kind, detail)

@@ -20,12 +20,22 @@ checked 2026-11-29) and is shared by every client library and by replay:
   ``total_timeout``, ``transport_error``). A disconnect is not an ``error``:
   docs/design.md reserves that status for errors the stream itself carried.
 * ``cancel()``: the caller stopped reading: ``cancelled``.
+* ``decided``: nothing more the body could bring changes how the stream
+  ended (the protocol's end marker arrived, or the framing broke: see
+  ``Stream.decided``). The iterators stop reading then, and end with
+  ``finish("decided")``: an upstream that keeps its connection open after
+  ``[DONE]`` does not hold its reader.
+
+The adapter is made when the driver is, from the caller's options, so that a
+misspelt option, a bad value or an invalid tool schema is refused at the call
+(``sw.iter_events(...)``), not at the first event; the response's status and
+request id reach it once the headers arrive.
 
 The lifecycle is a small machine with its transitions as data (``PHASES``)::
 
     new        --headers--> streaming | error_body
     streaming  --data-----> streaming
-    streaming  --end------> ended          (EOF, a timeout, a transport error)
+    streaming  --end------> ended          (EOF, the result decided, a timeout, a transport error)
     error_body --body-----> ended
     any        --cancel---> ended          (a no-op once ended)
     ended      --end------> ended          (a no-op: the end was decided)
@@ -51,7 +61,7 @@ from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
 from ..metrics import Timing
-from ..protocols import Stream, adapter_class
+from ..protocols import Stream, adapter_class, check_options
 from ..protocols._base import retryable_hint
 from ..result import StreamResult, StreamWarning
 from ._wire import (
@@ -65,11 +75,30 @@ from ._wire import (
     request_id,
 )
 
-__all__ = ["PHASES", "DrivenIterator", "Driver", "EndKind", "TimeoutKind", "TransportFailure"]
+__all__ = [
+    "DRAIN_BYTES",
+    "DRAIN_SECONDS",
+    "PHASES",
+    "DrivenIterator",
+    "Driver",
+    "EndKind",
+    "TimeoutKind",
+    "TransportFailure",
+]
+
+#: Once the result is decided, how long the iterators wait for the rest of the
+#: body (unparsed: a chunked body's last chunk, a trailing newline) before
+#: closing the response. A body that ends within it leaves its HTTP/1.1
+#: connection reusable; an upstream that holds the connection open after its
+#: end marker costs its reader at most this long.
+DRAIN_SECONDS = 0.05
+#: ... and how many bytes of it they read, at most.
+DRAIN_BYTES = 64 * 1024
 
 TimeoutKind = Literal["first_event_timeout", "idle_timeout", "total_timeout"]
 EndKind = Literal[
     "eof",
+    "decided",
     "cancel",
     "first_event_timeout",
     "idle_timeout",
@@ -129,6 +158,7 @@ class Driver:
         idle_reset: IdleReset = "event",
         check_content_type: bool = True,
         recorder: Any = None,
+        where: str = "sw.iter_events",
     ) -> None:
         adapter_class(protocol)  # an unknown protocol is the caller's mistake: raise now
         if not is_http_protocol(protocol):
@@ -145,8 +175,11 @@ class Driver:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         if idle_reset not in ("event", "data"):
             raise ValueError(f"idle_reset must be 'event' or 'data', got {idle_reset!r}")
+        check_options(protocol, options, EDGE_OPTIONS, where=where)
         self.protocol = protocol
         self.options = dict(options)
+        # Made now: the adapter checks its options (values, tools) at the call.
+        self._adapter = adapter_class(protocol)(**options)
         self.clock = clock
         self.timing = Timing(clock, started_at=started_at)
         self.first_event_timeout = first_event_timeout
@@ -207,11 +240,11 @@ class Driver:
             self._content_error = got
             self.phase = "error_body"
             return "error_body"
-        options = dict(self.options)
-        options.setdefault("http_status", status)
-        if rid is not None:
-            options.setdefault("request_id", rid)
-        self.stream = adapter_class(self.protocol)(**options)
+        stream = self.stream = self._adapter
+        stream._note_response(
+            None if "http_status" in self.options else status,
+            None if "request_id" in self.options else rid,
+        )
         return "stream"
 
     def on_error_body(self, body: bytes) -> list[Event]:
@@ -271,8 +304,15 @@ class Driver:
             self.recorder.on_chunk(chunk, at, events)
         return events
 
+    @property
+    def decided(self) -> bool:
+        """True once the body cannot change how the stream ended (``Stream.decided``)."""
+        stream = self.stream
+        return stream is not None and stream.decided
+
     def finish(self, end: EndKind = "eof", detail: str | None = None) -> list[Event]:
-        """The body ended (EOF, a timeout, a transport error): the adapter's ``close()``."""
+        """The body ended (EOF, a timeout, a transport error) or reading it
+        stopped because the result was decided: the adapter's ``close()``."""
         self._step("end")
         if self.ended is not None:
             return []  # ended already: a no-op
@@ -380,8 +420,9 @@ class DrivenIterator:
     the events decoded and not yet returned, how far the response got, and the
     steps that end it. Reading and closing the response are theirs."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, source: Any) -> None:
         self._driver = driver
+        self._source = source
         self._pending: deque[Event] = deque()
         self._started = False
         self._done = False
@@ -389,8 +430,23 @@ class DrivenIterator:
 
     @property
     def result(self) -> StreamResult:
-        """The ``StreamResult`` so far; final once iteration ended or the iterator was closed."""
+        """The ``StreamResult`` so far; final once iteration ended or the iterator was closed.
+
+        A response closed by its owner while unread (the client's ``with``
+        block ended first) makes the result ``cancelled``: nothing more can
+        be read from it.
+        """
+        if not self._done:
+            self._closed_elsewhere()
         return self._driver.result
+
+    def _closed_elsewhere(self) -> bool:
+        """True (and the stream ``cancelled``) if the response's owner closed it."""
+        if self._source_closed or not self._source.closed_elsewhere:
+            return False
+        self._source_closed = True
+        self._stop()
+        return True
 
     @property
     def recording(self) -> Any:

@@ -1,53 +1,72 @@
-"""httpx responses as sources of the event iterators (httpx >= 0.27; checked 2026-11-29).
+"""httpx and httpx2 responses as sources of the event iterators (checked 2026-12-01).
+
+Versions: httpx >= 0.27, httpx2 >= 2.
+
+httpx2 is the continuation of httpx (pydantic/httpx2; the current openai
+and anthropic SDKs are built on it) with the same response interface, so one
+source class serves both: it is given the library's module, and takes the
+exception classes from it. Neither library is imported here: the module
+comes from the response the caller passed in (``streamwire.io`` recognizes
+it by its class), so ``import streamwire`` imports neither.
 
 The body is read with ``Response.iter_bytes()`` / ``aiter_bytes()`` without a
 ``chunk_size``: each chunk is what one socket read returned (httpcore reads at
 most 64 KiB at a time), decoded from any ``Content-Encoding``. A
 ``chunk_size`` would make httpx hold data back until that many bytes arrived,
-which delays events; none is ever asked for. httpx's transport errors
-(``httpx.TransportError``: a reset, a peer that closed mid-body, a read
-timeout of the client) and ``httpx.DecodingError`` become ``TransportFailure``.
+which delays events; none is ever asked for. The library's transport errors
+(``TransportError``: a reset, a peer that closed mid-body, a read timeout of
+the client) and ``DecodingError`` become ``TransportFailure``.
 
 Closing an unfinished response closes its HTTP/1.1 connection (httpcore does
 not return a connection with an unread body to the pool), which the server
 sees as a disconnect. To interrupt a blocked read (timeouts, cancellation)
-the source shuts the connection's socket down: the socket is reachable
-through the response's ``network_stream`` extension on HTTP/1.1 only, so on
-HTTP/2 (a connection shared by other requests) nothing is shut down.
+the source shuts the connection's socket down, reached through the
+response's ``network_stream`` extension. Only on HTTP/1.1: an HTTP/2
+connection carries other requests' streams too (httpcore exposes its
+``network_stream`` as well), so there nothing is shut down.
 """
 
 from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
 from typing import Any
-
-import httpx
 
 from ._driver import TransportFailure
 from ._wire import to_headers
 
 __all__ = ["HttpxAsyncSource", "HttpxSource", "is_async_response"]
 
-_FAILURES = (httpx.TransportError, httpx.DecodingError)
+
+def _failures(library: ModuleType) -> tuple[type[BaseException], ...]:
+    return (library.TransportError, library.DecodingError)
 
 
-def is_async_response(response: httpx.Response) -> bool:
-    """True for a response of ``httpx.AsyncClient`` (an async byte stream)."""
-    return isinstance(response.stream, httpx.AsyncByteStream) and not isinstance(
-        response.stream, httpx.SyncByteStream
+def is_async_response(response: Any, library: ModuleType) -> bool:
+    """True for a response of the library's ``AsyncClient`` (an async byte stream)."""
+    return isinstance(response.stream, library.AsyncByteStream) and not isinstance(
+        response.stream, library.SyncByteStream
     )
 
 
-def _shutdown(response: httpx.Response) -> bool:
+def _socket(response: Any) -> socket.socket | None:
+    """The socket of the response's own HTTP/1.1 connection, or None."""
+    if response.extensions.get("http_version") != b"HTTP/1.1":
+        return None
     stream: Any = response.extensions.get("network_stream")
     if stream is None:
-        return False
+        return None
     try:
         sock = stream.get_extra_info("socket")
     except Exception:
-        return False
-    if not isinstance(sock, socket.socket):
+        return None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _shutdown(response: Any) -> bool:
+    sock = _socket(response)
+    if sock is None:
         return False
     try:
         sock.shutdown(socket.SHUT_RDWR)
@@ -57,12 +76,13 @@ def _shutdown(response: httpx.Response) -> bool:
 
 
 class HttpxSource:
-    """A response of ``httpx.Client.stream(...)``."""
+    """A response of ``Client.stream(...)`` (httpx or httpx2)."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: Any, library: ModuleType) -> None:
         self.response = response
-        self.status = response.status_code
+        self.status: int = response.status_code
         self.headers = to_headers(response.headers.raw)
+        self._failures = _failures(library)
         self._chunks: Iterator[bytes] | None = None
 
     def read(self) -> bytes:
@@ -70,7 +90,7 @@ class HttpxSource:
             self._chunks = self.response.iter_bytes()
         try:
             return next(self._chunks, b"")
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
 
     def close(self) -> None:
@@ -79,14 +99,23 @@ class HttpxSource:
     def interrupt(self) -> bool:
         return _shutdown(self.response)
 
+    @property
+    def interruptible(self) -> bool:
+        return _socket(self.response) is not None
+
+    @property
+    def closed_elsewhere(self) -> bool:
+        return bool(self.response.is_closed)
+
 
 class HttpxAsyncSource:
-    """A response of ``httpx.AsyncClient.stream(...)``."""
+    """A response of ``AsyncClient.stream(...)`` (httpx or httpx2)."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: Any, library: ModuleType) -> None:
         self.response = response
-        self.status = response.status_code
+        self.status: int = response.status_code
         self.headers = to_headers(response.headers.raw)
+        self._failures = _failures(library)
         self._chunks: AsyncIterator[bytes] | None = None
 
     async def read(self) -> bytes:
@@ -94,7 +123,7 @@ class HttpxAsyncSource:
             self._chunks = self.response.aiter_bytes()
         try:
             return await anext(self._chunks, b"")
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
 
     async def aclose(self) -> None:
@@ -104,3 +133,7 @@ class HttpxAsyncSource:
         # Drop the connection at once; aclose() still releases httpx's resources.
         _shutdown(self.response)
         return False
+
+    @property
+    def closed_elsewhere(self) -> bool:
+        return bool(self.response.is_closed)

@@ -7,8 +7,19 @@ read only when the caller asks for an event and none is pending.
 
 Ending early closes the upstream response at once: ``close()``, the ``with``
 block's exit, or dropping the iterator (CPython finalizes it as soon as the
-last reference goes, e.g. after ``break`` in ``for e in sw.iter_events(...)``).
-The result is then ``cancelled`` unless the stream had already ended.
+last reference goes, e.g. after ``break`` in ``for e in sw.iter_events(...)``,
+and the garbage collector finalizes one caught in a reference cycle). The
+result is then ``cancelled`` unless the stream had already ended. An
+iterator that is neither closed nor dropped (``break`` while a name still
+holds it) cannot know that its reader left: its response stays open and its
+result ``in_progress`` until it is closed, or until the response's owner
+closes the response (the client's ``with`` block), after which the result
+reads ``cancelled``.
+
+Once the result is decided (``Driver.decided``) the iterator reads no further
+events: it gives the rest of the body ``DRAIN_SECONDS`` (through the
+watchdog below) to end, so the connection can be reused, then closes the
+response and ends.
 
 Timeouts: a blocking read cannot be abandoned, so a watchdog thread (started
 only when a timeout is set) interrupts it at the deadline: the source shuts
@@ -23,13 +34,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol
+from typing import Literal, Protocol
 
 from ..events import Event
-from ._driver import DrivenIterator, Driver, EndKind, TimeoutKind, TransportFailure
+from ._driver import (
+    DRAIN_BYTES,
+    DRAIN_SECONDS,
+    DrivenIterator,
+    Driver,
+    EndKind,
+    TimeoutKind,
+    TransportFailure,
+)
 from ._wire import MAX_ERROR_BODY, Headers
 
 __all__ = ["EventIterator", "SyncSource"]
+
+#: What a watchdog's deadline is for: a timeout, or the end of a drain.
+Deadline = TimeoutKind | Literal["drain"]
 
 
 class SyncSource(Protocol):
@@ -47,6 +69,14 @@ class SyncSource(Protocol):
     def interrupt(self) -> bool:
         """Unblocks a read in progress from another thread; False if it cannot."""
 
+    @property
+    def interruptible(self) -> bool:
+        """True if ``interrupt`` can unblock a read (e.g. HTTP/1.1 with its socket in reach)."""
+
+    @property
+    def closed_elsewhere(self) -> bool:
+        """True if the response was closed by its owner, not by the iterator."""
+
 
 class _Watchdog:
     """A thread that calls ``interrupt`` when the armed deadline passes."""
@@ -55,13 +85,13 @@ class _Watchdog:
         self._clock = clock
         self._interrupt = interrupt
         self._cond = threading.Condition()
-        self._deadline: tuple[float, TimeoutKind] | None = None
+        self._deadline: tuple[float, Deadline] | None = None
         self._stopped = False
-        self.fired: TimeoutKind | None = None
+        self.fired: Deadline | None = None
         self._thread = threading.Thread(target=self._run, name="streamwire-watchdog", daemon=True)
         self._thread.start()
 
-    def arm(self, deadline: tuple[float, TimeoutKind]) -> None:
+    def arm(self, deadline: tuple[float, Deadline]) -> None:
         with self._cond:
             self._deadline = deadline
             self._cond.notify()
@@ -94,9 +124,10 @@ class _Watchdog:
 class EventIterator(DrivenIterator):
     """Iterates the unified events of one response; ``result`` says how it ended."""
 
+    _source: SyncSource
+
     def __init__(self, source: SyncSource, driver: Driver) -> None:
-        super().__init__(driver)
-        self._source = source
+        super().__init__(driver, source)
         self._watchdog: _Watchdog | None = None
 
     # --- public ------------------------------------------------------------
@@ -154,6 +185,9 @@ class EventIterator(DrivenIterator):
             if driver.on_headers(self._source.status, self._source.headers) == "error_body":
                 self._read_error_body()
             return
+        if driver.decided:
+            self._finish("eof" if self._drain() else "decided")
+            return
         deadline = driver.deadline(waiting_since)
         if deadline is not None and driver.clock() >= deadline[0]:
             self._finish(deadline[1])
@@ -163,7 +197,7 @@ class EventIterator(DrivenIterator):
             chunk = self._source.read()
         except TransportFailure as exc:
             if watchdog is not None and watchdog.fired is not None:
-                self._finish(watchdog.fired)
+                self._finish(watchdog.fired)  # type: ignore[arg-type]
             else:
                 self._finish("transport_error", str(exc))
             return
@@ -173,11 +207,36 @@ class EventIterator(DrivenIterator):
         if chunk:
             self._pending.extend(driver.feed(chunk))
         if watchdog is not None and watchdog.fired is not None:
-            self._finish(watchdog.fired)
+            self._finish(watchdog.fired)  # type: ignore[arg-type]
         elif not chunk:
             self._finish("eof")
 
-    def _arm(self, deadline: tuple[float, TimeoutKind] | None) -> _Watchdog | None:
+    def _drain(self) -> bool:
+        """Reads what is left of a decided body for at most ``DRAIN_SECONDS``
+        and ``DRAIN_BYTES``: a body that ends in time leaves its connection
+        reusable. What it brings is fed on (the adapter only notes it: the
+        result is decided). True if the body ended. Skipped (False) where a
+        read cannot be interrupted."""
+        source = self._source
+        if not source.interruptible:
+            return False
+        watchdog = self._arm((self._driver.clock() + DRAIN_SECONDS, "drain"))
+        assert watchdog is not None
+        left = DRAIN_BYTES
+        try:
+            while left > 0 and watchdog.fired is None:
+                chunk = source.read()
+                if not chunk:
+                    return True
+                left -= len(chunk)
+                self._pending.extend(self._driver.feed(chunk))
+        except TransportFailure:
+            pass  # interrupted at the deadline, or the peer left: closed either way
+        finally:
+            watchdog.disarm()
+        return False
+
+    def _arm(self, deadline: tuple[float, Deadline] | None) -> _Watchdog | None:
         if deadline is None:
             return None
         if self._watchdog is None:

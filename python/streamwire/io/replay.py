@@ -60,7 +60,9 @@ class ReplayIterator:
         recorder = (
             Recorder(recording.protocol, merged, request=recording.request) if record else None
         )
-        self._driver = Driver(recording.protocol, merged, clock=clock, recorder=recorder)
+        self._driver = Driver(
+            recording.protocol, merged, clock=clock, recorder=recorder, where="sw.io.replay"
+        )
         # The recorded times count from the request's start; so do the replayed ones.
         self._driver.timing.time_to_headers = recording.time_to_headers
         self._started = self._driver.timing.start

@@ -10,12 +10,23 @@ A protocol is available once its adapter is registered here.
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
+from collections.abc import Iterable
 from typing import Any
 
 from ._base import Stream
 
-__all__ = ["Stream", "adapter_class", "known_protocols", "register_protocol", "stream"]
+__all__ = [
+    "Stream",
+    "adapter_class",
+    "adapter_options",
+    "check_options",
+    "known_protocols",
+    "register_protocol",
+    "stream",
+]
 
 #: name -> "module:Class" (imported lazily) or the adapter class itself.
 _REGISTRY: dict[str, str | type[Stream]] = {
@@ -58,6 +69,50 @@ def adapter_class(protocol: str) -> type[Stream]:
     return entry
 
 
+_OPTIONS: dict[type[Stream], frozenset[str]] = {}
+
+
+def adapter_options(protocol: str) -> frozenset[str]:
+    """The keyword options ``sw.stream(protocol, ...)`` accepts.
+
+    Read from the signatures of the adapter's ``__init__`` and of each base
+    it passes ``**options`` on to, so a registered adapter's own options are
+    known too.
+    """
+    cls = adapter_class(protocol)
+    names = _OPTIONS.get(cls)
+    if names is None:
+        found: set[str] = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            params = list(inspect.signature(init).parameters.values())[1:]  # after self
+            found.update(
+                p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            )
+            if not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
+        names = _OPTIONS[cls] = frozenset(found)
+    return names
+
+
+def check_options(
+    protocol: str, given: Iterable[str], extra: frozenset[str] = frozenset(), *, where: str
+) -> None:
+    """Raises ``TypeError`` naming the first option neither the adapter nor
+    ``extra`` accepts, with the closest accepted names."""
+    accepted = adapter_options(protocol) | extra
+    for name in given:
+        if name not in accepted:
+            close = difflib.get_close_matches(name, accepted, n=3)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise TypeError(
+                f"{where}: unknown option {name!r} for {protocol}{hint} "
+                f"(accepted: {', '.join(sorted(accepted))})"
+            )
+
+
 def stream(protocol: str, **options: Any) -> Stream:
     """A new sans-IO adapter for ``protocol`` (see the adapter's options).
 
@@ -65,5 +120,11 @@ def stream(protocol: str, **options: Any) -> Stream:
     >>> events = s.feed(b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\\n\\n')
     >>> [type(e).__name__ for e in events]
     ['MessageStarted', 'TextDelta']
+
+    An unknown protocol is a ``ValueError``; an option the adapter does not
+    take is a ``TypeError`` naming the closest ones it does.
     """
-    return adapter_class(protocol)(**options)
+    cls = adapter_class(protocol)
+    if options:
+        check_options(protocol, options, where="sw.stream")
+    return cls(**options)

@@ -45,7 +45,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..result import StreamResult
-from ..tooldefs import ToolSet
+from ..tooldefs import VALIDATIONS, ToolSet, Validation
 
 __all__ = [
     "DEFAULT_MAX_TOOL_ARGUMENT_CHARS",
@@ -79,6 +79,7 @@ class Stream(ABC):
         self,
         *,
         tools: Tools = None,
+        validation: Validation = "auto",
         clock: Clock | None = None,
         max_tool_argument_chars: int = DEFAULT_MAX_TOOL_ARGUMENT_CHARS,
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
@@ -91,6 +92,11 @@ class Stream(ABC):
             tools: the tool definitions sent in the request (any provider's
                 format, or a prebuilt ``ToolSet``): completed calls are checked
                 against them (declared name, JSON Schema).
+            validation: how calls are checked against ``tools`` (see
+                ``ToolSet``): ``"auto"`` (the default: names, and schemas
+                when ``jsonschema`` is installed), ``"schema"`` (schemas
+                required: ``UsageError`` without ``jsonschema``) or
+                ``"names"``. Ignored when ``tools`` is a prebuilt ``ToolSet``.
             clock: a monotonic clock (e.g. ``time.monotonic``) for the timing
                 metrics; None (the default) records no timings.
             max_tool_argument_chars: cap on one call's arguments.
@@ -99,8 +105,10 @@ class Stream(ABC):
                 error reports when the in-stream error carries none.
             http_status: the HTTP status, when the caller knows it (``http_ok``).
         """
+        if validation not in VALIDATIONS:
+            raise UsageError(f"validation must be 'auto', 'schema' or 'names', not {validation!r}")
         if tools is not None and not isinstance(tools, ToolSet):
-            tools = ToolSet(tools)
+            tools = ToolSet(tools, validation=validation)
         self._acc = Accumulator(
             self.protocol,
             toolset=tools,
@@ -109,6 +117,8 @@ class Stream(ABC):
             request_id=request_id,
             http_status=http_status,
         )
+        if tools is not None and (note := tools.unchecked_note) is not None:
+            self._acc.warn("tool_schemas_not_checked", note)
         self._clock = clock
         self._t0 = clock() if clock is not None else 0.0
         self._last_stamp: float | None = None
@@ -165,6 +175,26 @@ class Stream(ABC):
     def closed(self) -> bool:
         """True after close() or cancel()."""
         return self._closed
+
+    @property
+    def decided(self) -> bool:
+        """True once nothing more the input could bring changes how the stream
+        ended: its protocol's end marker arrived (chat ``[DONE]``, anthropic
+        ``message_stop``, ...), or its framing broke (later bytes are only
+        counted). A reader may stop reading then; ``streamwire.io`` does."""
+        acc = self._acc
+        return acc.ended or not acc.framing_ok
+
+    def _note_response(self, http_status: int | None, request_id: str | None) -> None:
+        """The HTTP edge's facts, known once the response arrived (before any
+        feed): what the ``http_status`` and ``request_id`` options would have
+        said, for a stream made before the request was answered."""
+        acc = self._acc
+        if http_status is not None:
+            acc.http_ok = 200 <= http_status < 300
+        if request_id is not None:
+            acc.request_id = request_id
+        acc.cached = None
 
     def _sync_counters(self) -> None:  # noqa: B027 - optional hook
         """Copies the framing layer's counters into the accumulator."""

@@ -183,6 +183,11 @@ class EventStreamStream(Stream):
         self._foreign: bytearray | None = None
         self._foreign_reported = False
 
+    def _note_response(self, http_status: int | None, request_id: str | None) -> None:
+        super()._note_response(http_status, request_id)
+        if http_status is not None:
+            self._http_status = http_status
+
     # --- hooks of the protocol modules -------------------------------------
 
     @abstractmethod
