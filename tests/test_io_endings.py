@@ -200,12 +200,12 @@ def test_responses_of_the_wrong_flavour_are_refused_at_the_call(server: StreamSe
     url = server.add(Scenario(body=b"".join(TOOL_EVENTS)))
     for lib in (library("httpx"), library("httpx2")):
         with lib.Client() as http, http.stream("GET", url) as response:
-            with pytest.raises(TypeError, match="use sw.iter_events"):
+            with pytest.raises(TypeError, match=r"use sw\.iter_events"):
                 sw.aiter_events(response, "openai-chat")
 
         async def run(lib: Any = lib) -> None:
             async with lib.AsyncClient() as http, http.stream("GET", url) as response:
-                with pytest.raises(TypeError, match="use sw.aiter_events"):
+                with pytest.raises(TypeError, match=r"use sw\.aiter_events"):
                     sw.iter_events(response, "openai-chat")
 
         asyncio.run(run())

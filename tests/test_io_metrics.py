@@ -31,7 +31,6 @@ from streamwire.metrics import (
     BURST_MIN_EVENTS,
     ArrivalHistogram,
     Timing,
-    otel_attributes,
 )
 
 
@@ -129,39 +128,6 @@ def test_metrics_land_on_the_result() -> None:
     m = driver.result.metrics
     assert m.time_to_first_event == 0.0 and m.duration == 0.0 and m.burst is False
     assert m.events == 3 and m.text_bytes == 2
-
-
-# --- OpenTelemetry ----------------------------------------------------------------------
-
-
-def test_otel_attributes_use_the_genai_names() -> None:
-    fixture = next(f for f in manifests() if f.name == "openai-chat/oaipy-tool-single")
-    stream = sw.stream("openai-chat")
-    stream.feed(fixture.raw)
-    stream.close()
-    attrs = otel_attributes(stream.result, request_model="gpt-4o")
-    assert attrs["gen_ai.operation.name"] == "chat"
-    assert attrs["gen_ai.provider.name"] == "openai"
-    assert attrs["gen_ai.request.model"] == "gpt-4o"
-    assert attrs["gen_ai.response.model"] == "gpt-4o-2024-08-06"
-    assert attrs["gen_ai.response.finish_reasons"] == ["tool_calls"]
-    assert attrs["gen_ai.usage.input_tokens"] == 76
-    assert attrs["gen_ai.usage.output_tokens"] == 24
-    assert attrs["gen_ai.usage.reasoning.output_tokens"] == 0
-    assert attrs["streamwire.status"] == "completed" and attrs["streamwire.tool_calls"] == 1
-    assert "error.type" not in attrs
-    assert all(v is not None for v in attrs.values())
-    assert all(isinstance(v, str | bool | int | float | list) for v in attrs.values())
-
-
-def test_otel_error_type_for_unfinished_streams() -> None:
-    stream = sw.stream("openai-chat")
-    stream.cancel()
-    assert otel_attributes(stream.result)["error.type"] == "cancelled"
-    stream = sw.stream("openai-chat")
-    stream.feed(b'data: {"error": {"type": "server_error", "message": "boom"}}\n\n')
-    stream.close()
-    assert otel_attributes(stream.result)["error.type"] == "server_error"
 
 
 # --- the driver ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """streamwire: LLM provider stream bytes in, unified events and a truthful result out."""
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ._core import (
@@ -47,6 +48,7 @@ from .kinds import (
     TargetName,
     WebSocketProtocolName,
 )
+from .otel import otel_attributes, otel_set_span
 from .protocols import Stream, known_protocols, register_protocol, stream
 from .result import (
     ChoiceResult,
@@ -125,12 +127,18 @@ __all__ = [
     "iter_events",
     "known_encoders",
     "known_protocols",
+    "otel_attributes",
+    "otel_set_span",
     "register_protocol",
     "result_from_events",
     "stream",
     "tool_result",
     "translate",
 ]
+
+# A library leaves logging to the application: records reach a handler only
+# once the application configures one (see streamwire/_log.py).
+logging.getLogger("streamwire").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from .io import aiter_events, iter_events

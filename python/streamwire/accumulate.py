@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._core import utf8_length
+from ._log import log_conflict, log_error, log_warning
 from .events import (
     ErrorPhase,
     ErrorReceived,
@@ -155,6 +156,9 @@ class Accumulator:
         self.time_to_first_content: float | None = None
         self.largest_gap: float | None = None
         self.cached: StreamResult | None = None
+        #: Conflicts, warnings and errors go to the ``streamwire`` logger
+        #: (off when a result is rebuilt from events already logged).
+        self.logs = True
 
     # --- recording -------------------------------------------------------
 
@@ -163,11 +167,15 @@ class Accumulator:
         self.deltas_ok = False
         if len(self.conflicts) < MAX_RECORDS:
             self.conflicts.append(message)
+            if self.logs:
+                log_conflict(self.protocol, self.request_id, len(self.conflicts))
 
     def warn(self, code: str, message: str) -> None:
         """Records a warning (the first ``MAX_RECORDS`` are kept)."""
         if len(self.warnings) < MAX_RECORDS:
             self.warnings.append(StreamWarning(code=code, message=message))
+            if self.logs:
+                log_warning(self.protocol, self.request_id, code)
 
     def unknown_event(self, provider_type: str, raw: str) -> UnknownEvent:
         """Counts an unknown event and returns its ``UnknownEvent``."""
@@ -198,6 +206,8 @@ class Accumulator:
             self.framing_errors += 1
         elif phase == "limit":
             self.deltas_ok = False
+        if self.logs:
+            log_error(self.protocol, request_id, phase, type, code)
         if self.error is None:
             self.error = StreamError(
                 phase=phase,
@@ -469,6 +479,7 @@ def result_from_events(events: Iterable[Event], *, protocol: str) -> StreamResul
     is reproduced.
     """
     acc = Accumulator(protocol)
+    acc.logs = False
     count = 0
     for event in events:
         acc.apply(event)

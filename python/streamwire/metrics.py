@@ -32,24 +32,13 @@ metrics", checked 2026-11-29):
   headers back with the body (nginx before a length-delimited upstream) shows
   in ``time_to_headers`` and ``burst`` only with it.
 
-``otel_attributes`` turns a result into a plain dict keyed by the OpenTelemetry
-GenAI semantic conventions (github.com/open-telemetry/semantic-conventions-genai,
-``docs/gen-ai/client-inference.md``, span ``gen_ai.client.inference``, checked
-2026-11-29): ``gen_ai.operation.name``, ``gen_ai.provider.name``,
-``gen_ai.request.stream``, ``gen_ai.response.id``, ``gen_ai.response.model``,
-``gen_ai.response.finish_reasons``, ``gen_ai.response.time_to_first_chunk``,
-``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``,
-``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_write.input_tokens``,
-``gen_ai.usage.reasoning.output_tokens`` and ``error.type``; what the
-conventions have no name for is under ``streamwire.*``. No OpenTelemetry
-dependency: pass the dict to ``span.set_attributes``.
+A result's OpenTelemetry attributes are ``streamwire.otel``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from .events import (
     Event,
@@ -59,7 +48,7 @@ from .events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
-from .result import Metrics, StreamResult
+from .result import Metrics
 
 __all__ = [
     "BURST_BYTES_FRACTION",
@@ -68,7 +57,6 @@ __all__ = [
     "BURST_WINDOW_FRACTION",
     "ArrivalHistogram",
     "Timing",
-    "otel_attributes",
 ]
 
 Clock = Callable[[], float]
@@ -217,92 +205,3 @@ class Timing:
             duration=self.duration,
             burst=self.burst,
         )
-
-
-#: ``gen_ai.provider.name`` well-known values, by protocol.
-_PROVIDERS = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "openai-responses-ws": "openai",
-    "openai-realtime": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gcp.gemini",
-    "gemini-json": "gcp.gemini",
-    "gemini-live": "gcp.gemini",
-    "bedrock-converse": "aws.bedrock",
-    "bedrock-invoke": "aws.bedrock",
-}
-#: Statuses that count as an error for ``error.type`` (besides ``error`` itself).
-_FAILED = frozenset({"incomplete", "cancelled", "protocol_conflict"})
-
-
-def otel_attributes(
-    result: StreamResult,
-    *,
-    operation_name: str = "chat",
-    provider_name: str | None = None,
-    request_model: str | None = None,
-) -> dict[str, Any]:
-    """The result as OpenTelemetry GenAI span attributes (a plain dict).
-
-    Values that are unknown are left out, as the conventions ask.
-    ``gen_ai.response.finish_reasons`` holds each choice's raw provider stop
-    reason (the normalized one when the provider sent none). ``error.type`` is
-    the provider's error type (or code) for an ``error`` result, and the
-    status itself for ``incomplete``, ``cancelled`` and ``protocol_conflict``.
-    """
-    m = result.metrics
-    usage = result.usage
-    attrs: dict[str, Any] = {
-        "gen_ai.operation.name": operation_name,
-        "gen_ai.provider.name": provider_name or _PROVIDERS.get(result.protocol, result.protocol),
-        "gen_ai.request.stream": True,
-        "gen_ai.request.model": request_model,
-        "gen_ai.response.id": result.message_id,
-        "gen_ai.response.model": result.model,
-        "gen_ai.response.time_to_first_chunk": m.time_to_first_event,
-    }
-    reasons = [
-        c.provider_stop_reason or c.stop_reason
-        for c in result.choices
-        if c.provider_stop_reason or c.stop_reason
-    ]
-    if reasons:
-        attrs["gen_ai.response.finish_reasons"] = reasons
-    if usage is not None:
-        attrs["gen_ai.usage.input_tokens"] = usage.input_tokens
-        attrs["gen_ai.usage.output_tokens"] = usage.output_tokens
-        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
-        attrs["gen_ai.usage.cache_write.input_tokens"] = usage.cache_creation_tokens
-        attrs["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_tokens
-        attrs["streamwire.usage.final"] = usage.final
-    if result.status == "error":
-        error = result.error
-        kind = None if error is None else (error.type or error.code)
-        attrs["error.type"] = str(kind) if kind is not None else "error"
-    elif result.status in _FAILED:
-        attrs["error.type"] = result.status
-    attrs.update(
-        {
-            "streamwire.protocol": result.protocol,
-            "streamwire.status": result.status,
-            "streamwire.stop_reason": result.stop_reason,
-            "streamwire.executable": result.executable,
-            "streamwire.tool_calls": sum(len(c.tool_calls) for c in result.choices),
-            "streamwire.time_to_headers": m.time_to_headers,
-            "streamwire.time_to_first_content": m.time_to_first_content,
-            "streamwire.largest_gap": m.largest_gap,
-            "streamwire.mean_gap": m.mean_gap,
-            "streamwire.duration": m.duration,
-            "streamwire.burst": m.burst,
-            "streamwire.events": m.events,
-            "streamwire.bytes": m.bytes_received,
-            "streamwire.text_bytes": m.text_bytes,
-            "streamwire.argument_bytes": m.argument_bytes,
-            "streamwire.unknown_events": m.unknown_events,
-            "streamwire.framing_errors": m.framing_errors,
-        }
-    )
-    if result.warnings:
-        attrs["streamwire.warnings"] = sorted({w.code for w in result.warnings})
-    return {key: value for key, value in attrs.items() if value is not None}

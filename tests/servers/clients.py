@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
 from types import ModuleType
+from typing import Any
 
 import aiohttp
 import httpx

@@ -57,6 +57,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from .._log import log_warning
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
@@ -190,6 +191,8 @@ class Driver:
         self.recorder = recorder
         self.status: int | None = None
         self.headers: Headers = ()
+        #: The caller's ``request_id`` option, else the response's header.
+        self.request_id: str | None = self.options.get("request_id")
         self.stream: Stream | None = None
         self.ended: EndKind | None = None
         self.phase: Phase = "new"
@@ -226,6 +229,8 @@ class Driver:
         if self.recorder is not None:
             self.recorder.on_headers(status, headers, self.timing.time_to_headers)
         rid = request_id(headers)
+        if self.request_id is None:
+            self.request_id = rid
         if not 200 <= status < 300:
             self.phase = "error_body"
             return "error_body"
@@ -389,6 +394,7 @@ class Driver:
     def _warn(self, code: str, message: str) -> None:
         self.warnings.append(StreamWarning(code=code, message=message))
         self._final = None
+        log_warning(self.protocol, self.request_id, code)
 
     @property
     def result(self) -> StreamResult:
