@@ -107,6 +107,7 @@ def test_rebuilding_a_result_from_events_logs_nothing_again(
 ) -> None:
     s = sw.stream("openai-chat", max_event_bytes=64)
     events = s.feed(b"data: " + b"x" * 200 + b"\n\n") + s.close()
+    caplog.clear()
     caplog.set_level(logging.INFO, logger="streamwire")
     assert sw.result_from_events(events, protocol="openai-chat").status == "error"
     assert _records(caplog) == []
