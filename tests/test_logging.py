@@ -1,4 +1,4 @@
-"""The ``streamwire`` logger: silent by default, a record per conflict, warning and error, no payload.
+"""The ``streamwire`` logger: silent by default; a record per conflict, warning, error; no payload.
 
 Each stream below carries a secret-looking marker in its text, its error
 message and its tool arguments; no log record may contain it, in its

@@ -18,6 +18,7 @@ from ._core import (
     encode_sse,
 )
 from .accumulate import result_from_events
+from .assistant import assistant_message
 from .errors import FramingError, StreamwireError, UsageError
 from .events import (
     EVENT_TYPES,
@@ -121,6 +122,7 @@ __all__ = [
     "WebSocketProtocolName",
     "__version__",
     "aiter_events",
+    "assistant_message",
     "encode_eventstream",
     "encode_sse",
     "encoder",
