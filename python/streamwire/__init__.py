@@ -64,7 +64,15 @@ from .result import (
 from .toolcalls import ToolCallStateError, ToolLedger
 from .tooldefs import ToolSet
 from .toolresults import ToolResultError, tool_result
-from .translate import ENCODERS, Downgrade, Encoder, encoder, known_encoders, translate
+from .translate import (
+    ENCODERS,
+    Downgrade,
+    Encoder,
+    atranslate,
+    encoder,
+    known_encoders,
+    translate,
+)
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -72,6 +80,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "ENCODERS",
     "EVENT_TYPES",
+    "AsyncEventIterator",
     "BaseEvent",
     "CallState",
     "ChoiceResult",
@@ -80,6 +89,7 @@ __all__ = [
     "ErrorPhase",
     "ErrorReceived",
     "Event",
+    "EventIterator",
     "EventStreamDecoder",
     "EventStreamMessage",
     "Executor",
@@ -123,6 +133,7 @@ __all__ = [
     "__version__",
     "aiter_events",
     "assistant_message",
+    "atranslate",
     "encode_eventstream",
     "encode_sse",
     "encoder",
@@ -143,11 +154,16 @@ __all__ = [
 logging.getLogger("streamwire").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
-    from .io import aiter_events, iter_events
+    from .io import AsyncEventIterator, EventIterator, aiter_events, iter_events
 
 # The HTTP client helpers are optional extras (streamwire.io): imported on
 # first use, so ``import streamwire`` never imports httpx or aiohttp.
-_LAZY = {"iter_events": "streamwire.io", "aiter_events": "streamwire.io"}
+_LAZY = {
+    "iter_events": "streamwire.io",
+    "aiter_events": "streamwire.io",
+    "EventIterator": "streamwire.io",
+    "AsyncEventIterator": "streamwire.io",
+}
 
 
 def __getattr__(name: str) -> Any:

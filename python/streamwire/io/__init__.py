@@ -57,17 +57,17 @@ How reading ends (``_sync.py`` and ``_async.py`` have the details):
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ._async import AsyncEventIterator
 from ._driver import EDGE_OPTIONS, Driver
+from ._sync import EventIterator
 from .record import Recorder, Recording
 from .replay import ReplayIterator, replay, verify
 
-if TYPE_CHECKING:
-    from ._async import AsyncEventIterator
-    from ._sync import EventIterator
-
 __all__ = [
+    "AsyncEventIterator",
+    "EventIterator",
     "Recording",
     "ReplayIterator",
     "aiter_events",
@@ -154,7 +154,6 @@ def iter_events(response: Any, protocol: str, **options: Any) -> EventIterator:
         import importlib
 
         from ._httpx import HttpxSource, is_async_response
-        from ._sync import EventIterator
 
         module = importlib.import_module(library)
         if is_async_response(inner, module):
@@ -187,7 +186,6 @@ def aiter_events(response: Any, protocol: str, **options: Any) -> AsyncEventIter
     if library in ("httpx", "httpx2"):
         import importlib
 
-        from ._async import AsyncEventIterator
         from ._httpx import HttpxAsyncSource, is_async_response
 
         module = importlib.import_module(library)
@@ -199,7 +197,6 @@ def aiter_events(response: Any, protocol: str, **options: Any) -> AsyncEventIter
         return AsyncEventIterator(HttpxAsyncSource(inner, module), driver)
     if library == "aiohttp":
         from ._aiohttp import AiohttpSource
-        from ._async import AsyncEventIterator
 
         request = {"method": inner.method, "url": str(inner.url)}
         driver = _driver(protocol, dict(options), request, "sw.aiter_events")

@@ -11,7 +11,8 @@ target's wire bytes as the events arrive::
     out = enc.feed(stream.close()) + enc.close()
     enc.downgrades                             # what the target could not carry
 
-or, all in one, ``sw.translate("anthropic", "openai-chat", chunks)``.
+or, all in one, ``sw.translate("anthropic", "openai-chat", chunks)``, and its
+asyncio twin ``sw.atranslate("anthropic", "openai-chat", async_chunks)``.
 
 Targets (``known_encoders()``): ``openai-chat``, ``openai-responses``,
 ``anthropic``, ``gemini``; sources: every registered adapter. What each target
@@ -22,12 +23,20 @@ carries, and what it declares as a downgrade instead, is the one table of
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 from ._base import Downgrade, Encoder
 
-__all__ = ["ENCODERS", "Downgrade", "Encoder", "encoder", "known_encoders", "translate"]
+__all__ = [
+    "ENCODERS",
+    "Downgrade",
+    "Encoder",
+    "atranslate",
+    "encoder",
+    "known_encoders",
+    "translate",
+]
 
 #: target name -> "module:Class" (imported lazily) or the encoder class itself.
 _REGISTRY: dict[str, str | type[Encoder]] = {
@@ -86,6 +95,20 @@ def encoder(
     )
 
 
+def _pair(
+    source_protocol: str,
+    target: str,
+    source_options: Mapping[str, Any] | None,
+    options: dict[str, Any],
+) -> tuple[Any, Encoder]:
+    """The source adapter and the target encoder; raises now on a bad name or option."""
+    from ..protocols import stream
+
+    adapter = stream(source_protocol, **(source_options or {}))
+    options.setdefault("source", source_protocol)
+    return adapter, encoder(target, **options)
+
+
 def translate(
     source_protocol: str,
     target: str,
@@ -100,13 +123,14 @@ def translate(
     are none); the end of ``chunks`` yields what closes the target's grammar.
     ``source_options`` go to ``sw.stream(source_protocol, ...)``, the other
     options to ``sw.encoder(target, ...)`` (``source`` defaults to
-    ``source_protocol``, for usage conventions).
+    ``source_protocol``, for usage conventions). Unknown names and options
+    raise here, at the call.
     """
-    from ..protocols import stream
+    adapter, enc = _pair(source_protocol, target, source_options, options)
+    return _translate(adapter, enc, chunks)
 
-    adapter = stream(source_protocol, **(source_options or {}))
-    options.setdefault("source", source_protocol)
-    enc = encoder(target, **options)
+
+def _translate(adapter: Any, enc: Encoder, chunks: Iterable[bytes]) -> Iterator[bytes]:
     for chunk in chunks:
         out = enc.feed(adapter.feed(chunk))
         if out:
@@ -114,3 +138,46 @@ def translate(
     out = enc.feed(adapter.close()) + enc.close()
     if out:
         yield out
+
+
+def atranslate(
+    source_protocol: str,
+    target: str,
+    chunks: AsyncIterable[bytes],
+    *,
+    source_options: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> AsyncIterator[bytes]:
+    """The asyncio twin of ``translate``: ``chunks`` is an async iterable of
+    body bytes (``httpx`` ``response.aiter_bytes()``, aiohttp's
+    ``response.content.iter_any()``, ...), and the target bytes come out as
+    they are completed: ``async for wire in sw.atranslate(...)``.
+
+    Leaving early (``aclose()`` of the returned generator, or the task that
+    iterates it cancelled, as Starlette does when its client goes away)
+    cancels the source adapter and closes ``chunks`` if it can be closed (an
+    async generator's ``aclose``), so that nothing goes on reading upstream.
+    Unknown names and options raise here, at the call.
+    """
+    adapter, enc = _pair(source_protocol, target, source_options, options)
+    return _atranslate(adapter, enc, chunks)
+
+
+async def _atranslate(
+    adapter: Any, enc: Encoder, chunks: AsyncIterable[bytes]
+) -> AsyncIterator[bytes]:
+    source = aiter(chunks)
+    try:
+        async for chunk in source:
+            out = enc.feed(adapter.feed(chunk))
+            if out:
+                yield out
+        out = enc.feed(adapter.close()) + enc.close()
+        if out:
+            yield out
+    finally:
+        if not adapter.closed:
+            adapter.cancel()
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
