@@ -38,7 +38,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -68,7 +68,7 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: How much of an upstream error body is read to find its message.
 MAX_ERROR_BYTES = 64 * 1024
 
-_ROUTES = {
+_ROUTES: dict[str, sw.TargetName] = {
     "/v1/chat/completions": "openai-chat",
     "/v1/responses": "openai-responses",
     "/v1/messages": "anthropic",
@@ -84,7 +84,7 @@ class GatewayConfig:
     #: The upstream's base URL with its version prefix, e.g. ``https://api.anthropic.com/v1``.
     upstream_url: str
     #: The upstream's protocol: one of ``mapping.UPSTREAM_PROTOCOLS``.
-    upstream_protocol: str
+    upstream_protocol: sw.TargetName
     #: The upstream's API key (clients' keys are never forwarded).
     upstream_api_key: str | None = None
     #: Call the upstream with this model instead of the one the client named.
@@ -99,7 +99,7 @@ class GatewayConfig:
             raise ValueError(f"upstream protocol {self.upstream_protocol!r}: one of {known}")
 
 
-def _route(path: str) -> tuple[str, str | None] | None:
+def _route(path: str) -> tuple[sw.TargetName, str | None] | None:
     """(client protocol, model named in the path) for a request path, or None."""
     protocol = _ROUTES.get(path.rstrip("/"))
     if protocol is not None:
@@ -192,7 +192,7 @@ class Gateway:
         if not relay.cancelled() and relay.exception() is not None:
             raise relay.exception()  # type: ignore[misc]
 
-    async def _relay(self, client_protocol: str, prompt: Prompt, send: Send) -> None:
+    async def _relay(self, client_protocol: sw.TargetName, prompt: Prompt, send: Send) -> None:
         config = self.config
         url, headers, payload = build_upstream_request(
             config.upstream_protocol, prompt, config.upstream_url, config.upstream_api_key
@@ -219,7 +219,7 @@ class Gateway:
             await asyncio.shield(response.aclose())
 
     async def _relay_stream(
-        self, client_protocol: str, response: httpx.Response, send: Send
+        self, client_protocol: sw.TargetName, response: httpx.Response, send: Send
     ) -> None:
         decoder = sw.stream(self.config.upstream_protocol)
         # ``source``: the encoder converts usage figures between the two
@@ -259,7 +259,7 @@ class Gateway:
         )
 
     async def _relay_error(
-        self, client_protocol: str, response: httpx.Response, send: Send
+        self, client_protocol: sw.TargetName, response: httpx.Response, send: Send
     ) -> None:
         raw = bytearray()
         async for chunk in response.aiter_bytes():
@@ -351,7 +351,8 @@ def app_from_env() -> Gateway:
         raise SystemExit(f"set {exc.args[0]} (see examples/gateway/README.md)") from None
     config = GatewayConfig(
         upstream_url=url,
-        upstream_protocol=protocol,
+        # GatewayConfig refuses a name outside UPSTREAM_PROTOCOLS.
+        upstream_protocol=cast(sw.TargetName, protocol),
         upstream_api_key=os.environ.get("GATEWAY_UPSTREAM_API_KEY") or None,
         model=os.environ.get("GATEWAY_UPSTREAM_MODEL") or None,
     )

@@ -243,10 +243,12 @@ def _inspect_raw(
 ) -> int:
     import streamwire as sw
 
+    from .protocols import new_stream
+
     protocol, how = _choose_protocol(args, head)
     options.update(args.option or {})
     try:
-        stream = sw.stream(protocol, **options)
+        stream = new_stream(protocol, options)
     except TypeError as exc:
         raise _Fail(f"bad --option for {protocol}: {exc}", 2) from None
     out = sys.stdout

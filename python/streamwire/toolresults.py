@@ -1,6 +1,6 @@
 """Tool results, correlated to the call that asked for them, in each protocol's shape.
 
-``tool_result(result_or_stream, call_id, output, is_error=False)`` builds what
+``tool_result(result_or_stream, call, output, is_error=False)`` builds what
 the next request must carry to answer one call, in the format of the protocol
 the call came from (provider references checked 2026-11-29):
 
@@ -41,8 +41,7 @@ from typing import Any
 
 from .errors import UsageError
 from .protocols import Stream
-from .result import StreamResult
-from .toolcalls import ToolCall
+from .result import StreamResult, ToolCall
 
 __all__ = ["RESULT_RESOLVERS", "UNKNOWN_ID_HINTS", "ToolResultError", "tool_result"]
 
@@ -64,35 +63,42 @@ class ToolResultError(UsageError, ValueError):
 
 def tool_result(
     result_or_stream: StreamResult | Stream,
-    call_id: str,
+    call: ToolCall | str,
     output: Any,
     *,
     is_error: bool = False,
 ) -> dict[str, Any]:
-    """The tool-result message (or block, item, part) answering ``call_id``.
+    """The tool-result message (or block, item, part) answering ``call``.
 
-    ``output`` is usually a string; other JSON values are serialized where the
-    protocol wants a string, and passed as structured content where it
-    accepts that (bedrock ``json``, gemini ``response``).
+    ``call`` is a ``ToolCall`` of the result (``for call in r.tool_calls``)
+    or its id. ``output`` is usually a string; other JSON values are
+    serialized where the protocol wants a string, and passed as structured
+    content where it accepts that (bedrock ``json``, gemini ``response``).
     """
+    if isinstance(call, ToolCall):
+        if call.id is None:
+            raise ToolResultError(f"tool call {call.index} ({call.name}) has no id to answer")
+        call_id = call.id
+    else:
+        call_id = call
     result = result_or_stream.result if isinstance(result_or_stream, Stream) else result_or_stream
     resolve = RESULT_RESOLVERS.get(result.protocol)
     if resolve is not None:
         result = resolve(result_or_stream, call_id)
-    call = result.tool_call(call_id)
-    if call is None:
+    found = result.tool_call(call_id)
+    if found is None:
         hint = UNKNOWN_ID_HINTS.get(result.protocol)
         why = hint(result_or_stream, result, call_id) if hint is not None else ""
         raise ToolResultError(
             f"this {result.protocol} stream produced no tool call {call_id!r}{why}"
         )
-    if call.executor != "client":
+    if found.executor != "client":
         raise ToolResultError(f"tool call {call_id!r} was run by the provider itself")
     try:
         build = _BUILDERS[result.protocol]
     except KeyError:
         raise ToolResultError(f"no tool-result format for protocol {result.protocol!r}") from None
-    return build(call, output, is_error)
+    return build(found, output, is_error)
 
 
 def _text(output: Any) -> str:

@@ -57,13 +57,28 @@ How reading ends (``_sync.py`` and ``_async.py`` have the details):
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ..kinds import HttpProtocolName
 from ._async import AsyncEventIterator
 from ._driver import EDGE_OPTIONS, Driver
 from ._sync import EventIterator
 from .record import Recorder, Recording
 from .replay import ReplayIterator, replay, verify
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
+    from ..options import (
+        AnthropicHttpOptions,
+        BedrockConverseHttpOptions,
+        BedrockInvokeHttpOptions,
+        GeminiHttpOptions,
+        GeminiJsonHttpOptions,
+        HttpOptions,
+        OpenAIChatHttpOptions,
+        OpenAIResponsesHttpOptions,
+    )
 
 __all__ = [
     "AsyncEventIterator",
@@ -137,6 +152,42 @@ def _httpx_request(response: Any) -> dict[str, Any] | None:
     return {"method": request.method, "url": str(request.url)}
 
 
+@overload
+def iter_events(
+    response: Any, protocol: Literal["openai-chat"], **options: Unpack[OpenAIChatHttpOptions]
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any,
+    protocol: Literal["openai-responses"],
+    **options: Unpack[OpenAIResponsesHttpOptions],
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any, protocol: Literal["anthropic"], **options: Unpack[AnthropicHttpOptions]
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any, protocol: Literal["gemini"], **options: Unpack[GeminiHttpOptions]
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any, protocol: Literal["gemini-json"], **options: Unpack[GeminiJsonHttpOptions]
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any,
+    protocol: Literal["bedrock-converse"],
+    **options: Unpack[BedrockConverseHttpOptions],
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any, protocol: Literal["bedrock-invoke"], **options: Unpack[BedrockInvokeHttpOptions]
+) -> EventIterator: ...
+@overload
+def iter_events(
+    response: Any, protocol: HttpProtocolName, **options: Unpack[HttpOptions]
+) -> EventIterator: ...
 def iter_events(response: Any, protocol: str, **options: Any) -> EventIterator:
     """The unified events of a blocking streaming response.
 
@@ -171,6 +222,42 @@ def iter_events(response: Any, protocol: str, **options: Any) -> EventIterator:
     )
 
 
+@overload
+def aiter_events(
+    response: Any, protocol: Literal["openai-chat"], **options: Unpack[OpenAIChatHttpOptions]
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any,
+    protocol: Literal["openai-responses"],
+    **options: Unpack[OpenAIResponsesHttpOptions],
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any, protocol: Literal["anthropic"], **options: Unpack[AnthropicHttpOptions]
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any, protocol: Literal["gemini"], **options: Unpack[GeminiHttpOptions]
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any, protocol: Literal["gemini-json"], **options: Unpack[GeminiJsonHttpOptions]
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any,
+    protocol: Literal["bedrock-converse"],
+    **options: Unpack[BedrockConverseHttpOptions],
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any, protocol: Literal["bedrock-invoke"], **options: Unpack[BedrockInvokeHttpOptions]
+) -> AsyncEventIterator: ...
+@overload
+def aiter_events(
+    response: Any, protocol: HttpProtocolName, **options: Unpack[HttpOptions]
+) -> AsyncEventIterator: ...
 def aiter_events(response: Any, protocol: str, **options: Any) -> AsyncEventIterator:
     """The unified events of an asyncio streaming response.
 

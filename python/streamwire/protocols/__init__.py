@@ -13,17 +13,37 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, overload
 
+from ..kinds import PROTOCOLS, ProtocolName
 from ._base import Stream
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
+    from ..options import (
+        AnthropicOptions,
+        BedrockConverseOptions,
+        BedrockInvokeOptions,
+        GeminiJsonOptions,
+        GeminiLiveOptions,
+        GeminiOptions,
+        OpenAIChatOptions,
+        OpenAIRealtimeOptions,
+        OpenAIResponsesOptions,
+        OpenAIResponsesWsOptions,
+        StreamOptions,
+    )
 
 __all__ = [
     "Stream",
     "adapter_class",
     "adapter_options",
     "check_options",
+    "is_protocol",
     "known_protocols",
+    "new_stream",
     "register_protocol",
     "stream",
 ]
@@ -46,6 +66,15 @@ _REGISTRY: dict[str, str | type[Stream]] = {
 def register_protocol(name: str, adapter: str | type[Stream]) -> None:
     """Registers an adapter class (or its ``"module:Class"`` path) under ``name``."""
     _REGISTRY[name] = adapter
+
+
+def is_protocol(name: object) -> TypeGuard[ProtocolName]:
+    """True when ``sw.stream(name)`` knows the name (built in, or registered).
+
+    Narrows a ``str`` read from configuration to ``ProtocolName`` for a type
+    checker: ``if not sw.is_protocol(name): raise ...``.
+    """
+    return isinstance(name, str) and (name in PROTOCOLS or name in _REGISTRY)
 
 
 def known_protocols() -> tuple[str, ...]:
@@ -113,6 +142,38 @@ def check_options(
             )
 
 
+@overload
+def stream(protocol: Literal["openai-chat"], **options: Unpack[OpenAIChatOptions]) -> Stream: ...
+@overload
+def stream(
+    protocol: Literal["openai-responses"], **options: Unpack[OpenAIResponsesOptions]
+) -> Stream: ...
+@overload
+def stream(protocol: Literal["anthropic"], **options: Unpack[AnthropicOptions]) -> Stream: ...
+@overload
+def stream(protocol: Literal["gemini"], **options: Unpack[GeminiOptions]) -> Stream: ...
+@overload
+def stream(protocol: Literal["gemini-json"], **options: Unpack[GeminiJsonOptions]) -> Stream: ...
+@overload
+def stream(
+    protocol: Literal["bedrock-converse"], **options: Unpack[BedrockConverseOptions]
+) -> Stream: ...
+@overload
+def stream(
+    protocol: Literal["bedrock-invoke"], **options: Unpack[BedrockInvokeOptions]
+) -> Stream: ...
+@overload
+def stream(
+    protocol: Literal["openai-responses-ws"], **options: Unpack[OpenAIResponsesWsOptions]
+) -> Stream: ...
+@overload
+def stream(
+    protocol: Literal["openai-realtime"], **options: Unpack[OpenAIRealtimeOptions]
+) -> Stream: ...
+@overload
+def stream(protocol: Literal["gemini-live"], **options: Unpack[GeminiLiveOptions]) -> Stream: ...
+@overload
+def stream(protocol: ProtocolName, **options: Unpack[StreamOptions]) -> Stream: ...
 def stream(protocol: str, **options: Any) -> Stream:
     """A new sans-IO adapter for ``protocol`` (see the adapter's options).
 
@@ -122,9 +183,18 @@ def stream(protocol: str, **options: Any) -> Stream:
     ['MessageStarted', 'TextDelta']
 
     An unknown protocol is a ``ValueError``; an option the adapter does not
-    take is a ``TypeError`` naming the closest ones it does.
+    take is a ``TypeError`` naming the closest ones it does. For a type
+    checker the protocol is a ``ProtocolName`` (a name held in a ``str``
+    is narrowed with ``is_protocol``), and the options are those of the
+    protocol's ``TypedDict`` in ``streamwire.options``.
     """
+    return new_stream(protocol, options)
+
+
+def new_stream(protocol: str, options: Mapping[str, Any], *, where: str = "sw.stream") -> Stream:
+    """``stream(protocol, **options)`` for a name and options known only at run
+    time (untyped: the same checks, at run time only)."""
     cls = adapter_class(protocol)
     if options:
-        check_options(protocol, options, where="sw.stream")
+        check_options(protocol, options, where=where)
     return cls(**options)

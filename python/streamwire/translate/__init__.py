@@ -26,6 +26,7 @@ import importlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
+from ..kinds import ProtocolName, TargetName
 from ._base import Downgrade, Encoder
 
 __all__ = [
@@ -71,7 +72,7 @@ def encoder_class(target: str) -> type[Encoder]:
 
 
 def encoder(
-    target: str,
+    target: TargetName,
     *,
     model: str | None = None,
     response_id: str | None = None,
@@ -97,21 +98,21 @@ def encoder(
 
 def _pair(
     source_protocol: str,
-    target: str,
+    target: TargetName,
     source_options: Mapping[str, Any] | None,
     options: dict[str, Any],
 ) -> tuple[Any, Encoder]:
     """The source adapter and the target encoder; raises now on a bad name or option."""
-    from ..protocols import stream
+    from ..protocols import new_stream
 
-    adapter = stream(source_protocol, **(source_options or {}))
+    adapter = new_stream(source_protocol, source_options or {})
     options.setdefault("source", source_protocol)
     return adapter, encoder(target, **options)
 
 
 def translate(
-    source_protocol: str,
-    target: str,
+    source_protocol: ProtocolName,
+    target: TargetName,
     chunks: Iterable[bytes],
     *,
     source_options: Mapping[str, Any] | None = None,
@@ -141,8 +142,8 @@ def _translate(adapter: Any, enc: Encoder, chunks: Iterable[bytes]) -> Iterator[
 
 
 def atranslate(
-    source_protocol: str,
-    target: str,
+    source_protocol: ProtocolName,
+    target: TargetName,
     chunks: AsyncIterable[bytes],
     *,
     source_options: Mapping[str, Any] | None = None,
