@@ -1,4 +1,4 @@
-"""Results and events as values: ``as_dict()``, pickle, copies, ``dataclasses.asdict``, orjson, pydantic.
+"""Results and events as values: ``as_dict()``, pickle, copies, ``asdict``, orjson, pydantic.
 
 Every fixture's result (and the results of a cancel, a cut, an HTTP error)
 and every event it produced goes through each way a caller serializes or
