@@ -3,6 +3,7 @@
 import logging
 from typing import TYPE_CHECKING, Any
 
+from . import options
 from ._core import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -50,7 +51,7 @@ from .kinds import (
     WebSocketProtocolName,
 )
 from .otel import otel_attributes, otel_set_span
-from .protocols import Stream, known_protocols, register_protocol, stream
+from .protocols import Stream, is_protocol, known_protocols, register_protocol, stream
 from .result import (
     ChoiceResult,
     Metrics,
@@ -137,9 +138,11 @@ __all__ = [
     "encode_eventstream",
     "encode_sse",
     "encoder",
+    "is_protocol",
     "iter_events",
     "known_encoders",
     "known_protocols",
+    "options",
     "otel_attributes",
     "otel_set_span",
     "register_protocol",

@@ -8,7 +8,7 @@ decoder is sans-IO: it is fed bytes and returns what they completed.
 import datetime
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, final
+from typing import Any, Literal, final, overload
 
 from typing_extensions import Buffer
 
@@ -288,11 +288,15 @@ class HeaderValue:
     @property
     def value(self) -> _HeaderPyValue: ...
 
+@overload
 def encode_eventstream(
-    headers: Mapping[str, _HeaderPyValue | HeaderValue]
-    | Iterable[tuple[str, _HeaderPyValue | HeaderValue]],
-    payload: Buffer | None = None,
+    headers: Mapping[str, _HeaderPyValue | HeaderValue], payload: Buffer | None = None
 ) -> bytes:
     """Encodes one message. Plain values map to: bool → boolean, int →
     integer when it fits in 32 bits else long, bytes → byte_array,
     str → string, datetime → timestamp, UUID → uuid."""
+
+@overload
+def encode_eventstream(
+    headers: Iterable[tuple[str, _HeaderPyValue | HeaderValue]], payload: Buffer | None = None
+) -> bytes: ...
