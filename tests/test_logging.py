@@ -111,3 +111,15 @@ def test_rebuilding_a_result_from_events_logs_nothing_again(
     caplog.set_level(logging.INFO, logger="streamwire")
     assert sw.result_from_events(events, protocol="openai-chat").status == "error"
     assert _records(caplog) == []
+
+
+def test_a_flood_of_errors_logs_a_bounded_number_of_records(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="streamwire")
+    s = sw.stream("openai-chat")
+    s.feed(_chunk({"error": {"type": "server_error", "message": "boom"}}) * 5000)
+    s.close()
+    records = _records(caplog)
+    assert records[0].streamwire_code == "server_error"  # type: ignore[attr-defined]
+    assert len(records) <= 101, len(records)  # the first error and MAX_RECORDS warnings

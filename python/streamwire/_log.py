@@ -12,7 +12,8 @@ records, by ``accumulate.MAX_RECORDS``):
   streamwire's caps) ending a stream.
 * ``INFO``: a stream warning (``missing_done``, ``idle_timeout``, ...) by
   its code; an error the provider (or the HTTP answer) reported, by its
-  phase, type and code.
+  phase, type and code. Only a stream's first error is logged as one; a
+  further error is its ``additional_error`` warning.
 
 A record names the protocol, the request id when known, and stable codes,
 under ``extra`` too (``streamwire_protocol``, ``streamwire_request_id``,

@@ -206,7 +206,9 @@ class Accumulator:
             self.framing_errors += 1
         elif phase == "limit":
             self.deltas_ok = False
-        if self.logs:
+        if self.logs and self.error is None:
+            # The first error only: later ones are additional_error warnings,
+            # logged (and bounded) as warnings.
             log_error(self.protocol, request_id, phase, type, code)
         if self.error is None:
             self.error = StreamError(
