@@ -29,9 +29,10 @@ File format ``streamwire-recording/1``: JSON Lines, UTF-8, one object per line.
 2. One line per chunk, in order: ``{"t": <seconds since the start>,
    "utf8": <text>}`` when the bytes are valid UTF-8, else ``{"t", "b64":
    <base64>}``; plus ``"events": [<unified events this chunk produced>]``.
-3. The end: ``{"end": "eof" | "cancel" | "first_event_timeout" |
+3. The end: ``{"end": "eof" | "decided" | "cancel" | "first_event_timeout" |
    "idle_timeout" | "total_timeout" | "transport_error" | "http_error",
-   "t", "detail", "events": [<events of the end>]}``.
+   "t", "detail", "events": [<events of the end>]}`` (``decided``: reading
+   stopped once the result was decided, before the body ended).
 4. The result: ``{"result": <every field of the StreamResult>}``.
 
 The header line comes first and the result line last; readers ignore keys
