@@ -5,7 +5,16 @@ it); the tests import it from ``examples/`` to run it over loopback.
 """
 
 from .app import Gateway, GatewayConfig, app_from_env, create_app
-from .mapping import CLIENT_PROTOCOLS, UPSTREAM_PROTOCOLS, Prompt, Tool, parse_request
+from .mapping import (
+    CLIENT_PROTOCOLS,
+    UPSTREAM_PROTOCOLS,
+    Prompt,
+    Tool,
+    ToolOutput,
+    ToolUse,
+    Turn,
+    parse_request,
+)
 
 __all__ = [
     "CLIENT_PROTOCOLS",
@@ -14,6 +23,9 @@ __all__ = [
     "GatewayConfig",
     "Prompt",
     "Tool",
+    "ToolOutput",
+    "ToolUse",
+    "Turn",
     "app_from_env",
     "create_app",
     "parse_request",

@@ -9,13 +9,18 @@ the upstream's, is:
   ``instructions``, anthropic ``system``, gemini ``systemInstruction``);
 * the text of each user and assistant turn (string content, or the text parts
   of a content list; other parts such as images are dropped);
+* the tool calls of earlier assistant turns (id, name, arguments) and the
+  tool results that answer them (the call id they quote, the output text,
+  the error flag where the protocol has one: anthropic ``is_error``, gemini
+  ``response.error``; chat and responses have none, so a failure travels as
+  the output's text). Gemini correlates by the function's name and sends no
+  ids of its own, so none are sent to a gemini upstream; a result quoting an
+  id is given its call's name from the history;
 * function tools: name, description, JSON-schema parameters;
 * the output token limit.
 
 Everything else is dropped: sampling parameters, tool choice, images and
-files, earlier tool calls and tool results in the history, reasoning
-settings, response formats. A real gateway must map those too (tool results
-with the right call ids above all; see ``sw.tool_result``).
+files, reasoning settings and signatures, response formats.
 
 Request shapes as the providers' API references describe them, checked
 2026-11-29: OpenAI "Create chat completion" and "Create a model response"
@@ -39,6 +44,9 @@ __all__ = [
     "Prompt",
     "RequestError",
     "Tool",
+    "ToolOutput",
+    "ToolUse",
+    "Turn",
     "error_body",
     "parse_request",
     "upstream_request",
@@ -71,13 +79,41 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class ToolUse:
+    """A tool call of an earlier assistant turn."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool result: the call it answers (by id, and by name for gemini)."""
+
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of the conversation: ``user`` (text, tool results) or ``assistant``."""
+
+    role: str
+    text: str = ""
+    calls: tuple[ToolUse, ...] = ()
+    results: tuple[ToolOutput, ...] = ()
+
+
+@dataclass(frozen=True)
 class Prompt:
     """What the gateway carries from the client's request to the upstream's."""
 
     model: str
     system: str | None = None
-    #: (role, text) with role ``user`` or ``assistant``.
-    turns: tuple[tuple[str, str], ...] = ()
+    turns: tuple[Turn, ...] = ()
     tools: tuple[Tool, ...] = ()
     max_tokens: int | None = None
 
@@ -111,19 +147,83 @@ def _require_stream(body: dict[str, Any]) -> None:
         raise RequestError('this example gateway only streams: send "stream": true')
 
 
-def _openai_turns(messages: Any) -> tuple[str | None, list[tuple[str, str]]]:
+def _arguments(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _output(content: Any) -> str:
+    return content if isinstance(content, str) else _text(content) or json.dumps(content)
+
+
+class _Turns:
+    """Builds turns, merging consecutive pieces of the same role."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.names: dict[str, str] = {}
+
+    def add(self, role: str, text: str = "", calls=(), results=()) -> None:  # type: ignore[no-untyped-def]
+        for call in calls:
+            self.names[call.id] = call.name
+        if not (text or calls or results):
+            return
+        last = self.turns[-1] if self.turns else None
+        if last is not None and last.role == role and (calls or results) and not text:
+            self.turns[-1] = Turn(
+                role, last.text, last.calls + tuple(calls), last.results + tuple(results)
+            )
+        else:
+            self.turns.append(Turn(role, text, tuple(calls), tuple(results)))
+
+    def name_of(self, call_id: str) -> str:
+        return self.names.get(call_id, "")
+
+
+def _openai_turns(messages: Any) -> tuple[str | None, list[Turn]]:
     system: list[str] = []
-    turns: list[tuple[str, str]] = []
+    turns = _Turns()
     for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
+        kind = message.get("type")
         text = _text(message.get("content"))
         if role in ("system", "developer"):
             system.append(text)
-        elif role in ("user", "assistant") and text:
-            turns.append((role, text))
-    return ("\n\n".join(system) or None), turns
+        elif role == "tool":
+            cid = str(message.get("tool_call_id") or "")
+            turns.add("user", results=[ToolOutput(cid, turns.name_of(cid), text)])
+        elif kind == "function_call":  # a responses input item
+            call = ToolUse(
+                str(message.get("call_id") or ""),
+                str(message.get("name") or ""),
+                _arguments(message.get("arguments")),
+            )
+            turns.add("assistant", calls=[call])
+        elif kind == "function_call_output":
+            cid = str(message.get("call_id") or "")
+            out = ToolOutput(cid, turns.name_of(cid), _output(message.get("output")))
+            turns.add("user", results=[out])
+        elif role in ("user", "assistant"):
+            calls = []
+            for c in message.get("tool_calls") or []:
+                fn = c.get("function") if isinstance(c, dict) else None
+                if isinstance(fn, dict):
+                    calls.append(
+                        ToolUse(
+                            str(c.get("id") or ""),
+                            str(fn.get("name") or ""),
+                            _arguments(fn.get("arguments")),
+                        )
+                    )
+            turns.add(role, text, calls)
+    return ("\n\n".join(system) or None), turns.turns
 
 
 def _from_chat(body: dict[str, Any], path_model: str | None) -> Prompt:
@@ -142,7 +242,7 @@ def _from_responses(body: dict[str, Any], path_model: str | None) -> Prompt:
     _require_stream(body)
     raw_input = body.get("input")
     if isinstance(raw_input, str):
-        system, turns = None, [("user", raw_input)]
+        system, turns = None, [Turn("user", raw_input)]
     else:
         system, turns = _openai_turns(raw_input)
     instructions = body.get("instructions")
@@ -161,12 +261,30 @@ def _from_responses(body: dict[str, Any], path_model: str | None) -> Prompt:
 def _from_anthropic(body: dict[str, Any], path_model: str | None) -> Prompt:
     _require_stream(body)
     system = _text(body.get("system")) or None
-    turns = []
+    turns = _Turns()
     for message in body.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") in ("user", "assistant"):
-            text = _text(message.get("content"))
-            if text:
-                turns.append((message["role"], text))
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        calls = [
+            ToolUse(str(b.get("id") or ""), str(b.get("name") or ""), _arguments(b.get("input")))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        for call in calls:
+            turns.names[call.id] = call.name
+        results = [
+            ToolOutput(
+                str(b.get("tool_use_id") or ""),
+                turns.name_of(str(b.get("tool_use_id") or "")),
+                _output(b.get("content")),
+                b.get("is_error") is True,
+            )
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+        turns.add(message["role"], _text(content), calls, results)
     tools = []
     for tool in body.get("tools") or []:
         if isinstance(tool, dict) and isinstance(tool.get("name"), str):
@@ -174,19 +292,40 @@ def _from_anthropic(body: dict[str, Any], path_model: str | None) -> Prompt:
                 Tool(tool["name"], tool.get("description"), _schema(tool.get("input_schema")))
             )
     limit = _int(body.get("max_tokens"))
-    return Prompt(str(body.get("model", "")), system, tuple(turns), tuple(tools), limit)
+    return Prompt(str(body.get("model", "")), system, tuple(turns.turns), tuple(tools), limit)
 
 
 def _from_gemini(body: dict[str, Any], path_model: str | None) -> Prompt:
     instruction = body.get("systemInstruction") or body.get("system_instruction")
     system = _text(instruction.get("parts")) if isinstance(instruction, dict) else None
-    turns = []
+    turns = _Turns()
     for content in body.get("contents") or []:
-        if isinstance(content, dict):
-            role = "assistant" if content.get("role") == "model" else "user"
-            text = _text(content.get("parts"))
-            if text:
-                turns.append((role, text))
+        if not isinstance(content, dict):
+            continue
+        role = "assistant" if content.get("role") == "model" else "user"
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        calls, results = [], []
+        for part in parts:
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                name = str(call.get("name") or "")
+                calls.append(
+                    ToolUse(str(call.get("id") or name), name, _arguments(call.get("args")))
+                )
+            answer = part.get("functionResponse")
+            if isinstance(answer, dict):
+                name = str(answer.get("name") or "")
+                response = answer.get("response")
+                failed = isinstance(response, dict) and "error" in response
+                value = (
+                    response.get("error" if failed else "output", response)
+                    if isinstance(response, dict)
+                    else response
+                )
+                results.append(
+                    ToolOutput(str(answer.get("id") or name), name, _output(value), failed)
+                )
+        turns.add(role, _text(parts), calls, results)
     tools = []
     for tool in body.get("tools") or []:
         for fn in (tool.get("functionDeclarations") or []) if isinstance(tool, dict) else []:
@@ -195,7 +334,7 @@ def _from_gemini(body: dict[str, Any], path_model: str | None) -> Prompt:
                 tools.append(Tool(fn["name"], fn.get("description"), _schema(params)))
     config = body.get("generationConfig")
     limit = _int(config.get("maxOutputTokens")) if isinstance(config, dict) else None
-    return Prompt(path_model or "", system or None, tuple(turns), tuple(tools), limit)
+    return Prompt(path_model or "", system or None, tuple(turns.turns), tuple(tools), limit)
 
 
 _PARSERS: dict[str, Callable[[dict[str, Any], str | None], Prompt]] = {
@@ -223,9 +362,29 @@ def parse_request(protocol: str, body: bytes, path_model: str | None = None) -> 
 # --- Prompt -> upstream request ----------------------------------------------
 
 
+def _chat_messages(turn: Turn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": r.call_id, "content": r.output} for r in turn.results
+    ]
+    if turn.calls:
+        calls = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in turn.calls
+        ]
+        out.append({"role": "assistant", "content": turn.text or None, "tool_calls": calls})
+    elif turn.text:
+        out.append({"role": turn.role, "content": turn.text})
+    return out
+
+
 def _chat_body(prompt: Prompt) -> dict[str, Any]:
     messages = [{"role": "system", "content": prompt.system}] if prompt.system else []
-    messages += [{"role": role, "content": text} for role, text in prompt.turns]
+    for turn in prompt.turns:
+        messages += _chat_messages(turn)
     body: dict[str, Any] = {
         "model": prompt.model,
         "messages": messages,
@@ -242,10 +401,29 @@ def _chat_body(prompt: Prompt) -> dict[str, Any]:
     return body
 
 
+def _responses_items(turn: Turn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"type": "function_call_output", "call_id": r.call_id, "output": r.output}
+        for r in turn.results
+    ]
+    if turn.text:
+        out.append({"role": turn.role, "content": turn.text})
+    out += [
+        {
+            "type": "function_call",
+            "call_id": c.id,
+            "name": c.name,
+            "arguments": json.dumps(c.arguments),
+        }
+        for c in turn.calls
+    ]
+    return out
+
+
 def _responses_body(prompt: Prompt) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": prompt.model,
-        "input": [{"role": role, "content": text} for role, text in prompt.turns],
+        "input": [item for turn in prompt.turns for item in _responses_items(turn)],
         "stream": True,
     }
     if prompt.system:
@@ -260,11 +438,32 @@ def _responses_body(prompt: Prompt) -> dict[str, Any]:
     return body
 
 
+def _anthropic_message(turn: Turn) -> dict[str, Any]:
+    if not (turn.calls or turn.results):
+        return {"role": turn.role, "content": turn.text}
+    blocks: list[dict[str, Any]] = []
+    for r in turn.results:
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": r.call_id,
+            "content": r.output,
+        }
+        if r.is_error:
+            block["is_error"] = True
+        blocks.append(block)
+    if turn.text:
+        blocks.append({"type": "text", "text": turn.text})
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in turn.calls
+    ]
+    return {"role": turn.role, "content": blocks}
+
+
 def _anthropic_body(prompt: Prompt) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": prompt.model,
         "max_tokens": prompt.max_tokens or DEFAULT_MAX_TOKENS,
-        "messages": [{"role": role, "content": text} for role, text in prompt.turns],
+        "messages": [_anthropic_message(turn) for turn in prompt.turns],
         "stream": True,
     }
     if prompt.system:
@@ -278,13 +477,20 @@ def _anthropic_body(prompt: Prompt) -> dict[str, Any]:
     return body
 
 
+def _gemini_content(turn: Turn) -> dict[str, Any]:
+    # No ids: gemini correlates a response with its call by the function's name.
+    parts: list[dict[str, Any]] = []
+    for r in turn.results:
+        key = "error" if r.is_error else "output"
+        parts.append({"functionResponse": {"name": r.name, "response": {key: r.output}}})
+    if turn.text:
+        parts.append({"text": turn.text})
+    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in turn.calls]
+    return {"role": "model" if turn.role == "assistant" else "user", "parts": parts}
+
+
 def _gemini_body(prompt: Prompt) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "contents": [
-            {"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]}
-            for role, text in prompt.turns
-        ]
-    }
+    body: dict[str, Any] = {"contents": [_gemini_content(turn) for turn in prompt.turns]}
     if prompt.system:
         body["systemInstruction"] = {"parts": [{"text": prompt.system}]}
     if prompt.tools:

@@ -26,6 +26,9 @@ Subcommands:
     and print each event as one JSON line; counts and the decoder's peak
     buffer go to standard error.
 
+``streamwire mock-upstream``, ``streamwire check``
+    The acceptance kit's verbs: see ``streamwire.kit.cli``.
+
 Exit status: 0 done; 1 the protocol could not be told, is unknown, or a
 replay differs; 2 the file cannot be read (or bad arguments); 3 with
 ``--check``, the stream did not complete. Input is read in bounded chunks,
@@ -429,6 +432,10 @@ def _parser() -> argparse.ArgumentParser:
         "--chunk-size", type=int, default=CHUNK_SIZE, help="bytes per read (default 65536)"
     )
     sse.set_defaults(run=_cmd_sse)
+
+    from .kit.cli import add_parsers  # the acceptance kit's verbs: mock-upstream, check
+
+    add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,456 @@
+"""The acceptance cases: what the mock upstream streams, as data, and the facts a gateway must keep.
+
+The twelve cases of the streaming-compatibility practice, plus three
+(``truncated``, ``usage``, ``reasoning``); their names are stable, since tests
+outside the project select them. Each ``Case`` is protocol-neutral: its text
+deltas, reasoning, tool calls (argument fragments as they are cut on the
+wire), stop reason, error and usage. ``script(case, upstream)`` turns it into
+the unified events (``streamwire.events``) that ``render.py`` encodes in the
+upstream's wire format; ``truth(case, upstream)`` is what a correct reading
+of that stream derives, in unified terms, and what the judge holds a gateway's
+answer to. The regression fixtures (``fixtures/regression/<protocol>/01-...``
+to ``12b-...``) are the same twelve cases written by hand per protocol; the
+kit cannot read them (a ``pip install`` has no ``fixtures/``), so it builds
+its streams from these definitions, and ``tests/test_kit_cases.py`` checks
+that every adapter reads each rendered stream back to exactly these facts.
+
+Delivery shaping a case asks for itself (``shaping``): ``merged`` writes
+several events per write, ``split`` cuts the body at hostile offsets (inside
+CRLF pairs, UTF-8 characters, JSON tokens, EventStream preludes) whatever
+the delivery; ``keepalive`` inserts the protocol's keep-alives during a
+silence; ``unknown`` inserts an event type (or field) no gateway has seen;
+``gap`` paces the case's events whatever the delivery (``cancel`` needs a
+stream still running when the client hangs up).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..events import (
+    ErrorReceived,
+    Event,
+    IdSource,
+    MessageCompleted,
+    MessageStarted,
+    ReasoningDelta,
+    Status,
+    StopReason,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    UsageReported,
+)
+from ..result import Usage
+
+__all__ = [
+    "CASES",
+    "CASE_NAMES",
+    "TOOLS",
+    "UPSTREAM_ERRORS",
+    "UPSTREAM_PROTOCOLS",
+    "Call",
+    "Case",
+    "Truth",
+    "call_id",
+    "script",
+    "truth",
+]
+
+#: The upstream protocols the mock speaks (the adapter names).
+UPSTREAM_PROTOCOLS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "gemini-json",
+    "bedrock-converse",
+    "bedrock-invoke",
+)
+
+Shaping = Literal["events", "merged", "split"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call: its name and its argument text as cut on the wire."""
+
+    name: str
+    fragments: tuple[str, ...]
+
+    @property
+    def raw_arguments(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def arguments(self) -> Any:
+        return json.loads(self.raw_arguments)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One acceptance case, protocol-neutral (see the module docstring)."""
+
+    name: str
+    #: What it proves, in one line.
+    purpose: str
+    text: tuple[str, ...] = ()
+    reasoning: tuple[str, ...] = ()
+    #: A signature over the reasoning (sent where the protocol has one).
+    signature: str | None = None
+    calls: tuple[Call, ...] = ()
+    #: Fragments of the calls interleaved on the wire (where the protocol can).
+    interleave: bool = False
+    #: The normalized stop reason; None when the stream ends in an error.
+    stop: StopReason | None = "stop"
+    #: The stream ends in the upstream's in-stream error event.
+    error: bool = False
+    #: (input, output) tokens of the final usage report.
+    usage: tuple[int, int] = (12, 7)
+    shaping: Shaping = "events"
+    keepalive: bool = False
+    unknown: bool = False
+    #: Seconds between events whatever the delivery (None: the delivery decides).
+    gap: float | None = None
+    #: The client hangs up after this many content events.
+    cancel_after: int | None = None
+    #: The follow-up: the client answers the call with a failed tool result,
+    #: and the upstream then streams this text.
+    follow_up: tuple[str, ...] = ()
+    #: The client asks for usage where its protocol makes it optional.
+    wants_usage: bool = False
+    #: The client asks for a small output limit.
+    max_tokens: int | None = None
+
+
+def _long_text() -> tuple[str, ...]:
+    # 8,200 deltas of 128 characters: 1,049,600 bytes, just over 1 MiB.
+    filler = "streamwire long text: the gateway must neither buffer it whole nor grow. "
+    out = []
+    for i in range(8200):
+        head = f"[{i:05d}] "
+        out.append((head + filler * 2)[:127] + "\n")
+    return tuple(out)
+
+
+_ARGS_CHUNKED = (
+    '{"title": "Ünïcödé \\"notes\\"", "body": "line 1\\nline 2\\ttabbed \\\\ back'
+    'slash", "tags": ["日本語", "emoji 🚀", "\\ud83d\\ude80 escaped", "\\u00e9t\\u00e9"], '
+    '"matrix": [[1, 2], [3, [4, 5.5e-3]]], "nested": {"deep": {"deeper": [true, false, null]}}}'
+)
+
+
+def _cut(text: str, width: int) -> tuple[str, ...]:
+    return tuple(text[i : i + width] for i in range(0, len(text), width))
+
+
+CASES: Mapping[str, Case] = {
+    case.name: case
+    for case in (
+        Case(
+            "short-text",
+            "a short text answer, unchanged, with its stop reason and usage",
+            text=("Hello", " from", " the", " streamwire", " mock."),
+        ),
+        Case(
+            "long-text",
+            "1 MiB of text in 8,200 small deltas: nothing lost, nothing buffered whole",
+            text=_long_text(),
+            usage=(12, 8200),
+        ),
+        Case(
+            "split-anywhere",
+            "the body cut inside CRLF pairs, UTF-8 characters and JSON tokens",
+            text=(
+                "Grüße, ",
+                "世界",
+                " 👋🏽 ",
+                '"quoted" ',
+                "back\\slash",
+                "\nline two ",
+                "naïve ✓",
+            ),
+            shaping="split",
+        ),
+        Case(
+            "merged-events",
+            "many events in one write",
+            text=tuple(f"w{i:02d} " for i in range(40)),
+            shaping="merged",
+            usage=(12, 40),
+        ),
+        Case(
+            "keepalive",
+            "keep-alives (comments, pings, blank lines) during a silence before the text",
+            text=("Still ", "here ", "after ", "the ", "pings."),
+            keepalive=True,
+        ),
+        Case(
+            "single-tool",
+            "one tool call: id, name and arguments exact",
+            text=("Let me add those.",),
+            calls=(Call("add_numbers", ('{"a": ', '2, "b"', ": 3}")),),
+            stop="tool_calls",
+        ),
+        Case(
+            "parallel-tools",
+            "two calls whose argument fragments interleave",
+            text=("Checking both.",),
+            calls=(
+                Call("add_numbers", ('{"a": 1', "0, ", '"b": 32}')),
+                Call("ping", ('{"host": "exam', 'ple.com", ', '"count": 2}')),
+            ),
+            interleave=True,
+            stop="tool_calls",
+        ),
+        Case(
+            "chunked-json-args",
+            "arguments with escapes, newlines, CJK, emoji and nested arrays, cut anywhere",
+            calls=(Call("write_note", _cut(_ARGS_CHUNKED, 7)),),
+            stop="tool_calls",
+        ),
+        Case(
+            "tool-error-result",
+            "a failed tool result reaches the upstream correlated to its call, in its shape",
+            calls=(Call("add_numbers", ('{"a": 1, ', '"b": "two"}')),),
+            stop="tool_calls",
+            follow_up=("The tool failed: ", "b must be a number."),
+        ),
+        Case(
+            "in-stream-error",
+            "an HTTP 200 stream ending in the provider's error event: an error, with its type",
+            text=("Partial ", "answer"),
+            stop=None,
+            error=True,
+            usage=(12, 2),
+        ),
+        Case(
+            "unknown-event",
+            "an event type and a field the gateway has never seen, mid-stream",
+            text=("Known ", "events ", "around ", "an unknown one."),
+            unknown=True,
+        ),
+        Case(
+            "cancel",
+            "the client hangs up after three deltas: the upstream connection must close",
+            text=tuple(f"tick {i:03d} " for i in range(150)),
+            gap=0.02,
+            cancel_after=3,
+            usage=(12, 150),
+        ),
+        Case(
+            "truncated",
+            "the output token limit cut the answer: truncated, never completed",
+            text=("This answer is cut", " short by the"),
+            stop="length",
+            max_tokens=8,
+            usage=(12, 8),
+        ),
+        Case(
+            "usage",
+            "the final usage, exactly as the upstream reported it",
+            text=("Counted.",),
+            usage=(1234, 56),
+            wants_usage=True,
+        ),
+        Case(
+            "reasoning",
+            "reasoning text and its signature, then the answer",
+            reasoning=("Let me think. ", "Two plus two is four."),
+            signature="c3ctc2lnbmF0dXJlLXJlYXNvbmluZy0x",
+            text=("The answer is 4.",),
+            usage=(12, 30),
+        ),
+    )
+}
+#: The case names, in the practice's order.
+CASE_NAMES: tuple[str, ...] = tuple(CASES)
+
+#: The tools every request declares (the practice's side-effect-free tools).
+TOOLS: Mapping[str, Mapping[str, Any]] = {
+    "add_numbers": {
+        "description": "Adds two numbers.",
+        "parameters": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+    },
+    "ping": {
+        "description": "Checks that a host answers.",
+        "parameters": {
+            "type": "object",
+            "properties": {"host": {"type": "string"}, "count": {"type": "integer"}},
+            "required": ["host"],
+        },
+    },
+    "write_note": {
+        "description": "Keeps a note.",
+        "parameters": {"type": "object"},
+    },
+}
+
+#: The upstream's in-stream error: (type, code, message) as the provider sends it
+#: (anthropic "Errors", OpenAI "Error codes", Gemini "API troubleshooting",
+#: Bedrock "ConverseStream" exceptions; checked 2026-12-01).
+UPSTREAM_ERRORS: Mapping[str, tuple[str, str | int | None, str]] = {
+    "openai-chat": ("server_error", None, "The server had an error while processing your request."),
+    "openai-responses": ("server_error", "server_error", "The server had an error."),
+    "anthropic": ("overloaded_error", None, "Overloaded"),
+    "gemini": ("UNAVAILABLE", 503, "The model is overloaded. Please try again later."),
+    "gemini-json": ("UNAVAILABLE", 503, "The model is overloaded. Please try again later."),
+    "bedrock-converse": (
+        "serviceUnavailableException",
+        None,
+        "Bedrock is unable to process your request.",
+    ),
+    "bedrock-invoke": ("overloaded_error", None, "Overloaded"),
+}
+
+#: The upstream protocols that carry a reasoning signature (OpenAI's two have no field).
+SIGNATURE_PROTOCOLS = frozenset(
+    {"anthropic", "gemini", "gemini-json", "bedrock-converse", "bedrock-invoke"}
+)
+
+_ID_PREFIX: Mapping[str, str | None] = {
+    "openai-chat": "call_sw",
+    "openai-responses": "call_sw",
+    "anthropic": "toolu_sw",
+    "bedrock-converse": "tooluse_sw",
+    "bedrock-invoke": "toolu_sw",
+    "gemini": None,
+    "gemini-json": None,
+}
+
+
+def call_id(upstream: str, case: Case, index: int) -> str | None:
+    """The id the upstream gives call ``index`` of ``case`` (None: gemini sends none)."""
+    prefix = _ID_PREFIX.get(upstream)
+    if prefix is None:
+        return None
+    return f"{prefix}_{case.name.replace('-', '_')}_{index}"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What a correct reading of the case's stream derives, in unified terms."""
+
+    status: str
+    stop_reason: StopReason | None
+    text: str
+    reasoning: str
+    signature: str | None
+    #: (upstream id or None, name, parsed arguments) per call.
+    calls: tuple[tuple[str | None, str, Any], ...]
+    error_type: str | None
+    #: (input, output) of the final usage; None when the upstream sends none.
+    usage: tuple[int, int] | None
+    follow_up: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def truth(case: Case, upstream: str, *, usage_sent: bool = True) -> Truth:
+    """The facts of ``case`` as streamed by ``upstream`` (``usage_sent``: whether
+    the request made the upstream report usage, see ``render.usage_requested``)."""
+    status = "error" if case.error else ("truncated" if case.stop == "length" else "completed")
+    if case.cancel_after is not None:
+        status = "cancelled"
+    calls = tuple(
+        (call_id(upstream, case, i), c.name, c.arguments) for i, c in enumerate(case.calls)
+    )
+    return Truth(
+        status=status,
+        stop_reason=case.stop,
+        text="".join(case.text),
+        reasoning="".join(case.reasoning),
+        signature=case.signature if upstream in SIGNATURE_PROTOCOLS else None,
+        calls=calls,
+        error_type=UPSTREAM_ERRORS[upstream][0] if case.error else None,
+        usage=case.usage if usage_sent and not case.error else None,
+        follow_up="".join(case.follow_up),
+    )
+
+
+def script(
+    case: Case, upstream: str, *, model: str, usage_sent: bool = True, follow_up: bool = False
+) -> list[Event]:
+    """The unified events of ``case`` for ``upstream`` (``follow_up``: the answer
+    to the tool result instead of the first response)."""
+    slug = case.name.replace("-", "")
+    events: list[Event] = [
+        MessageStarted(message_id=f"sw{slug}{int(follow_up)}", model=model, role="assistant"),
+        UsageReported(usage=Usage(input_tokens=case.usage[0], output_tokens=1, final=False)),
+    ]
+    if follow_up:
+        events += [TextDelta(text=t) for t in case.follow_up]
+        events.append(_usage(case, final=True))
+        events.append(
+            MessageCompleted(status="completed", stop_reason="stop", provider_stop_reason=None)
+        )
+        return events
+    for piece in case.reasoning:
+        events.append(ReasoningDelta(text=piece))
+    if case.signature is not None:
+        events.append(ReasoningDelta(signature=case.signature))
+    events += [TextDelta(text=t) for t in case.text]
+    events += _calls(case, upstream)
+    if case.error:
+        kind, code, message = UPSTREAM_ERRORS[upstream]
+        events.append(
+            ErrorReceived(phase="provider", type=kind, code=code, message=message, retryable=True)
+        )
+        events.append(MessageCompleted(status="error", stop_reason=None, provider_stop_reason=None))
+        return events
+    if usage_sent:
+        events.append(_usage(case, final=True))
+    ending: Status = "truncated" if case.stop == "length" else "completed"
+    events.append(MessageCompleted(status=ending, stop_reason=case.stop, provider_stop_reason=None))
+    return events
+
+
+def _usage(case: Case, *, final: bool) -> UsageReported:
+    i, o = case.usage
+    return UsageReported(
+        usage=Usage(input_tokens=i, output_tokens=o, total_tokens=i + o, final=final)
+    )
+
+
+def _calls(case: Case, upstream: str) -> list[Event]:
+    # Only Chat Completions keys fragments by index on the wire: the other
+    # protocols send one call (block, item) after the other.
+    interleave = case.interleave and upstream == "openai-chat"
+    starts: list[Event] = []
+    pieces: list[list[Event]] = []
+    ends: list[Event] = []
+    for i, call in enumerate(case.calls):
+        cid = call_id(upstream, case, i)
+        source: IdSource = "provider" if cid is not None else "synthetic"
+        starts.append(ToolCallStarted(index=i, id=cid, name=call.name, id_source=source))
+        pieces.append([ToolCallArgumentsDelta(index=i, id=cid, delta=f) for f in call.fragments])
+        ends.append(
+            ToolCallCompleted(
+                index=i,
+                id=cid,
+                name=call.name,
+                type="function",
+                raw_arguments=call.raw_arguments,
+                arguments=call.arguments,
+                invalid_reason=None,
+                id_source=source,
+            )
+        )
+    out: list[Event] = []
+    if interleave:
+        out += starts
+        longest = max((len(p) for p in pieces), default=0)
+        for n in range(longest):
+            out += [p[n] for p in pieces if n < len(p)]
+        out += ends
+    else:
+        for start, frags, end in zip(starts, pieces, ends, strict=True):
+            out += [start, *frags, end]
+    return out

@@ -1,0 +1,281 @@
+"""``check``: drive a gateway with every case through every client protocol, and judge each cell.
+
+One cell is (case, client protocol, delivery) on one route (a gateway's
+base URL and the model-name template it routes by); its upstream protocol
+is whatever endpoint of the mock the gateway then called, read from the
+mock's log by the cell's tag. For each cell the judge's client sends the
+case's request with the model ``sw-<case>.<delivery>.<tag>`` (put through
+the route's template, e.g. ``anthropic/{model}``), reads the answer
+(``client.observe``), waits for the mock to finish its side (bounded), sends
+the follow-up of ``tool-error-result``, and judges (``judge.py``). Cells run
+concurrently (``concurrency``), all on one event loop; nothing blocks it.
+
+The mock is either given (``mock_url``: read its log over HTTP) or started
+in-process on a free port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from ..errors import StreamwireError
+from .cases import CASE_NAMES, CASES, Case
+from .client import CLIENTS, Observation, client_request, observe
+from .delivery import DELIVERIES
+from .httpio import TransportError, open_request
+from .judge import Cell, inputs, judge
+from .mock import MockUpstream
+from .toolturn import follow_up_request
+
+__all__ = ["CheckPlan", "Route", "run_check"]
+
+#: How long the judge waits for the mock to finish its side of a request.
+SETTLE = 2.0
+#: How long the cancel case waits for the upstream connection to close.
+CANCEL_WAIT = 3.5
+
+
+@dataclass(frozen=True)
+class Route:
+    """A gateway base URL and the template its model names go through."""
+
+    base_url: str
+    #: ``{model}`` is replaced by ``sw-<case>.<delivery>.<tag>``.
+    model: str = "{model}"
+
+    @property
+    def name(self) -> str:
+        return self.base_url if self.model == "{model}" else f"{self.base_url} {self.model}"
+
+
+@dataclass
+class CheckPlan:
+    """What ``run_check`` runs."""
+
+    routes: Sequence[Route]
+    clients: Sequence[str] = CLIENTS
+    cases: Sequence[str] = CASE_NAMES
+    deliveries: Sequence[str] = DELIVERIES
+    mock_url: str | None = None
+    #: The in-process mock's port when ``mock_url`` is None (0: a free one).
+    mock_port: int = 0
+    concurrency: int = 8
+    key: str | None = None
+    read_timeout: float = 20.0
+    connect_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name, given, known in (
+            ("client", self.clients, CLIENTS),
+            ("case", self.cases, CASE_NAMES),
+            ("delivery", self.deliveries, DELIVERIES),
+        ):
+            unknown = [g for g in given if g not in known]
+            if unknown:
+                raise ValueError(f"unknown {name} {', '.join(unknown)}; known: {', '.join(known)}")
+        for route in self.routes:
+            if "{model}" not in route.model:
+                raise ValueError(f"a model template must contain {{model}}: {route.model!r}")
+
+
+class _Log:
+    """The mock's log: in-process, or over HTTP."""
+
+    def __init__(self, mock: MockUpstream | None, url: str) -> None:
+        self.mock = mock
+        self.url = url.rstrip("/")
+
+    async def entries(self, tag: str) -> list[dict[str, Any]]:
+        if self.mock is not None:
+            return self.mock.entries(tag)
+        try:
+            response = await open_request(
+                f"{self.url}/_sw/log?tag={quote(tag)}", method="GET", read_timeout=5.0
+            )
+            data = json.loads(await response.read())
+        except (TransportError, ValueError):
+            return []
+        requests = data.get("requests") if isinstance(data, dict) else None
+        return [r for r in requests or [] if isinstance(r, dict)]
+
+    async def settled(self, tag: str, count: int, wait: float) -> list[dict[str, Any]]:
+        """The tag's entries once ``count`` of them ended (or ``wait`` passed)."""
+        deadline = time.monotonic() + wait
+        while True:
+            entries = await self.entries(tag)
+            done = [e for e in entries if e.get("ended_at") is not None]
+            if len(done) >= count or time.monotonic() > deadline:
+                return entries
+            await asyncio.sleep(0.02)
+
+
+_tags = itertools.count(1)
+
+
+def _tag() -> str:
+    return f"k{int(time.time()) % 100000:05d}{next(_tags):05d}"
+
+
+async def _run_cell(
+    plan: CheckPlan, log: _Log, route: Route, case: Case, client: str, delivery: str
+) -> Cell:
+    tag = _tag()
+    model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    url, headers, body = client_request(client, case, model, route.base_url, plan.key)
+    obs = await observe(
+        client,
+        url,
+        headers,
+        body,
+        cancel_after=case.cancel_after,
+        connect_timeout=plan.connect_timeout,
+        read_timeout=plan.read_timeout,
+    )
+    wait = CANCEL_WAIT if case.cancel_after is not None else SETTLE
+    entries = await log.settled(tag, 1, wait if obs.status is not None else 0.2)
+    first = entries[0] if entries else None
+    follow_obs: Observation | None = None
+    follow_entry: dict[str, Any] | None = None
+    if case.follow_up and obs.result is not None and obs.result.tool_calls:
+        try:
+            second = follow_up_request(client, body, obs.result)
+        except (ValueError, StreamwireError):  # the calls received cannot be answered
+            second = None
+        if second is not None:
+            follow_obs = await observe(client, url, headers, second, read_timeout=plan.read_timeout)
+            entries = await log.settled(tag, len(entries) + 1, SETTLE)
+            later = [e for e in entries if first is None or e["id"] > first["id"]]
+            follow_entry = later[-1] if later else None
+    x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
+    layers, checks = judge(x)
+    evidence: dict[str, Any] = {
+        "tag": tag,
+        "model": model,
+        "client": obs.evidence(),
+        "upstream_requests": len(entries),
+        "mock": _mock_summary(first, obs.sent_at),
+        "timeline": _timeline(obs, first),
+    }
+    if follow_obs is not None:
+        evidence["follow_up"] = {
+            "client": follow_obs.evidence(),
+            "mock": _mock_summary(follow_entry, follow_obs.sent_at),
+        }
+    return Cell(case.name, client, x.upstream, delivery, layers, checks, evidence, route.name)
+
+
+def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    writes = entry.get("writes") or []
+
+    def rel(t: float | None) -> float | None:
+        return None if t is None else round(t - t0, 4)
+
+    return {
+        "path": entry.get("path"),
+        "upstream": entry.get("upstream"),
+        "stream": entry.get("stream"),
+        "status": entry.get("status"),
+        "received_at": rel(entry.get("t")),
+        "writes": len(writes) + int(entry.get("writes_dropped") or 0),
+        "bytes_sent": entry.get("bytes_sent"),
+        "first_write_at": rel(writes[0][0]) if writes else None,
+        "last_write_at": rel(writes[-1][0]) if writes else None,
+        "completed": entry.get("completed"),
+        "disconnected_at": rel(entry.get("disconnected_at")),
+        "usage_sent": entry.get("usage_sent"),
+        "tool_result": entry.get("tool_result"),
+        "request_body_keys": sorted(entry["body"]) if isinstance(entry.get("body"), dict) else None,
+    }
+
+
+def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
+    """Send and arrival times (seconds after the request), for the HTML report."""
+    t0 = obs.sent_at
+    sends = [[round(w[0] - t0, 4), w[1], w[2]] for w in (entry or {}).get("writes") or []][:600]
+    arrivals = [[round(t - t0, 4), n] for t, n in obs.pieces][:600]
+    return {
+        "sends": sends,
+        "arrivals": arrivals,
+        "content": [round(t - t0, 4) for t in obs.content_times][:600],
+    }
+
+
+class _Exclusive:
+    """Holds every slot of a semaphore: nothing else runs while it is held."""
+
+    def __init__(self, semaphore: asyncio.Semaphore, slots: int) -> None:
+        self.semaphore = semaphore
+        self.slots = slots
+        self.lock = asyncio.Lock()
+
+    async def __aenter__(self) -> None:
+        await self.lock.acquire()
+        for _ in range(self.slots):
+            await self.semaphore.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        for _ in range(self.slots):
+            self.semaphore.release()
+        self.lock.release()
+
+
+Progress = Callable[[Cell], None]
+
+
+async def run_check(
+    plan: CheckPlan,
+    *,
+    on_cell: Progress | None = None,
+    on_mock: Callable[[str], None] | None = None,
+) -> list[Cell]:
+    """Runs every cell of ``plan`` and returns them in plan order."""
+    mock: MockUpstream | None = None
+    async with contextlib.AsyncExitStack() as stack:
+        if plan.mock_url is None:
+            mock = await stack.enter_async_context(MockUpstream(port=plan.mock_port))
+            url = mock.url
+        else:
+            url = plan.mock_url
+        if on_mock is not None:
+            on_mock(url)
+        log = _Log(mock, url)
+        semaphore = asyncio.Semaphore(max(1, plan.concurrency))
+        quiet = _Exclusive(semaphore, max(1, plan.concurrency))
+
+        async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
+            async with semaphore:
+                cell = await _run_cell(plan, log, route, case, client, delivery)
+            if cell.layers["streaming"] == "fail":
+                # The judge's own loop, busy with other cells, can bunch the
+                # arrivals it timestamps: a buffered verdict is confirmed by
+                # running the cell again with nothing else in flight.
+                async with quiet:
+                    again = await _run_cell(plan, log, route, case, client, delivery)
+                again.evidence["first_attempt"] = {
+                    "streaming": cell.checks["streaming"].why,
+                    "timeline": cell.evidence.get("timeline"),
+                }
+                cell = again
+            if on_cell is not None:
+                on_cell(cell)
+            return cell
+
+        jobs: list[Awaitable[Cell]] = [
+            one(route, CASES[name], client, delivery)
+            for route in plan.routes
+            for client in plan.clients
+            for name in plan.cases
+            for delivery in plan.deliveries
+        ]
+        return list(await asyncio.gather(*jobs))
+    raise AssertionError("unreachable")

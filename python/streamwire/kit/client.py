@@ -1,0 +1,352 @@
+"""The judge's client: one request in a client protocol, its answer read with streamwire and timed.
+
+``client_request`` builds the request a user of each SDK would send for a
+case (OpenAI "Create chat completion" and "Create a model response",
+Anthropic "Messages", Gemini "models.streamGenerateContent" with
+``alt=sse``; checked 2026-12-01), declaring the practice's side-effect-free
+tools when the case calls one. ``observe`` sends it and reads the answer:
+every body piece with its arrival time, the framing events (``sw.SseDecoder``)
+and the unified events (``sw.stream(client)``) beside the raw bytes, so that
+the judge can say which layer lost what. What it keeps is bounded: the first
+and last bytes, events and wire events, the arrival times of the first
+``MAX_TIMES`` pieces; counts and hashes of the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._core import SseDecoder
+from ..errors import FramingError
+from ..events import (
+    Event,
+    ReasoningDelta,
+    RefusalDelta,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+)
+from ..protocols import stream
+from ..result import StreamResult
+from .cases import TOOLS, Case
+from .httpio import TransportError, open_request
+
+__all__ = ["CLIENTS", "MEDIA_TYPES", "Observation", "client_request", "observe"]
+
+#: The client protocols the judge speaks.
+CLIENTS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+MEDIA_TYPES = {p: "text/event-stream" for p in CLIENTS}
+KEEP_BYTES = 4096
+KEEP_EVENTS = 24
+MAX_TIMES = 4000
+MAX_KEPT_BODY = 16 * 1024 * 1024
+_CONTENT = (TextDelta, ReasoningDelta, RefusalDelta, ToolCallStarted, ToolCallArgumentsDelta)
+_PROMPT = "streamwire acceptance case {case}: answer as the case says."
+
+
+def _tools(client: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for name, spec in TOOLS.items():
+        if client == "openai-chat":
+            out.append({"type": "function", "function": {"name": name, **spec}})
+        elif client == "openai-responses":
+            out.append({"type": "function", "name": name, **spec})
+        elif client == "anthropic":
+            out.append(
+                {
+                    "name": name,
+                    "description": spec["description"],
+                    "input_schema": spec["parameters"],
+                }
+            )
+    if client == "gemini":
+        out.append({"functionDeclarations": [{"name": n, **s} for n, s in TOOLS.items()]})
+    return out
+
+
+def client_request(
+    client: str, case: Case, model: str, base_url: str, key: str | None = None
+) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
+    """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol."""
+    base = base_url.rstrip("/")
+    prompt = _PROMPT.format(case=case.name)
+    headers = [("content-type", "application/json"), ("accept", "text/event-stream")]
+    headers.append(("accept-encoding", "identity"))
+    body: dict[str, Any]
+    if client == "openai-chat":
+        url = f"{base}/v1/chat/completions"
+        body = {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True}
+        if case.wants_usage:
+            body["stream_options"] = {"include_usage": True}
+        if case.max_tokens:
+            body["max_tokens"] = case.max_tokens
+        headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
+    elif client == "openai-responses":
+        url = f"{base}/v1/responses"
+        body = {"model": model, "input": prompt, "stream": True}
+        if case.max_tokens:
+            body["max_output_tokens"] = max(case.max_tokens, 16)
+        headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
+    elif client == "anthropic":
+        url = f"{base}/v1/messages"
+        body = {
+            "model": model,
+            "max_tokens": case.max_tokens or 1024,
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": True,
+        }
+        headers += [("x-api-key", key or "sk-streamwire-kit"), ("anthropic-version", "2023-06-01")]
+    elif client == "gemini":
+        url = f"{base}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+        body = {"contents": [{"role": "user", "parts": [{"text": prompt}]}]}
+        if case.max_tokens:
+            body["generationConfig"] = {"maxOutputTokens": case.max_tokens}
+        headers.append(("x-goog-api-key", key or "streamwire-kit"))
+    else:
+        raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")
+    if case.calls:
+        body["tools"] = _tools(client)
+    return url, headers, body
+
+
+@dataclass
+class Observation:
+    """What the client saw of one request (bounded; see the module docstring)."""
+
+    client: str
+    url: str
+    request: dict[str, Any]
+    sent_at: float
+    status: int | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    content_type: str | None = None
+    #: A transport failure or timeout, in words (None when the body was read).
+    failure: str | None = None
+    timed_out: bool = False
+    head_at: float | None = None
+    raw_bytes: int = 0
+    raw_head: bytes = b""
+    raw_tail: bytes = b""
+    raw_sha256: str = ""
+    #: (arrival time, size) of the first body pieces.
+    pieces: list[tuple[float, int]] = field(default_factory=list)
+    piece_count: int = 0
+    #: Arrival times of the pieces that completed a content event.
+    content_times: list[float] = field(default_factory=list)
+    #: Arrival times of the pieces that completed a text delta.
+    text_times: list[float] = field(default_factory=list)
+    first_event_at: float | None = None
+    first_content_at: float | None = None
+    last_at: float | None = None
+    wire_events: list[dict[str, Any]] = field(default_factory=list)
+    wire_event_count: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    event_count: int = 0
+    framing_error: str | None = None
+    cancelled_at: float | None = None
+    result: StreamResult | None = None
+    #: The whole body, when ``observe(keep_body=True)`` (live mode).
+    body: bytes | None = None
+
+    def evidence(self) -> dict[str, Any]:
+        """The observation as JSON-ready evidence."""
+        t0 = self.sent_at
+
+        def rel(t: float | None) -> float | None:
+            return None if t is None else round(t - t0, 4)
+
+        return {
+            "url": self.url,
+            "status": self.status,
+            "content_type": self.content_type,
+            "failure": self.failure,
+            "raw": {
+                "bytes": self.raw_bytes,
+                "sha256": self.raw_sha256,
+                "head": self.raw_head.decode("utf-8", "replace"),
+                "tail": self.raw_tail.decode("utf-8", "replace"),
+                "pieces": self.piece_count,
+            },
+            "time_to_headers": rel(self.head_at),
+            "time_to_first_event": rel(self.first_event_at),
+            "time_to_first_content": rel(self.first_content_at),
+            "duration": rel(self.last_at),
+            "cancelled_at": rel(self.cancelled_at),
+            "provider_events": {"count": self.wire_event_count, "sample": self.wire_events},
+            "unified_events": {"count": self.event_count, "sample": self.events},
+            "framing_error": self.framing_error,
+        }
+
+
+def _short(value: Any, limit: int = 300) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"…(+{len(value) - limit})"
+    return value
+
+
+def _event_dict(event: Event) -> dict[str, Any]:
+    out = event.as_dict()
+    for key in ("raw",):
+        out.pop(key, None)
+    if isinstance(out.get("usage"), dict):
+        out["usage"].pop("raw", None)
+    return {k: _short(v) for k, v in out.items()}
+
+
+class _Sample:
+    """The first and the last ``KEEP_EVENTS`` items of a sequence, and its length.
+
+    Items are kept as they come and turned into dicts only at the end: a
+    1 MiB stream has 8,200 events, and building a dict (and an SSE event's
+    ``str``) for each would cost the judge's event loop more than reading them.
+    """
+
+    def __init__(self, convert: Callable[[Any], dict[str, Any]]) -> None:
+        self.convert = convert
+        self.head: list[Any] = []
+        self.tail: deque[Any] = deque(maxlen=KEEP_EVENTS)
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        self.count += 1
+        if len(self.head) < KEEP_EVENTS:
+            self.head.append(item)
+        else:
+            self.tail.append(item)
+
+    def items(self) -> list[dict[str, Any]]:
+        skipped = self.count - len(self.head) - len(self.tail)
+        gap = [{"skipped": skipped}] if skipped > 0 else []
+        return [*map(self.convert, self.head), *gap, *map(self.convert, self.tail)]
+
+
+def _sse_dict(ev: Any) -> dict[str, Any]:
+    return {"event": ev.event, "data": _short(ev.data)}
+
+
+async def observe(
+    client: str,
+    url: str,
+    headers: list[tuple[str, str]],
+    body: dict[str, Any],
+    *,
+    cancel_after: int | None = None,
+    connect_timeout: float = 10.0,
+    read_timeout: float = 20.0,
+    total_timeout: float = 120.0,
+    stream_options: dict[str, Any] | None = None,
+    keep_body: bool = False,
+) -> Observation:
+    """Sends the request and reads the answer (``cancel_after``: hang up after that many
+    text deltas). Never raises for anything the server does: it is all in the result."""
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    obs = Observation(client, url, body, time.time())
+    try:
+        response = await open_request(
+            url,
+            headers=headers,
+            body=payload,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
+    except TransportError as exc:
+        obs.failure = str(exc)
+        obs.timed_out = "took over" in str(exc) or "within" in str(exc)
+        return obs
+    obs.status = response.status
+    obs.headers = response.headers
+    obs.head_at = response.head_at
+    obs.content_type = response.header("content-type")
+    media = (obs.content_type or "").split(";", 1)[0].strip().lower()
+    adapter = stream(client, http_status=response.status, **(stream_options or {}))
+    sse = SseDecoder()
+    wire = _Sample(_sse_dict)
+    unified = _Sample(_event_dict)
+    digest = hashlib.sha256()
+    tail = bytearray()
+    whole = bytearray() if keep_body else None
+    texts = 0
+    deadline = obs.sent_at + total_timeout
+    streamed = response.status == 200 and media == MEDIA_TYPES[client]
+    try:
+        async for at, data in response.pieces():
+            obs.raw_bytes += len(data)
+            digest.update(data)
+            if whole is not None and len(whole) < MAX_KEPT_BODY:
+                whole += data
+            if len(obs.raw_head) < KEEP_BYTES:
+                obs.raw_head += data[: KEEP_BYTES - len(obs.raw_head)]
+            tail += data
+            del tail[: -KEEP_BYTES // 2]
+            obs.piece_count += 1
+            if len(obs.pieces) < MAX_TIMES:
+                obs.pieces.append((at, len(data)))
+            obs.last_at = at
+            if not streamed:
+                if obs.raw_bytes >= 64 * 1024:
+                    break
+                continue
+            if obs.framing_error is None:
+                try:
+                    for ev in sse.feed(data):
+                        wire.add(ev)
+                except FramingError as exc:
+                    obs.framing_error = f"{exc.kind} at byte {exc.offset}"
+            events = adapter.feed(data)
+            if events and obs.first_event_at is None:
+                obs.first_event_at = at
+            content = text = False
+            for event in events:
+                unified.add(event)
+                if isinstance(event, _CONTENT):
+                    content = True
+                if isinstance(event, TextDelta):
+                    texts += 1
+                    text = True
+            if text and len(obs.text_times) < MAX_TIMES:
+                obs.text_times.append(at)
+            if content:
+                if obs.first_content_at is None:
+                    obs.first_content_at = at
+                if len(obs.content_times) < MAX_TIMES:
+                    obs.content_times.append(at)
+            if cancel_after is not None and texts >= cancel_after:
+                obs.cancelled_at = time.time()
+                response.close()
+                for event in adapter.cancel():
+                    unified.add(event)
+                break
+            if at > deadline:
+                obs.failure = f"the stream was still running after {total_timeout} s"
+                obs.timed_out = True
+                response.close()
+                break
+    except TransportError as exc:
+        obs.failure = str(exc)
+        obs.timed_out = "within" in str(exc)
+        response.close()
+    finally:
+        response.close()
+    if obs.cancelled_at is None:
+        if not streamed:
+            # Not the protocol's stream (an error status, a JSON or HTML
+            # page): the adapter reads nothing of it; the judge reports it.
+            pass
+        else:
+            for event in adapter.close():
+                unified.add(event)
+    obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
+    obs.raw_sha256 = digest.hexdigest()
+    obs.body = bytes(whole) if whole is not None else None
+    obs.wire_events = wire.items()
+    obs.wire_event_count = wire.count
+    obs.events = unified.items()
+    obs.event_count = unified.count
+    obs.result = adapter.result if streamed else None
+    return obs

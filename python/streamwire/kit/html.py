@@ -1,0 +1,204 @@
+"""The check's HTML page: one self-contained file (inline CSS and SVG, no external asset).
+
+The page shows the capability matrix (a cell per upstream x client, coloured
+by its worst verdict), the degradation verdicts with what to do about them,
+and, per case, a timeline: for every (upstream -> client) pair one lane,
+the mock's writes above the line and the client's arrivals below it, on one
+time axis from the moment the request was sent. A streaming hop shows the
+two rows of ticks side by side; a buffering one shows a spread of writes
+above and a single late cluster below. Lanes use the ``paced`` delivery when
+the run had it (its gaps are what make buffering visible), else the first
+delivery run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any, TextIO
+
+from .judge import LAYERS, Cell
+
+__all__ = ["write_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1d2330;
+max-width:1200px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
+h3{font-size:15px;margin:18px 0 4px}
+.sum{color:#555;margin-bottom:16px} table{border-collapse:collapse;margin:8px 0}
+td,th{border:1px solid #d8dce4;padding:6px 10px;text-align:left;vertical-align:top}
+th{background:#f3f5f8;font-weight:600} code{font:12px ui-monospace,Menlo,monospace}
+.pass{background:#e3f6e8} .degraded{background:#fff3d6} .fail{background:#fde2e1}
+.badge{display:inline-block;font:11px ui-monospace,monospace;padding:1px 6px;border-radius:9px;
+background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
+.v{margin:6px 0;padding:8px 10px;border-left:4px solid #c33;background:#fafafa}
+.v.ok{border-color:#d9a400} .why{color:#444;font-size:13px} .advice{color:#265;font-size:13px}
+.legend span{display:inline-block;margin-right:16px} svg{display:block;margin:4px 0 12px}
+.purpose{color:#555}
+"""
+_LANE = 34
+_LEFT = 250
+_WIDTH = 900
+_KIND_COLOUR = {"text": "#2b6cb0", "error": "#c53030", "unknown": "#805ad5", "keepalive": "#999"}
+
+
+def _lanes(cells: Sequence[Cell]) -> dict[str, list[Cell]]:
+    deliveries = {c.delivery for c in cells}
+    chosen = "paced" if "paced" in deliveries else (cells[0].delivery if cells else "whole")
+    out: dict[str, list[Cell]] = {}
+    for cell in cells:
+        if cell.delivery == chosen:
+            out.setdefault(cell.case, []).append(cell)
+    return out
+
+
+def _timeline_svg(cells: Sequence[Cell]) -> str:
+    spans = []
+    for cell in cells:
+        tl = cell.evidence.get("timeline") or {}
+        times = [s[0] for s in tl.get("sends", [])] + [a[0] for a in tl.get("arrivals", [])]
+        spans.append(max(times, default=0.0))
+    end = max([0.05, *spans]) * 1.05
+    scale = _WIDTH / end
+    height = _LANE * len(cells) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_LEFT + _WIDTH + 20}" '
+        f'height="{height}" font-family="ui-monospace,monospace" font-size="11">'
+    ]
+    step = _tick_step(end)
+    t = 0.0
+    while t <= end:
+        x = _LEFT + t * scale
+        parts.append(f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 18}" stroke="#eee"/>')
+        parts.append(
+            f'<text x="{x:.1f}" y="{height - 4}" fill="#777" text-anchor="middle">'
+            f"{t * 1000:.0f} ms</text>"
+        )
+        t += step
+    for row, cell in enumerate(cells):
+        y = row * _LANE + 4
+        mid = y + _LANE / 2 - 2
+        colour = "#c53030" if cell.failed else "#1d2330"
+        label = f"{cell.upstream or '?'} → {cell.client}"
+        parts.append(f'<text x="4" y="{mid + 4:.1f}" fill="{colour}">{escape(label)}</text>')
+        parts.append(
+            f'<line x1="{_LEFT}" y1="{mid:.1f}" x2="{_LEFT + _WIDTH}" y2="{mid:.1f}" '
+            'stroke="#ccc"/>'
+        )
+        tl = cell.evidence.get("timeline") or {}
+        for at, _size, kinds in tl.get("sends", []):
+            kind = next(
+                (k for k in ("error", "unknown", "text", "keepalive") if k in kinds), "event"
+            )
+            x = _LEFT + at * scale
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{mid - 12:.1f}" x2="{x:.1f}" y2="{mid - 1:.1f}" '
+                f'stroke="{_KIND_COLOUR.get(kind, "#555")}" stroke-width="1.5"/>'
+            )
+        for at, _size in tl.get("arrivals", []):
+            x = _LEFT + at * scale
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{mid + 1:.1f}" x2="{x:.1f}" y2="{mid + 12:.1f}" '
+                'stroke="#2f855a" stroke-width="1.5"/>'
+            )
+        client = cell.evidence.get("client") or {}
+        mock = cell.evidence.get("mock") or {}
+        for at, colour in (
+            (client.get("cancelled_at"), "#dd6b20"),
+            (mock.get("disconnected_at"), "#c53030"),
+        ):
+            if isinstance(at, int | float):
+                x = _LEFT + at * scale
+                parts.append(
+                    f'<rect x="{x - 2:.1f}" y="{mid - 14:.1f}" width="4" height="28" '
+                    f'fill="{colour}" opacity="0.8"/>'
+                )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _tick_step(end: float) -> float:
+    for step in (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0):
+        if end / step <= 10:
+            return step
+    return 60.0
+
+
+def _matrix(report: Any) -> str:
+    cols = report._columns()
+    out = ["<table><tr><th>upstream \\ client</th>"]
+    out += [f"<th><code>{escape(c)}</code></th>" for c in cols]
+    out.append("</tr>")
+    for row in report._rows():
+        out.append(f"<tr><th><code>{escape(row)}</code></th>")
+        for col in cols:
+            pair = report.matrix[row].get(col)
+            if pair is None:
+                out.append("<td>-</td>")
+                continue
+            badges = "".join(f'<span class="badge">{escape(n)}</span>' for n in pair["verdicts"])
+            label = report._label(pair)
+            out.append(f'<td class="{pair["status"]}"><b>{escape(label)}</b><br>{badges}</td>')
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def write_html(report: Any, out: TextIO, title: str = "streamwire check") -> None:
+    """Writes the report as one self-contained HTML page."""
+    from .cases import CASES
+
+    s = report.summary()
+    out.write(
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+    )
+    out.write(f"<style>{_CSS}</style></head><body>")
+    out.write(f"<h1>{escape(title)}</h1>")
+    out.write(
+        f'<div class="sum">{s["cells"]} cells: {s["passed"]} pass, {s["degraded"]} degraded, '
+        f"{s['failed']} fail; exit status {s['exit_status']}"
+        + (f"; {s['seconds']:.1f} s" if "seconds" in s else "")
+        + "</div>"
+    )
+    out.write("<h2>Capability matrix</h2>" + _matrix(report))
+    if report.verdicts:
+        out.write("<h2>Verdicts</h2>")
+        for v in report.verdicts:
+            ok = " ok" if v["name"] == "semantic_downgrade" else ""
+            cases = ", ".join(v["cases"])
+            out.write(
+                f'<div class="v{ok}"><b><code>{escape(v["name"])}</code></b> '
+                f"<code>{escape(str(v['upstream']))} → {escape(v['client'])}</code> "
+                f"({escape(cases)})<div class=why>{escape(v['why'])}</div>"
+                f"<div class=advice>{escape(v['advice'])}</div></div>"
+            )
+    out.write("<h2>Timelines</h2>")
+    out.write(
+        '<div class="legend"><span>above the line: the mock\'s writes '
+        '(<b style="color:#2b6cb0">text</b>, <b style="color:#c53030">error</b>, '
+        '<b style="color:#805ad5">unknown</b>, other)</span><span>below: the client\'s '
+        '<b style="color:#2f855a">arrivals</b></span><span><b style="color:#dd6b20">|</b> '
+        'client hung up, <b style="color:#c53030">|</b> upstream closed</span></div>'
+    )
+    for case, cells in _lanes(report.cells).items():
+        purpose = CASES[case].purpose if case in CASES else ""
+        out.write(
+            f"<h3><code>{escape(case)}</code> <span class=purpose>{escape(purpose)}</span></h3>"
+        )
+        out.write(_timeline_svg(cells))
+    failing = [c for c in report.cells if c.failed]
+    if failing:
+        out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>upstream → client</th>")
+        out.write("<th>delivery</th><th>layer</th><th>why</th></tr>")
+        for cell in failing[:500]:
+            for layer in LAYERS:
+                if cell.layers[layer] == "fail":
+                    out.write(
+                        f"<tr><td><code>{escape(cell.case)}</code></td><td><code>"
+                        f"{escape(str(cell.upstream))} → {escape(cell.client)}</code></td>"
+                        f"<td>{escape(cell.delivery)}</td><td>{escape(layer)}</td>"
+                        f"<td>{escape(cell.checks[layer].why[:500])}</td></tr>"
+                    )
+        out.write("</table>")
+    out.write("</body></html>\n")

@@ -1,0 +1,626 @@
+"""The judge: one cell (case x client x upstream x delivery) -> a verdict per layer, with evidence.
+
+The layers and their verdicts (``pass``, ``fail``, ``degraded``,
+``not_applicable``) are the practice's, names fixed:
+
+==============  =====================================================================
+``http``        a response came, with status 200
+``framing``     the client protocol's content type, every event parseable
+``deltas``      text (and reasoning, its signature) exact: nothing lost, nothing doubled
+``tool_calls``  count, ids present and unique, names, arguments as exact JSON
+``tool_results`` the failed result reached the upstream correlated to its call
+``completion``  status and stop reason mapped right; an error kept, with its type
+``usage``       the upstream's final figures, not missing, not invented
+``streaming``   events arrive spread as the mock paced them, not in one burst
+``cancel``      the upstream connection closed soon after the client hung up
+==============  =====================================================================
+
+The rules are data: ``LAYER_RULES`` maps each layer to the cases it applies
+to and the function that compares what the client got with the case's facts
+(``cases.truth``). A fact the client lost is ``degraded`` rather than
+``fail`` when streamwire's own translation from that upstream to that client
+protocol loses it too (``reference``: the upstream's bytes through
+``sw.stream`` and ``sw.encoder``, read back): the client's protocol cannot
+carry it, and the encoder declares the loss (``docs/translation.md``). The
+degradation verdicts are derived from the cells by ``verdict.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from ..protocols import stream
+from ..result import StreamResult
+from ..translate import encoder
+from .cases import CASES, Case, Truth, truth
+from .client import MEDIA_TYPES, Observation
+from .render import render_stream
+from .toolturn import FLAG_PROTOCOLS
+
+__all__ = [
+    "CANCEL_WITHIN",
+    "LAYERS",
+    "LAYER_RULES",
+    "Cell",
+    "Check",
+    "Verdict",
+    "judge",
+    "reference",
+]
+
+Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
+LAYERS = (
+    "http",
+    "framing",
+    "deltas",
+    "tool_calls",
+    "tool_results",
+    "completion",
+    "usage",
+    "streaming",
+    "cancel",
+)
+#: The client's hang-up must close the upstream within this many seconds.
+CANCEL_WITHIN = 1.0
+#: A paced stream is one burst when the client's arrivals span less than
+#: this share of the mock's sends.
+BURST_SHARE = 0.25
+_ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
+
+
+@dataclass
+class Check:
+    """One layer's verdict, why, and tags the verdict rules read (``missing``, ...)."""
+
+    verdict: Verdict
+    why: str = ""
+    tags: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Reference:
+    """streamwire's own translation of the upstream's stream into the client protocol."""
+
+    result: StreamResult
+    downgrades: dict[str, str]
+
+
+@lru_cache(maxsize=512)
+def reference(
+    case_name: str, upstream: str, client: str, usage_sent: bool, wants_usage: bool
+) -> Reference:
+    """The upstream's bytes for a case translated by streamwire and read back."""
+    case = CASES[case_name]
+    units = render_stream(case, upstream, model=f"sw-{case.name}", usage=usage_sent)
+    source = stream(upstream)
+    include = wants_usage if client == "openai-chat" else True
+    enc = encoder(client, source=upstream, include_usage=include)
+    body = bytearray()
+    for unit in units:
+        body += enc.feed(source.feed(unit.data))
+    body += enc.feed(source.close()) + enc.close()
+    back = stream(client)
+    back.feed(bytes(body))
+    back.close()
+    return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})
+
+
+@dataclass
+class Cell:
+    """The judgement of one (case, client, upstream, delivery)."""
+
+    case: str
+    client: str
+    upstream: str | None
+    delivery: str
+    layers: dict[str, Verdict]
+    checks: dict[str, Check]
+    evidence: dict[str, Any]
+    route: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return any(v == "fail" for v in self.layers.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        notes = {
+            layer: {"verdict": c.verdict, "why": c.why, "tags": list(c.tags), **c.details}
+            for layer, c in self.checks.items()
+            if c.verdict != "not_applicable" or c.why
+        }
+        return {
+            "case": self.case,
+            "client": self.client,
+            "upstream": self.upstream,
+            "delivery": self.delivery,
+            "route": self.route,
+            "layers": dict(self.layers),
+            "evidence": {"layers": notes, **self.evidence},
+        }
+
+
+@dataclass
+class Inputs:
+    """Everything one layer rule may look at."""
+
+    case: Case
+    client: str
+    upstream: str | None
+    delivery: str
+    obs: Observation
+    entry: dict[str, Any] | None
+    follow_obs: Observation | None
+    follow_entry: dict[str, Any] | None
+    truth: Truth | None
+    ref: Reference | None
+    http_ok: bool = False
+
+
+# --- helpers ---------------------------------------------------------------------
+
+
+def _excerpt(text: str, at: int, width: int = 40) -> str:
+    return repr(text[max(0, at - width // 2) : at + width // 2])
+
+
+def _diff(got: str, want: str) -> str:
+    n = 0
+    limit = min(len(got), len(want))
+    while n < limit and got[n] == want[n]:
+        n += 1
+    return (
+        f"{len(got)} chars received, {len(want)} sent; first difference at {n}: "
+        f"got {_excerpt(got, n)}, sent {_excerpt(want, n)}"
+    )
+
+
+def _worst(checks: Sequence[Check]) -> Check:
+    if not checks:
+        return Check("pass")
+    worst = max(checks, key=lambda c: _ORDER[c.verdict])
+    whys = "; ".join(c.why for c in checks if c.why and c.verdict == worst.verdict)
+    tags = tuple(t for c in checks if c.verdict == worst.verdict for t in c.tags)
+    return Check(worst.verdict, whys, tags)
+
+
+def _compare(
+    label: str, got: Any, want: Any, ref: Any, loss: str | None, show: Callable[[Any, Any], str]
+) -> Check:
+    if got == want:
+        return Check("pass")
+    if ref is not None and got == ref and ref != want:
+        return Check(
+            "degraded", f"{label}: {loss or 'not carried by the client protocol'}", ("lost",)
+        )
+    return Check("fail", f"{label}: {show(got, want)}")
+
+
+def _plain(got: Any, want: Any) -> str:
+    return f"got {got!r}, the upstream sent {want!r}"
+
+
+def _loss(ref: Reference | None, *features: str) -> str | None:
+    if ref is None:
+        return None
+    for feature in features:
+        if feature in ref.downgrades:
+            return ref.downgrades[feature]
+    return None
+
+
+# --- the layer rules ---------------------------------------------------------------
+
+
+def _http(x: Inputs) -> Check:
+    obs = x.obs
+    if obs.status is None:
+        return Check("fail", f"no response: {obs.failure}", ("unreachable",))
+    if obs.status != 200:
+        body = obs.raw_head.decode("utf-8", "replace")[:300]
+        return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
+    if x.entry is None:
+        return Check("pass", "the request never reached the mock (the gateway answered itself)")
+    return Check("pass")
+
+
+def _framing(x: Inputs) -> Check:
+    obs = x.obs
+    media = (obs.content_type or "").split(";", 1)[0].strip().lower()
+    if media != MEDIA_TYPES[x.client]:
+        body = obs.raw_head.decode("utf-8", "replace")[:300]
+        kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
+        return Check(
+            "fail",
+            f"content type {obs.content_type!r}, not {MEDIA_TYPES[x.client]}: {kind}: {body}",
+        )
+    if obs.framing_error:
+        return Check("fail", f"the SSE framing broke: {obs.framing_error}")
+    result = obs.result
+    if result is not None and not result.framing_ok:
+        err = result.error
+        what = f"{err.type}: {err.message}" if err else "unparseable events"
+        return Check("fail", f"an event is not {x.client}'s wire format ({what})")
+    return Check("pass")
+
+
+def _deltas(x: Inputs) -> Check:
+    result, t, ref = x.obs.result, x.truth, x.ref
+    assert t is not None
+    if result is None:
+        return Check("fail", "no stream to read")
+    if x.case.cancel_after is not None:
+        if t.text.startswith(result.text) and result.text:
+            return Check("pass", f"{len(result.text)} chars before the hang-up, in order")
+        return Check(
+            "fail",
+            f"the text before the hang-up is not the upstream's: {_diff(result.text, t.text)}",
+        )
+    checks = [
+        _compare(
+            "text",
+            result.text,
+            t.text,
+            ref.result.text if ref else None,
+            None,
+            lambda g, w: _diff(g, w),
+        )
+    ]
+    if t.reasoning:
+        checks.append(
+            _compare(
+                "reasoning",
+                result.reasoning,
+                t.reasoning,
+                ref.result.reasoning if ref else None,
+                _loss(ref, "reasoning"),
+                lambda g, w: _diff(g, w),
+            )
+        )
+    if t.signature:
+        got = result.choices[0].reasoning_signatures if result.choices else ()
+        want = (t.signature,)
+        refsig = ref.result.choices[0].reasoning_signatures if ref and ref.result.choices else None
+        checks.append(
+            _compare(
+                "reasoning signature",
+                tuple(got),
+                want,
+                refsig,
+                _loss(ref, "reasoning_signature"),
+                _plain,
+            )
+        )
+    if not result.deltas_ok:
+        checks.append(
+            Check("fail", f"deltas rejected: {'; '.join(result.conflicts) or 'a cap was hit'}")
+        )
+    return _worst(checks)
+
+
+def _tool_calls(x: Inputs) -> Check:
+    result, t, ref = x.obs.result, x.truth, x.ref
+    assert t is not None
+    if result is None:
+        return Check("fail", "no stream to read")
+    got = result.tool_calls
+    details = {
+        "calls": [
+            {
+                "id": c.id,
+                "id_source": c.id_source,
+                "name": c.name,
+                "raw_arguments": c.raw_arguments[:500],
+            }
+            for c in got
+        ]
+    }
+    problems = []
+    if len(got) != len(t.calls):
+        problems.append(f"{len(got)} calls, the upstream made {len(t.calls)}")
+    for i, (call, (_, name, args)) in enumerate(zip(got, t.calls, strict=False)):
+        if call.name != name:
+            problems.append(f"call {i}: name {call.name!r}, the upstream's is {name!r}")
+        if call.arguments is None:
+            problems.append(f"call {i}: arguments are not JSON: {call.raw_arguments[:120]!r}")
+        elif call.arguments != args:
+            problems.append(
+                f"call {i}: arguments {json.dumps(call.arguments)[:160]} differ from the upstream's"
+            )
+    ids = [c.id for c in got if c.id_source == "provider" and c.id]
+    # A call the upstream gave no id (Gemini) may reach the client without one.
+    sent_ids = [cid for cid, _, _ in t.calls]
+    missing = [
+        i
+        for i, c in enumerate(got)
+        if not (c.id_source == "provider" and c.id) and i < len(sent_ids) and sent_ids[i]
+    ]
+    ref_missing = ref is not None and any(c.id_source != "provider" for c in ref.result.tool_calls)
+    id_check = Check("pass")
+    if missing:
+        if ref_missing:
+            id_check = Check(
+                "degraded",
+                f"calls {missing} have no id: {x.client} correlates results by name",
+                ("lost",),
+            )
+        else:
+            problems.append(f"calls {missing} have no id")
+    if len(set(ids)) != len(ids):
+        problems.append(f"call ids repeat: {ids}")
+    if not result.tool_args_complete and not problems:
+        problems.append("a call was never completed")
+    if problems:
+        return Check("fail", "; ".join(problems), details=details)
+    id_check.details = details
+    return id_check
+
+
+def _tool_results(x: Inputs) -> Check:
+    first = x.obs.result
+    if first is None or not first.tool_calls:
+        return Check("fail", "no call was streamed to answer")
+    follow, entry = x.follow_obs, x.follow_entry
+    if follow is None:
+        return Check(
+            "fail", "the follow-up request could not be built from what the client received"
+        )
+    if follow.status != 200:
+        return Check(
+            "fail",
+            f"the follow-up was refused: HTTP {follow.status} {follow.failure or ''}".strip(),
+        )
+    if entry is None:
+        return Check("fail", "the follow-up never reached the upstream")
+    check = entry.get("tool_result")
+    details = {"upstream_saw": check}
+    if check is None:
+        return Check(
+            "fail",
+            "the follow-up reached the upstream without the history (one turn)",
+            details=details,
+        )
+    if not check["found"]:
+        return Check("fail", "the upstream request carries no tool result", details=details)
+    if not check["correlated"]:
+        return Check(
+            "fail",
+            f"the result answers {check['seen']}, the upstream's call is {check['expected']!r}",
+            details=details,
+        )
+    if not check["call_in_history"]:
+        return Check(
+            "fail", "the assistant's call is missing from the history it answers", details=details
+        )
+    if check["flag_exists"] and check["is_error"] is not True:
+        if x.client in FLAG_PROTOCOLS:
+            return Check("fail", "the result's error flag was lost", details=details)
+        out = Check("degraded", f"{x.client} tool results have no error flag", ("lost",), details)
+    else:
+        out = Check("pass", details=details)
+    answer = follow.result
+    t = x.truth
+    if answer is None or t is None or answer.text != t.follow_up or answer.status != "completed":
+        got = answer.text if answer else None
+        return Check(
+            "fail", f"the answer to the result did not arrive intact: {got!r}", details=details
+        )
+    return out
+
+
+def _completion(x: Inputs) -> Check:
+    result, t, ref = x.obs.result, x.truth, x.ref
+    assert t is not None
+    if result is None:
+        return Check("fail", "no stream to read")
+    if x.obs.timed_out:
+        return Check("fail", f"the gateway stopped sending: {x.obs.failure}", ("hang",))
+    if t.error_type is not None:
+        err = result.error
+        if result.status != "error" or err is None:
+            text = "text" if t.text != result.text else "success"
+            return Check(
+                "fail",
+                f"the upstream's {t.error_type} arrived as {result.status} ({text}), "
+                "not as an error",
+                ("masked",),
+            )
+        if err.type != t.error_type:
+            refer = ref.result.error if ref else None
+            if refer is not None and refer.type == err.type:
+                return Check(
+                    "degraded", f"error type {t.error_type} carried as {err.type}", ("lost",)
+                )
+            return Check(
+                "fail",
+                f"the provider's error type {t.error_type!r} arrived as {err.type!r} "
+                f"(code {err.code!r})",
+                ("type_lost",),
+            )
+        return Check("pass", f"error {err.type!r} kept")
+    got = (result.status, result.stop_reason)
+    want = (t.status, t.stop_reason)
+    refgot = (ref.result.status, ref.result.stop_reason) if ref else None
+    return _compare("status and stop reason", got, want, refgot, _loss(ref, "stop_reason"), _plain)
+
+
+def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | None:
+    usage = result.usage if result else None
+    if usage is None:
+        return None
+    return usage.input_tokens, usage.output_tokens
+
+
+def _usage(x: Inputs) -> Check:
+    result, t, ref = x.obs.result, x.truth, x.ref
+    assert t is not None
+    if result is None:
+        return Check("fail", "no stream to read")
+    usage = result.usage
+    got = _figures(result)
+    if x.case.cancel_after is not None:
+        if usage is not None and usage.final:
+            return Check("fail", f"a final usage {got} before the stream ended", ("invented",))
+        return Check(
+            "pass", "no final usage after the hang-up: record it as incomplete, never estimate"
+        )
+    asked = x.client != "openai-chat" or x.case.wants_usage
+    zero = got is not None and not any(got)
+    if t.usage is None:  # the upstream reported none
+        if got is None or zero:
+            if x.case.wants_usage:
+                return Check(
+                    "fail",
+                    "the upstream was never asked for usage (stream_options.include_usage), "
+                    "so the client's request for it went unmet",
+                    ("missing",),
+                )
+            return Check("pass", "no usage reported, none invented")
+        return Check("fail", f"usage {got} reported, the upstream sent none", ("invented",))
+    if got is None or not (usage and usage.final):
+        if not asked:
+            return Check("pass", "not asked for (chat without include_usage)")
+        refgot = _figures(ref.result) if ref else None
+        if ref is not None and (
+            refgot is None or not ref.result.usage or not ref.result.usage.final
+        ):
+            return Check(
+                "degraded", "the client protocol could not carry the final usage", ("lost",)
+            )
+        return Check("fail", f"the upstream's final usage {t.usage} is missing", ("missing",))
+    if got != t.usage:
+        if ref is not None and _figures(ref.result) == got:
+            return Check("degraded", f"usage converted to {got}", ("lost",))
+        return Check("fail", f"usage {got}, the upstream reported {t.usage}", ("invented",))
+    return Check("pass")
+
+
+def _streaming(x: Inputs) -> Check:
+    obs, entry = x.obs, x.entry
+    if entry is None or obs.result is None:
+        return Check("fail", "no stream to time")
+    # Text against text: the mock's writes that carry text deltas, the
+    # client's arrivals that completed one.
+    writes = entry.get("writes") or []
+    content = [w[0] for w in writes if "text" in w[2]]
+    if len(content) < 2 or not obs.text_times:
+        return Check("not_applicable", "too few text events to time")
+    sent = content[-1] - content[0]
+    if sent < 0.1:
+        return Check("not_applicable", f"the mock's text writes spanned only {sent * 1000:.0f} ms")
+    got = obs.text_times[-1] - obs.text_times[0]
+    first = obs.text_times[0]
+    details = {
+        "sent_span_ms": round(sent * 1000, 1),
+        "received_span_ms": round(got * 1000, 1),
+        "first_text_before_last_send_ms": round((content[-1] - first) * 1000, 1),
+    }
+    # A buffering hop delivers the text only after the mock's last write, and
+    # then all at once. Both must hold: a slow but streaming hop delivers it
+    # late too, but spread out. (The mock and the judge read one host clock.)
+    if first >= content[-1] and got < BURST_SHARE * sent:
+        return Check(
+            "fail",
+            f"buffered: the mock spread its text over {sent * 1000:.0f} ms; the first of it "
+            f"reached the client {(first - content[-1]) * 1000:.0f} ms after the mock's last write "
+            f"(all within {got * 1000:.0f} ms)",
+            ("buffered",),
+            details,
+        )
+    return Check("pass", details=details)
+
+
+def _cancel(x: Inputs) -> Check:
+    obs, entry = x.obs, x.entry
+    if obs.cancelled_at is None:
+        return Check("fail", "the client never got far enough to hang up")
+    if entry is None:
+        return Check("fail", "the request never reached the mock")
+    gone = entry.get("disconnected_at")
+    writes = len(entry.get("writes") or [])
+    if gone is None:
+        how = "to the end" if entry.get("completed") else "on"
+        return Check(
+            "fail",
+            f"the upstream connection stayed open: the mock kept streaming {how} ({writes} writes)",
+            ("kept_open",),
+        )
+    after = gone - obs.cancelled_at
+    details = {"closed_after_ms": round(after * 1000, 1), "writes": writes}
+    if after > CANCEL_WITHIN:
+        return Check(
+            "fail", f"the upstream closed only {after:.2f} s after the hang-up", ("slow",), details
+        )
+    return Check("pass", details=details)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a layer applies, and how it is judged."""
+
+    applies: Callable[[Inputs], bool]
+    check: Callable[[Inputs], Check]
+    #: Judged even when the HTTP layer failed (else: fail, "no stream").
+    before_http: bool = False
+
+
+def _always(x: Inputs) -> bool:
+    return True
+
+
+LAYER_RULES: Mapping[str, Rule] = {
+    "http": Rule(_always, _http, before_http=True),
+    "framing": Rule(_always, _framing),
+    "deltas": Rule(lambda x: bool(x.case.text or x.case.reasoning), _deltas),
+    "tool_calls": Rule(lambda x: bool(x.case.calls), _tool_calls),
+    "tool_results": Rule(lambda x: bool(x.case.follow_up), _tool_results),
+    "completion": Rule(lambda x: x.case.cancel_after is None, _completion),
+    "usage": Rule(lambda x: not x.case.error, _usage),
+    "streaming": Rule(lambda x: x.delivery == "paced" and x.case.cancel_after is None, _streaming),
+    "cancel": Rule(lambda x: x.case.cancel_after is not None, _cancel),
+}
+
+
+def judge(x: Inputs) -> tuple[dict[str, Verdict], dict[str, Check]]:
+    """Every layer's verdict for one cell."""
+    http = LAYER_RULES["http"].check(x)
+    x.http_ok = http.verdict == "pass"
+    checks: dict[str, Check] = {"http": http}
+    for layer, rule in LAYER_RULES.items():
+        if layer == "http":
+            continue
+        if not rule.applies(x):
+            checks[layer] = Check("not_applicable")
+        elif not x.http_ok and not rule.before_http:
+            checks[layer] = Check("fail", "no stream: the HTTP layer failed")
+        else:
+            checks[layer] = rule.check(x)
+    return {layer: checks[layer].verdict for layer in LAYERS}, checks
+
+
+def inputs(
+    case: Case,
+    client: str,
+    delivery: str,
+    obs: Observation,
+    entry: dict[str, Any] | None,
+    follow_obs: Observation | None = None,
+    follow_entry: dict[str, Any] | None = None,
+) -> Inputs:
+    """The judge's inputs; the truth and reference come from the mock's log entry."""
+    upstream = entry.get("upstream") if entry else None
+    facts = ref = None
+    if upstream is not None:
+        usage_sent = bool(entry.get("usage_sent", True)) if entry else True
+        facts = truth(case, upstream, usage_sent=usage_sent)
+        ref = reference(case.name, upstream, client, usage_sent, case.wants_usage)
+    else:
+        # The gateway never called the mock: judge against the case itself.
+        facts = truth(case, "openai-chat")
+    return Inputs(
+        case, client, upstream, delivery, obs, entry, follow_obs, follow_entry, facts, ref
+    )

@@ -1,0 +1,162 @@
+"""Live mode: the practice's minimal requests to a real provider or gateway, recorded as fixtures.
+
+``streamwire check --upstream URL --key-env VAR --protocol P [--model M]``
+sends two side-effect-free streaming requests in protocol ``P`` (one of the
+client protocols): a short text ("say hello") and a tool call (the
+``add_numbers`` and ``ping`` tools declared, "add 2 and 3"). The key is read
+from the environment variable, never from the command line, and sent only
+in the protocol's own header. Each answer is written, as it came off the
+wire, as a fixture in the repository's manifest format
+(``fixtures/README.md``, ``streamwire-fixture/1``): the raw body beside a
+manifest with its sha256, the recording's metadata (streamwire and Python
+versions, model, time, request id, HTTP status, time to first event, total
+time, usage) and the facts streamwire read from it under ``expect``, marked
+for review. Credentials never reach the files: request headers are not
+written at all, and the URL is written without its query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .. import __version__
+from .cases import CASES
+from .client import CLIENTS, Observation, client_request, observe
+
+__all__ = ["LIVE_REQUESTS", "record_live", "run_live"]
+
+#: name -> (the case whose request shape is used, the prompt).
+LIVE_REQUESTS = {
+    "live-text": ("short-text", 'Say "hello" and nothing else.'),
+    "live-tool": ("single-tool", "Use the add_numbers tool to add 2 and 3."),
+}
+_DEFAULT_MODELS = {
+    "openai-chat": "gpt-4o-mini",
+    "openai-responses": "gpt-4o-mini",
+    "anthropic": "claude-haiku-4-5",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+def _prompted(body: dict[str, Any], client: str, prompt: str) -> dict[str, Any]:
+    if client in ("openai-chat", "anthropic"):
+        body["messages"] = [{"role": "user", "content": prompt}]
+    elif client == "openai-responses":
+        body["input"] = prompt
+    else:
+        body["contents"] = [{"role": "user", "parts": [{"text": prompt}]}]
+    return body
+
+
+def _safe_url(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _manifest(
+    name: str, protocol: str, raw: str, obs: Observation, model: str, data: bytes
+) -> dict[str, Any]:
+    result = obs.result
+    rel = obs.sent_at
+    usage = result.usage.as_dict() if result and result.usage else None
+    if usage:
+        usage.pop("raw", None)
+    request_id = next((v for k, v in obs.headers if k in ("x-request-id", "request-id")), None)
+    expect: dict[str, Any] = {}
+    if result is not None:
+        expect = {
+            "status": result.status,
+            "stop_reason": result.stop_reason,
+            "text": result.text,
+            "tool_call_count": len(result.tool_calls),
+            "usage": usage,
+        }
+    return {
+        "format": "streamwire-fixture/1",
+        "case": name,
+        "raw": raw,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "provider": urlsplit(obs.url).hostname or "unknown",
+        "protocol": protocol,
+        "origin": "recorded",
+        "provenance": {
+            "transform": "streamwire check --upstream: the body as received, unmodified",
+            "license": "review before committing: the provider's terms apply",
+        },
+        "recording": {
+            "client": f"streamwire {__version__} (kit live mode), "
+            f"Python {platform.python_version()}",
+            "model": model,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(obs.sent_at)),
+            "url": _safe_url(obs.url),
+            "request_id": request_id,
+            "http_status": obs.status,
+            "content_type": obs.content_type,
+            "time_to_headers": None if obs.head_at is None else round(obs.head_at - rel, 4),
+            "time_to_first_event": None
+            if obs.first_event_at is None
+            else round(obs.first_event_at - rel, 4),
+            "total_time": None if obs.last_at is None else round(obs.last_at - rel, 4),
+            "usage": usage,
+        },
+        "exercises": f"live request {name}",
+        "expect": expect,
+        "notes": [
+            "expect was read from this recording by streamwire; review it against the "
+            "provider's documentation before relying on it"
+        ]
+        + ([f"the request failed: {obs.failure}"] if obs.failure else []),
+    }
+
+
+async def record_live(
+    url: str, protocol: str, *, key: str | None, model: str | None, out: str | Path
+) -> list[Path]:
+    """Sends the live requests and writes each answer as a fixture; returns the manifests."""
+    if protocol not in CLIENTS:
+        raise ValueError(f"live mode speaks {', '.join(CLIENTS)}, not {protocol!r}")
+    model = model or _DEFAULT_MODELS[protocol]
+    folder = Path(out) / protocol
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (case, prompt) in LIVE_REQUESTS.items():
+        target, headers, body = client_request(protocol, CASES[case], model, url, key)
+        body = _prompted(body, protocol, prompt)
+        if protocol == "openai-chat":
+            body["stream_options"] = {"include_usage": True}
+        obs = await observe(protocol, target, headers, body, read_timeout=60.0, keep_body=True)
+        data = obs.body or b""
+        raw = f"{name}.sse"
+        (folder / raw).write_bytes(data)
+        manifest = _manifest(name, protocol, raw, obs, model, data)
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def run_live(url: str, protocol: str, *, key: str | None, model: str | None, out: str) -> int:
+    """The CLI's live mode: 0 when every request streamed and completed."""
+    try:
+        paths = asyncio.run(record_live(url, protocol, key=key, model=model, out=out))
+    except (ValueError, OSError) as exc:
+        print(f"streamwire: live mode: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    for path in paths:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        rec = manifest["recording"]
+        got = manifest["expect"].get("status")
+        print(f"{path}: HTTP {rec['http_status']}, {manifest['size']} bytes, {got}")
+        if got not in ("completed", "truncated"):
+            status = 1
+    return status

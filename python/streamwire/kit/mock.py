@@ -1,0 +1,297 @@
+"""The mock upstream: a real HTTP server that speaks the providers' endpoints and streams the cases.
+
+Endpoints (paths as the providers' API references give them, checked
+2026-12-01; any prefix before them is accepted, since gateways differ in
+where they put the version):
+
+=========================================================  ==================
+``POST .../chat/completions``                              ``openai-chat``
+``POST .../responses``                                     ``openai-responses``
+``POST .../messages``                                      ``anthropic``
+``POST .../models/{model}:streamGenerateContent?alt=sse``  ``gemini``
+``POST .../models/{model}:streamGenerateContent``          ``gemini-json``
+``POST .../models/{model}:generateContent``                gemini, not streamed
+``POST /model/{id}/converse-stream`` (``/converse``)       ``bedrock-converse``
+``POST /model/{id}/invoke-with-response-stream``           ``bedrock-invoke``
+(``/invoke``)
+``GET /_sw/log`` (``?tag=``, ``?since=``)                  the request log
+``GET /_sw/cases``, ``GET .../models``                     the case names
+=========================================================  ==================
+
+The case is chosen by the model the request names (the body's ``model``, or
+the path's for Gemini and Bedrock): ``sw-<case>``, optionally followed by
+``.<delivery>`` (``whole``, ``tiny``, ``paced``; default ``whole``) and
+``.<tag>`` (``k`` and letters or digits: the judge's id for one cell, which
+the log is searched by). Anything before ``sw-`` is ignored, so a gateway's
+routing prefix (``anthropic/sw-...``, ``us.sw-...``) does not matter. A
+request with ``"stream": false`` (or a non-streaming endpoint) gets the case's
+JSON body. A follow-up request of ``tool-error-result`` (one that carries
+more than one turn) is checked for the tool result (``toolturn.py``) and, if
+the result answers the call, gets the case's answer text; otherwise the call
+again, as a model that never saw the result would.
+
+Like the providers, the mock volunteers usage only where the provider does:
+a Chat Completions stream carries it only when the request asks
+(``stream_options.include_usage``).
+
+The log (``GET /_sw/log``) keeps the last ``MAX_LOG`` requests: method,
+path, query and headers with credentials removed, the JSON body (bodies over
+``MAX_LOGGED_BODY`` bytes are not kept), the case, delivery and tag, every
+write with its time (the first ``MAX_LOGGED_WRITES``), and when the client
+disconnected. Times are ``time.time()`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import time
+import zlib
+from collections import deque
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode
+
+from .cases import CASE_NAMES, CASES, Case
+from .delivery import DELIVERIES, schedule
+from .httpio import HttpServer, Request, Responder, TransportError
+from .render import CONTENT_TYPES, render_json, render_stream, usage_requested
+from .toolturn import check_tool_result
+
+__all__ = ["MAX_LOG", "MockUpstream", "parse_model", "redact_headers"]
+
+MAX_LOG = 5000
+MAX_LOGGED_BODY = 256 * 1024
+MAX_LOGGED_WRITES = 2000
+_SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
+
+_MODEL = re.compile(r"sw-([a-z][a-z-]*[a-z])(?:\.(whole|tiny|paced))?(?:\.(k[0-9a-z]+))?")
+_SECRET = re.compile(r"auth|token|secret|passw|api[-_]?key|cookie|signature|credential|security")
+_SECRET_PARAMS = {"key", "api_key", "api-key", "apikey", "access_token", "token", "sig"}
+
+
+def parse_model(model: str) -> tuple[Case, str, str | None] | None:
+    """(case, delivery, tag) named by a model string, or None."""
+    for match in _MODEL.finditer(unquote(model)):
+        case = CASES.get(match.group(1))
+        if case is not None:
+            return case, match.group(2) or "whole", match.group(3)
+    return None
+
+
+def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The headers without credentials (values replaced by ``[removed]``)."""
+    return [(k, "[removed]" if _SECRET.search(k) else v) for k, v in headers]
+
+
+def _redact_query(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(k, "[removed]" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs])
+
+
+def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, str] | None:
+    """(upstream protocol, streamed, model) of a request, or None."""
+    if method != "POST":
+        return None
+    model = body.get("model") if isinstance(body, dict) else None
+    model = model if isinstance(model, str) else ""
+    stream = isinstance(body, dict) and body.get("stream") is True
+    if path.endswith("/chat/completions"):
+        return "openai-chat", stream, model
+    if path.endswith("/responses"):
+        return "openai-responses", stream, model
+    if path.endswith("/messages"):
+        return "anthropic", stream, model
+    if ":streamGenerateContent" in path or ":generateContent" in path:
+        head, _, verb = path.rpartition(":")
+        name = unquote(head.rpartition("/models/")[2])
+        sse = "alt=sse" in query
+        streamed = verb == "streamGenerateContent"
+        return ("gemini" if sse or not streamed else "gemini-json"), streamed, name
+    parts = path.split("/")
+    if len(parts) >= 4 and parts[-3] == "model":
+        name, verb = unquote(parts[-2]), parts[-1]
+        if verb in ("converse-stream", "converse"):
+            return "bedrock-converse", verb == "converse-stream", name
+        if verb in ("invoke-with-response-stream", "invoke"):
+            return "bedrock-invoke", verb == "invoke-with-response-stream", name
+    return None
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class MockUpstream:
+    """The mock upstream; ``async with MockUpstream() as mock: mock.url``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._server = HttpServer(self._handle, host=host, port=port)
+        self.log: deque[dict[str, Any]] = deque(maxlen=MAX_LOG)
+        self.dropped = 0
+        self._ids = itertools.count(1)
+
+    async def start(self) -> MockUpstream:
+        await self._server.start()
+        return self
+
+    async def close(self) -> None:
+        await self._server.close()
+
+    async def __aenter__(self) -> MockUpstream:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def url(self) -> str:
+        return self._server.url
+
+    def entries(self, tag: str | None = None, since: int = 0) -> list[dict[str, Any]]:
+        """The logged requests (of one tag), oldest first."""
+        return [e for e in self.log if e["id"] > since and (tag is None or e.get("tag") == tag)]
+
+    # --- requests -------------------------------------------------------------------
+
+    async def _handle(self, request: Request, responder: Responder) -> None:
+        if request.method == "GET":
+            await self._get(request, responder)
+            return
+        try:
+            body: Any = json.loads(request.body) if request.body else None
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        route = _route(request.method, request.path, request.query, body)
+        entry = self._entry(request, body)
+        if route is None:
+            entry["status"] = 404
+            await responder.send(
+                404,
+                [("content-type", "application/json")],
+                _json(
+                    {"error": {"type": "not_found_error", "message": f"no endpoint {request.path}"}}
+                ),
+            )
+            return
+        upstream, streamed, model = route
+        entry.update(upstream=upstream, stream=streamed, model=model)
+        chosen = parse_model(model)
+        if chosen is None:
+            entry["status"] = 404
+            message = (
+                f"model {model!r} is not a case: use sw-<case>, one of {', '.join(CASE_NAMES)}"
+            )
+            await responder.send(
+                404,
+                [("content-type", "application/json")],
+                _json({"error": {"type": "not_found_error", "message": message, "code": 404}}),
+            )
+            return
+        case, delivery, tag = chosen
+        entry.update(case=case.name, delivery=delivery, tag=tag)
+        follow_up = False
+        if case.follow_up:
+            check = check_tool_result(upstream, body, case)
+            entry["tool_result"] = check
+            follow_up = bool(check and check["correlated"])
+        entry["follow_up"] = follow_up
+        if not streamed:
+            status, headers, payload = render_json(case, upstream, model=model, follow_up=follow_up)
+            entry["status"] = status
+            await responder.send(status, headers, payload)
+            entry["completed"] = True
+            entry["ended_at"] = time.time()
+            return
+        usage = usage_requested(upstream, body)
+        entry["usage_sent"] = usage
+        units = render_stream(case, upstream, model=model, usage=usage, follow_up=follow_up)
+        writes = schedule(
+            units,
+            delivery,
+            sse=upstream in _SSE,
+            shaping="events" if follow_up else case.shaping,
+            gap=None if follow_up else case.gap,
+            seed=zlib.crc32(f"{case.name}/{upstream}/{delivery}".encode()),
+        )
+        entry["status"] = 200
+        await self._stream(responder, upstream, writes, entry)
+
+    def _entry(self, request: Request, body: Any) -> dict[str, Any]:
+        if len(self.log) == self.log.maxlen:
+            self.dropped += 1
+        entry: dict[str, Any] = {
+            "id": next(self._ids),
+            "t": request.received_at,
+            "method": request.method,
+            "path": request.path,
+            "query": _redact_query(request.query),
+            "headers": redact_headers(request.headers),
+            "body": body if len(request.body) <= MAX_LOGGED_BODY else None,
+            "body_bytes": len(request.body),
+            "upstream": None,
+            "case": None,
+            "delivery": None,
+            "tag": None,
+            "status": None,
+            "writes": [],
+            "writes_dropped": 0,
+            "bytes_sent": 0,
+            "completed": False,
+            "disconnected_at": None,
+            "ended_at": None,
+        }
+        self.log.append(entry)
+        return entry
+
+    async def _stream(
+        self, responder: Responder, upstream: str, writes: list[Any], entry: dict[str, Any]
+    ) -> None:
+        headers = [
+            ("content-type", CONTENT_TYPES[upstream]),
+            ("cache-control", "no-cache"),
+            ("x-request-id", f"req_sw{entry['id']}"),
+        ]
+        logged = entry["writes"]
+        try:
+            await responder.start(200, headers)
+            for write in writes:
+                if write.delay:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(responder.disconnected.wait(), write.delay)
+                if responder.disconnected.is_set():
+                    break
+                await responder.write(write.data)
+                entry["bytes_sent"] += len(write.data)
+                if len(logged) < MAX_LOGGED_WRITES:
+                    logged.append([round(time.time(), 6), len(write.data), list(write.kinds)])
+                else:
+                    entry["writes_dropped"] += 1
+            else:
+                await responder.end()
+                entry["completed"] = True
+        except TransportError:
+            pass
+        finally:
+            entry["ended_at"] = time.time()
+            if responder.disconnected.is_set():
+                entry["disconnected_at"] = responder.disconnected_at
+                responder.abort()
+
+    async def _get(self, request: Request, responder: Responder) -> None:
+        headers = [("content-type", "application/json")]
+        if request.path == "/_sw/log":
+            params = dict(parse_qsl(request.query))
+            since = int(params["since"]) if params.get("since", "").isdigit() else 0
+            doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.dropped}
+            await responder.send(200, headers, _json(doc))
+        elif request.path == "/_sw/cases":
+            doc = {"cases": {n: c.purpose for n, c in CASES.items()}, "deliveries": DELIVERIES}
+            await responder.send(200, headers, _json(doc))
+        elif request.path.endswith("/models"):
+            data = [{"id": f"sw-{n}", "object": "model", "owned_by": "streamwire"} for n in CASES]
+            await responder.send(200, headers, _json({"object": "list", "data": data}))
+        else:
+            await responder.send(404, headers, _json({"error": {"message": "not found"}}))

@@ -1,0 +1,476 @@
+"""A case in an upstream's own wire format: the units the mock writes, and non-streaming bodies.
+
+The SSE protocols are encoded by streamwire's own encoders (``sw.encoder``,
+layer [4]) from the case's unified events (``cases.script``); Gemini's JSON
+array (``streamGenerateContent`` without ``alt=sse``) is the same chunks as
+one array; Bedrock is ``bedrock.py``. A body is a list of ``Unit``: one wire
+event each (an SSE event, an array element, an EventStream frame), which is
+what the deliveries (``delivery.py``) cut, merge and pace.
+
+What an encoder never produces, because no correct upstream stream needs it
+from unified events, is added here at the wire level, as each provider sends
+it (API references checked 2026-12-01):
+
+* keep-alives: an SSE comment line (OpenAI, Gemini), Anthropic's ``ping``
+  event, a blank line; whitespace between the elements of Gemini's array.
+  Bedrock's EventStream has none: its keep-alive case is the silence alone;
+* an unknown event: a chat chunk with a delta field and a top-level field
+  nobody knows, a Responses event type ``response.sw_future.added`` (with the
+  sequence numbers after it renumbered, as a real new event would be
+  numbered), an Anthropic event type ``sw_future_event`` (Anthropic: "we may
+  add new event types"), a Gemini part and field of unknown names, a Bedrock
+  frame of an unknown ``:event-type``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from ..translate import encoder
+from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
+from .cases import UPSTREAM_ERRORS, Case, Truth, script, truth
+from .delivery import Unit
+
+__all__ = [
+    "CONTENT_TYPES",
+    "Unit",
+    "render_json",
+    "render_stream",
+    "usage_requested",
+]
+
+CONTENT_TYPES = {
+    "openai-chat": "text/event-stream",
+    "openai-responses": "text/event-stream",
+    "anthropic": "text/event-stream",
+    "gemini": "text/event-stream",
+    "gemini-json": "application/json",
+    "bedrock-converse": "application/vnd.amazon.eventstream",
+    "bedrock-invoke": "application/vnd.amazon.eventstream",
+}
+_SSE = ("openai-chat", "openai-responses", "anthropic", "gemini")
+#: Seconds of silence before each keep-alive of the ``keepalive`` case.
+KEEPALIVE_PAUSE = 0.1
+
+
+def usage_requested(upstream: str, body: Any) -> bool:
+    """Whether the upstream reports usage for this request: every protocol but
+    Chat Completions always does; chat only with ``stream_options.include_usage``
+    (OpenAI "Create chat completion", checked 2026-12-01)."""
+    if upstream != "openai-chat":
+        return True
+    if not isinstance(body, dict):
+        return False
+    if body.get("stream") is not True:
+        return True  # a non-streaming completion always carries usage
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _split_sse(body: bytes) -> list[bytes]:
+    # The encoders write LF line endings and never a blank line inside an
+    # event, so the events are the pieces between blank lines.
+    return [piece + b"\n\n" for piece in body.split(b"\n\n") if piece.strip()]
+
+
+def _encode(
+    case: Case, upstream: str, target: str, model: str, usage: bool, follow: bool
+) -> list[bytes]:
+    events = script(case, upstream, model=model, usage_sent=usage, follow_up=follow)
+    enc = encoder(
+        target,
+        model=model,
+        response_id=f"{_ID_HEAD[target]}sw{case.name.replace('-', '')}{int(follow)}",
+        created=1764547200,
+        include_usage=usage,
+        source=target,
+    )
+    # The start and its input usage in one feed (an Anthropic message_start
+    # carries the input tokens), then one event per feed.
+    out = [enc.feed(events[:2])]
+    out += [enc.feed([e]) for e in events[2:]]
+    out.append(enc.close())
+    return _split_sse(b"".join(out))
+
+
+_ID_HEAD = {
+    "openai-chat": "chatcmpl-",
+    "openai-responses": "resp_",
+    "anthropic": "msg_",
+    "gemini": "",
+}
+
+
+def render_stream(
+    case: Case, upstream: str, *, model: str, usage: bool, follow_up: bool = False
+) -> list[Unit]:
+    """The streamed body of ``case`` from ``upstream``, as units."""
+    if upstream in _SSE:
+        units = [Unit(u) for u in _encode(case, upstream, upstream, model, usage, follow_up)]
+        if case.error and not follow_up:
+            units = [replace(u, kind="error") if _is_error(u.data) else u for u in units]
+    elif upstream == "gemini-json":
+        sse = _encode(case, upstream, "gemini", model, usage, follow_up)
+        units = _gemini_array([_sse_data(u) for u in sse])
+        if case.error and not follow_up:
+            units[-2] = replace(units[-2], kind="error")
+    elif upstream == "bedrock-converse":
+        units = converse_units(script(case, upstream, model=model, follow_up=follow_up))
+    elif upstream == "bedrock-invoke":
+        sse = _encode(case, upstream, "anthropic", model, usage, follow_up)
+        units = invoke_units([_sse_data(u) for u in sse], case.usage)
+    else:
+        raise ValueError(f"the mock does not speak {upstream!r}")
+    units = _tag_text(upstream, units)
+    if follow_up:
+        return units
+    if case.keepalive:
+        units = _keepalives(upstream) + units
+    if case.unknown:
+        units = _with_unknown(upstream, units, model)
+    return units
+
+
+def _is_error(data: bytes) -> bool:
+    return data.startswith(b"event: error") or b'"error":{' in data[:64]
+
+
+def _sse_data(unit: bytes) -> str:
+    lines = [line[5:].removeprefix(b" ") for line in unit.split(b"\n") if line.startswith(b"data:")]
+    return b"\n".join(lines).decode()
+
+
+def _gemini_array(elements: list[str]) -> list[Unit]:
+    units = [
+        Unit(("[" if i == 0 else ",\r\n").encode() + e.encode()) for i, e in enumerate(elements)
+    ]
+    return [*units, Unit(b"]")]
+
+
+def _keepalives(upstream: str) -> list[Unit]:
+    if upstream in ("bedrock-converse", "bedrock-invoke"):
+        return [Unit(b"", "keepalive", KEEPALIVE_PAUSE * 3)]
+    if upstream == "gemini-json":
+        return [Unit(b"", "keepalive", KEEPALIVE_PAUSE * 3)]
+    pieces = [b": keepalive\n\n", b"\n", b": keepalive\n\n"]
+    if upstream == "anthropic":
+        pieces[1] = b'event: ping\ndata: {"type": "ping"}\n\n'
+    return [Unit(p, "keepalive", KEEPALIVE_PAUSE) for p in pieces]
+
+
+def _with_unknown(upstream: str, units: list[Unit], model: str) -> list[Unit]:
+    # After the second text event: the gateway is mid-message when it arrives.
+    seen = 0
+    at = len(units) - 1
+    for i, unit in enumerate(units):
+        if unit.kind == "text":
+            seen += 1
+            if seen == 2:
+                at = i + 1
+                break
+    if upstream == "openai-responses":
+        seq = _sequence(units[at - 1].data) + 1
+        tail = [Unit(_renumber(u.data, 1), u.kind, u.pause) for u in units[at:]]
+        payload: dict[str, Any] = {
+            "type": "response.sw_future.added",
+            "sequence_number": seq,
+            "item_id": "sw_future_1",
+            "payload": {"kind": "future"},
+        }
+        return [
+            *units[:at],
+            Unit(_sse_event(payload, "response.sw_future.added"), "unknown"),
+            *tail,
+        ]
+    return [*units[:at], *_unknown_units(upstream, model), *units[at:]]
+
+
+#: What marks a wire event that carries a text delta, per upstream.
+_TEXT_MARKERS = {
+    "openai-chat": b'"delta":{"content":"',
+    "openai-responses": b"response.output_text.delta",
+    "anthropic": b'"text_delta"',
+    "gemini": b'"parts":[{"text":"',
+    "gemini-json": b'"parts":[{"text":"',
+    "bedrock-converse": b'"delta":{"text":',
+}
+
+
+#: Gemini parts that match the marker but carry no visible text.
+_NOT_TEXT = (b'"thought":true', b'"text":"",')
+
+
+def _tag_text(upstream: str, units: list[Unit]) -> list[Unit]:
+    marker = _TEXT_MARKERS.get(upstream)
+    if marker is None:
+        return units
+    return [
+        replace(u, kind="text")
+        if u.kind == "event" and marker in u.data and not any(x in u.data for x in _NOT_TEXT)
+        else u
+        for u in units
+    ]
+
+
+def _unknown_units(upstream: str, model: str) -> list[Unit]:
+    if upstream == "openai-chat":
+        payload: dict[str, Any] = {
+            "id": "chatcmpl-swunknown",
+            "object": "chat.completion.chunk",
+            "created": 1764547200,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"sw_future": {"kind": "annotation"}},
+                    "logprobs": None,
+                    "finish_reason": None,
+                }
+            ],
+            "usage": None,
+            "sw_future_top": {"kind": "future"},
+        }
+        return [Unit(_sse_event(payload), "unknown")]
+    if upstream == "anthropic":
+        payload = {"type": "sw_future_event", "index": 0, "payload": {"kind": "future"}}
+        return [Unit(_sse_event(payload, "sw_future_event"), "unknown")]
+    if upstream in ("gemini", "gemini-json"):
+        payload = {
+            "candidates": [
+                {
+                    "content": {"parts": [{"swFuturePart": {"kind": "future"}}], "role": "model"},
+                    "index": 0,
+                }
+            ],
+            "swFutureField": {"kind": "future"},
+            "modelVersion": model,
+        }
+        if upstream == "gemini":
+            return [Unit(_sse_event(payload), "unknown")]
+        return [Unit(b",\r\n" + _dumps(payload).encode(), "unknown")]
+    if upstream == "bedrock-converse":
+        return [_bedrock_unknown()]
+    if upstream == "bedrock-invoke":
+        return [invoke_unit({"type": "sw_future_event", "index": 0}, kind="unknown")]
+    raise ValueError(upstream)
+
+
+def _bedrock_unknown() -> Unit:
+    return event_unit("swFutureEvent", {"kind": "future"}, kind="unknown")
+
+
+def _sse_event(payload: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {_dumps(payload)}\n\n".encode()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sequence(data: bytes) -> int:
+    text = _sse_data(data)
+    try:
+        value = json.loads(text).get("sequence_number")
+    except (ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) else 0
+
+
+def _renumber(data: bytes, shift: int) -> bytes:
+    head, _, rest = data.partition(b"data: ")
+    payload = json.loads(rest.strip())
+    if isinstance(payload.get("sequence_number"), int):
+        payload["sequence_number"] += shift
+    return head + b"data: " + _dumps(payload).encode() + b"\n\n"
+
+
+# --- non-streaming bodies ------------------------------------------------------------
+
+#: The HTTP status a non-streaming request gets for the error case.
+ERROR_STATUS = {
+    "openai-chat": 500,
+    "openai-responses": 500,
+    "anthropic": 529,
+    "gemini": 503,
+    "gemini-json": 503,
+    "bedrock-converse": 503,
+    "bedrock-invoke": 529,
+}
+
+
+def render_json(
+    case: Case, upstream: str, *, model: str, follow_up: bool = False
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The non-streaming answer (``stream: false``, ``:generateContent``, ``/converse``)."""
+    facts = truth(case, upstream)
+    if case.error and not follow_up:
+        return _error_json(upstream)
+    text = facts.follow_up if follow_up else facts.text
+    calls = () if follow_up else facts.calls
+    stop = "stop" if follow_up else facts.stop_reason
+    body = _JSON_BODIES[upstream](case, facts, text, calls, stop, model)
+    return 200, [("content-type", "application/json")], _dumps(body).encode()
+
+
+def _error_json(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    kind, code, message = UPSTREAM_ERRORS[upstream]
+    status = ERROR_STATUS[upstream]
+    headers = [("content-type", "application/json")]
+    body: Any
+    if upstream in ("anthropic", "bedrock-invoke"):
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+    elif upstream.startswith("gemini"):
+        body = {"error": {"code": code, "message": message, "status": kind}}
+    elif upstream == "bedrock-converse":
+        body = {"message": message}
+        headers.append(("x-amzn-errortype", f"{kind[0].upper()}{kind[1:]}"))
+    else:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return status, headers, _dumps(body).encode()
+
+
+_CHAT_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
+_ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+_GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
+
+
+def _chat(case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str) -> Any:
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    tool_calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": _dumps(args)}}
+        for cid, name, args in calls
+    ]
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    i, o = case.usage
+    return {
+        "id": f"chatcmpl-sw{case.name}",
+        "object": "chat.completion",
+        "created": 1764547200,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _CHAT_FINISH[stop]}],
+        "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o},
+    }
+
+
+def _responses(
+    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
+) -> Any:
+    output: list[dict[str, Any]] = []
+    if text:
+        output.append(
+            {
+                "id": "msg_sw0",
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
+    for n, (cid, name, args) in enumerate(calls):
+        output.append(
+            {
+                "id": f"fc_sw{n}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": cid,
+                "name": name,
+                "arguments": _dumps(args),
+            }
+        )
+    i, o = case.usage
+    truncated = stop == "length"
+    return {
+        "id": f"resp_sw{case.name}",
+        "object": "response",
+        "created_at": 1764547200,
+        "status": "incomplete" if truncated else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
+        "model": model,
+        "output": output,
+        "usage": {"input_tokens": i, "output_tokens": o, "total_tokens": i + o},
+    }
+
+
+def _anthropic(
+    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
+) -> Any:
+    content: list[dict[str, Any]] = []
+    if facts.reasoning and text == facts.text:
+        content.append(
+            {"type": "thinking", "thinking": facts.reasoning, "signature": facts.signature}
+        )
+    if text:
+        content.append({"type": "text", "text": text})
+    content += [
+        {"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls
+    ]
+    i, o = case.usage
+    return {
+        "id": f"msg_sw{case.name}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": _ANTHROPIC_STOP[stop],
+        "stop_sequence": None,
+        "usage": {"input_tokens": i, "output_tokens": o},
+    }
+
+
+def _gemini(
+    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
+) -> Any:
+    parts: list[dict[str, Any]] = []
+    if text:
+        parts.append({"text": text})
+    parts += [{"functionCall": {"name": name, "args": args}} for _, name, args in calls]
+    i, o = case.usage
+    return {
+        "candidates": [
+            {
+                "content": {"parts": parts, "role": "model"},
+                "finishReason": _GEMINI_FINISH[stop],
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": i,
+            "candidatesTokenCount": o,
+            "totalTokenCount": i + o,
+        },
+        "modelVersion": model,
+    }
+
+
+def _converse(
+    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
+) -> Any:
+    content: list[dict[str, Any]] = []
+    if text:
+        content.append({"text": text})
+    content += [
+        {"toolUse": {"toolUseId": cid, "name": name, "input": args}} for cid, name, args in calls
+    ]
+    i, o = case.usage
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": _ANTHROPIC_STOP[stop],
+        "usage": {"inputTokens": i, "outputTokens": o, "totalTokens": i + o},
+        "metrics": {"latencyMs": 42},
+    }
+
+
+_JSON_BODIES = {
+    "openai-chat": _chat,
+    "openai-responses": _responses,
+    "anthropic": _anthropic,
+    "bedrock-invoke": _anthropic,
+    "gemini": _gemini,
+    "gemini-json": _gemini,
+    "bedrock-converse": _converse,
+}

@@ -1,0 +1,193 @@
+"""The tool-result round trip of ``tool-error-result``: both ends of it.
+
+The client end (``follow_up_request``) answers the call the gateway streamed
+with a failed tool result, in the *client's* protocol: the history repeats
+the user's turn and the assistant's turn with the call exactly as the client
+received it (its id, name and argument text), then the result, built by
+``sw.tool_result`` (which refuses an id the stream did not produce). The
+upstream end (``check_tool_result``) looks into the request the gateway then
+sent the mock, in the *upstream's* protocol, for a result that answers the
+call the mock made: the same call id (Gemini, which sends none, by the
+function's name), in the upstream's own shape, with its error flag where the
+protocol has one (Anthropic ``is_error``, Bedrock ``status: "error"``, Gemini
+``response.error``; Chat Completions and Responses have no flag). Shapes as
+the providers' API references give them, checked 2026-12-01.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..result import StreamResult
+from ..toolresults import tool_result
+from .cases import Case, call_id
+
+__all__ = [
+    "ERROR_OUTPUT",
+    "FLAG_PROTOCOLS",
+    "assistant_turn",
+    "check_tool_result",
+    "follow_up_request",
+]
+
+ERROR_OUTPUT = "error: add_numbers failed: b must be a number, got 'two'"
+#: Protocols whose tool results carry an error flag.
+FLAG_PROTOCOLS = frozenset(
+    {"anthropic", "bedrock-converse", "bedrock-invoke", "gemini", "gemini-json"}
+)
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _content(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return _dicts(message.get("content"))
+
+
+def check_tool_result(upstream: str, body: Any, case: Case) -> dict[str, Any] | None:
+    """What the request ``body`` (in ``upstream``'s shape) says about the result
+    for ``case``'s first call, or None when it is no follow-up at all (a
+    request with a single turn)."""
+    if not isinstance(body, dict) or not case.calls:
+        return None
+    expected = call_id(upstream, case, 0)
+    name = case.calls[0].name
+    results: list[tuple[str | None, bool | None]] = []  # (id or name, error flag)
+    calls: list[str | None] = []
+    turns = 0
+    if upstream == "openai-chat":
+        for m in _dicts(body.get("messages")):
+            turns += 1
+            if m.get("role") == "tool":
+                results.append((_str(m.get("tool_call_id")), None))
+            for c in _dicts(m.get("tool_calls")):
+                calls.append(_str(c.get("id")))
+    elif upstream == "openai-responses":
+        items = body.get("input")
+        for item in _dicts(items):
+            turns += 1
+            if item.get("type") == "function_call_output":
+                results.append((_str(item.get("call_id")), None))
+            elif item.get("type") == "function_call":
+                calls.append(_str(item.get("call_id")))
+    elif upstream in ("anthropic", "bedrock-invoke"):
+        for m in _dicts(body.get("messages")):
+            turns += 1
+            for block in _content(m):
+                if block.get("type") == "tool_result":
+                    results.append((_str(block.get("tool_use_id")), block.get("is_error") is True))
+                elif block.get("type") == "tool_use":
+                    calls.append(_str(block.get("id")))
+    elif upstream in ("gemini", "gemini-json"):
+        for content in _dicts(body.get("contents")):
+            turns += 1
+            for part in _dicts(content.get("parts")):
+                response = part.get("functionResponse") or part.get("function_response")
+                if isinstance(response, dict):
+                    answer = response.get("response")
+                    flag = isinstance(answer, dict) and "error" in answer
+                    results.append((_str(response.get("id")) or _str(response.get("name")), flag))
+                call = part.get("functionCall") or part.get("function_call")
+                if isinstance(call, dict):
+                    calls.append(_str(call.get("id")) or _str(call.get("name")))
+    elif upstream == "bedrock-converse":
+        for m in _dicts(body.get("messages")):
+            turns += 1
+            for block in _content(m):
+                result = block.get("toolResult")
+                if isinstance(result, dict):
+                    results.append((_str(result.get("toolUseId")), result.get("status") == "error"))
+                use = block.get("toolUse")
+                if isinstance(use, dict):
+                    calls.append(_str(use.get("toolUseId")))
+    if turns <= 1 and not results:
+        return None
+    want = expected if expected is not None else name
+    ids = [r[0] for r in results]
+    match = [r for r in results if r[0] == want]
+    return {
+        "found": bool(results),
+        "expected": want,
+        "seen": ids,
+        "correlated": bool(match) and len(results) == 1,
+        "call_in_history": want in calls,
+        "is_error": match[0][1] if match else None,
+        "flag_exists": upstream in FLAG_PROTOCOLS,
+    }
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def assistant_turn(client: str, result: StreamResult) -> Any:
+    """The assistant's turn (text and calls, as received) in ``client``'s request shape."""
+    calls = result.tool_calls
+    if client == "openai-chat":
+        return {
+            "role": "assistant",
+            "content": result.text or None,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.raw_arguments},
+                }
+                for c in calls
+            ],
+        }
+    if client == "openai-responses":
+        items: list[dict[str, Any]] = []
+        if result.text:
+            items.append({"role": "assistant", "content": result.text})
+        items += [
+            {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.raw_arguments}
+            for c in calls
+        ]
+        return items
+    if client == "anthropic":
+        blocks: list[dict[str, Any]] = []
+        if result.text:
+            blocks.append({"type": "text", "text": result.text})
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}}
+            for c in calls
+        ]
+        return {"role": "assistant", "content": blocks}
+    if client == "gemini":
+        parts: list[dict[str, Any]] = []
+        if result.text:
+            parts.append({"text": result.text})
+        for c in calls:
+            call: dict[str, Any] = {"name": c.name, "args": c.arguments or {}}
+            if c.id_source == "provider" and c.id:
+                call["id"] = c.id
+            parts.append({"functionCall": call})
+        return {"role": "model", "parts": parts}
+    raise ValueError(client)
+
+
+def follow_up_request(client: str, first: dict[str, Any], result: StreamResult) -> dict[str, Any]:
+    """The second request: ``first``'s body plus the assistant's turn and a
+    failed result for its first call (ValueError when the stream had no call)."""
+    if not result.tool_calls:
+        raise ValueError("the gateway streamed no tool call to answer")
+    call = result.tool_calls[0]
+    answer = tool_result(result, call.id or "", ERROR_OUTPUT, is_error=True)
+    body: dict[str, Any] = json.loads(json.dumps(first))
+    turn = assistant_turn(client, result)
+    if client == "openai-chat":
+        body["messages"] += [turn, answer]
+    elif client == "openai-responses":
+        user = body["input"]
+        if isinstance(user, str):
+            user = [{"role": "user", "content": user}]
+        body["input"] = [*user, *turn, answer]
+    elif client == "anthropic":
+        body["messages"] += [turn, {"role": "user", "content": [answer]}]
+    elif client == "gemini":
+        body["contents"] += [turn, {"role": "user", "parts": [answer]}]
+    return body
