@@ -11,9 +11,9 @@ one that has to cope:
 * ``tiny``: pieces of 1 to 7 bytes (seeded, so a run is reproducible), with
   SSE line endings as CRLF so that cuts fall inside CRLF pairs, UTF-8
   characters and JSON tokens. A body over ``TINY_BUDGET`` bytes is cut that
-  fine for its first ``TINY_BUDGET`` bytes and in 4 KiB pieces after: the
-  1 MiB case in 1-7 byte writes would take minutes per cell and prove nothing
-  the first 64 KiB do not;
+  fine for its first ``TINY_BUDGET`` bytes (hundreds of events) and in 4 KiB
+  pieces after: the 1 MiB case in 1-7 byte writes would take minutes per
+  cell and prove nothing the first 16 KiB do not;
 * ``paced``: gaps of ``PACE_GAP`` seconds between events, at most
   ``PACE_WRITES`` writes (a long body is paced in groups), so that a proxy
   that buffers shows as one burst at the client.
@@ -33,7 +33,7 @@ __all__ = ["DELIVERIES", "PACE_GAP", "PACE_WRITES", "TINY_BUDGET", "Unit", "Writ
 DELIVERIES = ("whole", "tiny", "paced")
 PACE_GAP = 0.025
 PACE_WRITES = 16
-TINY_BUDGET = 64 * 1024
+TINY_BUDGET = 16 * 1024
 _TAIL_PIECE = 4096
 _MERGE = 8
 #: ``whole`` writes one event per write up to this many events; a longer body

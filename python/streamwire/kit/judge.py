@@ -342,7 +342,8 @@ def _tool_calls(x: Inputs) -> Check:
     ref_missing = ref is not None and any(c.id_source != "provider" for c in ref.result.tool_calls)
     id_check = Check("pass")
     if missing:
-        if ref_missing:
+        if ref_missing or x.client == "gemini":
+            # Gemini's API makes call ids optional: a result names its call.
             id_check = Check(
                 "degraded",
                 f"calls {missing} have no id: {x.client} correlates results by name",
@@ -412,9 +413,37 @@ def _tool_results(x: Inputs) -> Check:
     return out
 
 
+def _http_error_type(obs: Observation) -> str | None:
+    """The error type of an error body in any client protocol's shape."""
+    try:
+        data = json.loads(obs.raw_head)
+    except ValueError:
+        return None
+    if isinstance(data, list) and data:
+        data = data[0]
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    kind = error.get("type") or error.get("status")
+    return kind if isinstance(kind, str) else None
+
+
 def _completion(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     assert t is not None
+    if not x.http_ok:
+        if t.error_type is None or x.obs.status is None:
+            return Check("fail", "no stream: the HTTP layer failed")
+        # The gateway held the stream back and answered an HTTP error instead.
+        kind = _http_error_type(x.obs)
+        if kind == t.error_type:
+            return Check("pass", f"the error became HTTP {x.obs.status}, type {kind!r} kept")
+        return Check(
+            "fail",
+            f"the upstream's in-stream {t.error_type!r} became HTTP {x.obs.status} "
+            f"with type {kind!r}",
+            ("type_lost",),
+        )
     if result is None:
         return Check("fail", "no stream to read")
     if x.obs.timed_out:
@@ -578,7 +607,7 @@ LAYER_RULES: Mapping[str, Rule] = {
     "deltas": Rule(lambda x: bool(x.case.text or x.case.reasoning), _deltas),
     "tool_calls": Rule(lambda x: bool(x.case.calls), _tool_calls),
     "tool_results": Rule(lambda x: bool(x.case.follow_up), _tool_results),
-    "completion": Rule(lambda x: x.case.cancel_after is None, _completion),
+    "completion": Rule(lambda x: x.case.cancel_after is None, _completion, before_http=True),
     "usage": Rule(lambda x: not x.case.error, _usage),
     "streaming": Rule(lambda x: x.delivery == "paced" and x.case.cancel_after is None, _streaming),
     "cancel": Rule(lambda x: x.case.cancel_after is not None, _cancel),

@@ -76,7 +76,7 @@ def _degraded(cell: Cell) -> list[str]:
 
 
 def _error_masked(cell: Cell) -> list[str]:
-    if cell.case != "in-stream-error" or cell.layers.get("http") == "fail":
+    if cell.case != "in-stream-error" or cell.checks["http"].tags == ("unreachable",):
         return []
     return _layer("completion")(cell)
 

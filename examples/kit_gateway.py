@@ -1,0 +1,136 @@
+"""Runs the acceptance kit against examples/gateway: the first worked example of docs/kit.md.
+
+    python examples/kit_gateway.py [--out DIR] [--docs]
+
+Starts ``streamwire mock-upstream``, then one example gateway (uvicorn) per
+upstream protocol it supports (openai-chat, openai-responses, anthropic,
+gemini), each pointed at the mock, then ``streamwire check`` with all four
+gateways, every client protocol, every case and every delivery. Writes
+``check.json``, ``check.html`` and ``check.md`` into ``--out`` (default
+``build/kit/gateway``); with ``--docs`` also the matrix page
+``docs/kit/examples-gateway.md``. Exits with the check's status. Every process
+it starts is stopped by its pid when it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+UPSTREAMS = {
+    "openai-chat": "/v1",
+    "openai-responses": "/v1",
+    "anthropic": "/v1",
+    "gemini": "/v1beta",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"a gateway exited with status {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"nothing listens on port {port} after {timeout} s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "build" / "kit" / "gateway"))
+    parser.add_argument(
+        "--docs", action="store_true", help="also write docs/kit/examples-gateway.md"
+    )
+    parser.add_argument("--python", default=sys.executable)
+    args, check_args = parser.parse_known_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    procs: list[subprocess.Popen[bytes]] = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "examples"))
+    try:
+        mock = subprocess.Popen(
+            [args.python, "-m", "streamwire.kit.cli", "mock-upstream"], stdout=subprocess.PIPE
+        )
+        procs.append(mock)
+        assert mock.stdout is not None
+        mock_url = mock.stdout.readline().decode().strip().rpartition(" ")[2]
+        urls = []
+        for upstream, prefix in UPSTREAMS.items():
+            port = _free_port()
+            gateway_env = dict(
+                env, GATEWAY_UPSTREAM_URL=mock_url + prefix, GATEWAY_UPSTREAM_PROTOCOL=upstream
+            )
+            cmd = [
+                args.python,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "gateway:app_from_env",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ]
+            procs.append(subprocess.Popen(cmd, env=gateway_env))
+            urls.append((port, f"http://127.0.0.1:{port}"))
+        for port, _ in urls:
+            _wait_listening(port, procs[-1])
+        started = time.monotonic()
+        check = subprocess.run(
+            [
+                args.python,
+                "-m",
+                "streamwire.cli",
+                "check",
+                *(u for _, u in urls),
+                "--mock",
+                mock_url,
+                "--client",
+                "all",
+                "--json",
+                str(out / "check.json"),
+                "--html",
+                str(out / "check.html"),
+                "--markdown",
+                str(out / "check.md"),
+                "--title",
+                "streamwire check: examples/gateway",
+                *check_args,
+            ]
+        )
+        print(f"kit against examples/gateway: {time.monotonic() - started:.1f} s", flush=True)
+        if args.docs:
+            target = ROOT / "docs" / "kit" / "examples-gateway.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(out / "check.md", target)
+        return check.returncode
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

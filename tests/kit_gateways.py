@@ -1,0 +1,175 @@
+"""Gateways for the kit's tests: a correct relay, and one deliberately broken copy per judge rule.
+
+``Relay`` is a plain ASGI app that serves one client protocol from an
+upstream of another (``sw.stream`` then ``sw.encoder``, as examples/gateway
+does), watching for the client's disconnect. Each ``defect`` breaks one thing
+the acceptance kit must catch, the way real gateways break it:
+
+============== ===================================================== ==========================
+defect         what it does                                          the verdict it must get
+============== ===================================================== ==========================
+``buffer``     collects the whole response, then sends it            ``not_streaming``
+``merge_calls`` concatenates every call's arguments into one call    ``chat_only``
+``drop_ids``   sends calls without their ids                         ``chat_only``
+``error_text`` turns the upstream's error into assistant text        ``error_masked``
+``no_cancel``  ignores the client's disconnect, reads the upstream   ``cancel_not_propagated``
+               to its end
+``invent_usage`` reports usage estimated from the text's length      ``usage_invented``
+``crash_unknown`` raises on an event it does not know                ``compat_gate_failed``
+============== ===================================================== ==========================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+import streamwire as sw
+
+__all__ = ["DEFECTS", "Relay"]
+
+Message = MutableMapping[str, Any]
+
+DEFECTS = (
+    "buffer",
+    "merge_calls",
+    "drop_ids",
+    "error_text",
+    "no_cancel",
+    "invent_usage",
+    "crash_unknown",
+)
+_PATHS = {
+    "openai-chat": "/chat/completions",
+    "openai-responses": "/responses",
+    "anthropic": "/messages",
+}
+
+
+class Relay:
+    """client protocol -> the same request to ``upstream`` -> the answer re-encoded."""
+
+    def __init__(self, upstream_url: str, upstream: str, client: str, defect: str | None = None):
+        if defect is not None and defect not in DEFECTS:
+            raise ValueError(defect)
+        self.upstream_url = upstream_url.rstrip("/")
+        self.upstream = upstream
+        self.client = client
+        self.defect = defect
+
+    async def __call__(
+        self,
+        scope: Message,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                kind = message["type"].rpartition(".")[2]
+                await send({"type": f"lifespan.{kind}.complete"})
+                if kind == "shutdown":
+                    return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        # The kit's requests are the same shape in every protocol that shares
+        # a wire format here: pass them through, with usage asked for.
+        if self.upstream == "openai-chat":
+            request["stream_options"] = {"include_usage": True}
+        relay = asyncio.ensure_future(self._relay(request, send))
+        if self.defect == "no_cancel":
+            await relay
+            return
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        await asyncio.wait({relay, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (relay, watcher):
+            task.cancel()
+        await asyncio.gather(relay, watcher, return_exceptions=True)
+
+    async def _relay(
+        self, request: dict[str, Any], send: Callable[[Message], Awaitable[None]]
+    ) -> None:
+        url = self.upstream_url + _PATHS[self.upstream]
+        decoder = sw.stream(self.upstream)
+        encoder = sw.encoder(self.client, source=self.upstream)
+        held = bytearray()
+        started = False
+        async with (
+            httpx.AsyncClient(timeout=30) as client,
+            client.stream("POST", url, json=request) as response,
+        ):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", encoder.content_type.encode())],
+                }
+            )
+            started = True
+            async for chunk in response.aiter_bytes():
+                out = encoder.feed(self._break(decoder.feed(chunk)))
+                if self.defect == "buffer":
+                    held += out
+                elif out:
+                    await _send(send, out, self.defect)
+            out = encoder.feed(self._break(decoder.close())) + encoder.close()
+        if started:
+            await _send(send, bytes(held) + out, self.defect, more=False)
+
+    def _break(self, events: list[sw.Event]) -> list[sw.Event]:
+        defect = self.defect
+        out: list[sw.Event] = []
+        for event in events:
+            if defect == "crash_unknown" and isinstance(event, sw.UnknownEvent):
+                raise RuntimeError(f"unexpected event {event.provider_type}")
+            if defect == "merge_calls":
+                if isinstance(event, sw.ToolCallArgumentsDelta):
+                    event = replace(event, index=0)
+                elif isinstance(event, sw.ToolCallStarted | sw.ToolCallCompleted) and event.index:
+                    continue
+                elif isinstance(event, sw.ToolCallCompleted):
+                    continue  # the merged call completes at the finish
+            if defect == "drop_ids" and isinstance(
+                event, sw.ToolCallStarted | sw.ToolCallArgumentsDelta | sw.ToolCallCompleted
+            ):
+                event = replace(event, id=None)
+            if defect == "error_text" and isinstance(event, sw.ErrorReceived):
+                out.append(sw.TextDelta(text=f"\n[error: {event.message}]"))
+                continue
+            if defect == "error_text" and isinstance(event, sw.MessageCompleted):
+                event = replace(event, status="completed", stop_reason="stop")
+            if defect == "invent_usage" and isinstance(event, sw.UsageReported):
+                continue
+            if defect == "invent_usage" and isinstance(event, sw.MessageCompleted):
+                guess = sw.Usage(input_tokens=10, output_tokens=99, total_tokens=109, final=True)
+                out.append(sw.UsageReported(usage=guess))
+            out.append(event)
+        return out
+
+
+async def _send(
+    send: Callable[[Message], Awaitable[None]], data: bytes, defect: str | None, more: bool = True
+) -> None:
+    try:
+        await send({"type": "http.response.body", "body": data, "more_body": more})
+    except OSError:
+        if defect != "no_cancel":
+            raise
+        # no_cancel: the client is gone, and the relay reads on regardless.
+
+
+async def _disconnected(receive: Callable[[], Awaitable[Message]]) -> None:
+    with contextlib.suppress(Exception):
+        while (await receive())["type"] != "http.disconnect":
+            pass

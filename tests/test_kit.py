@@ -1,0 +1,485 @@
+"""The acceptance kit, proven: its streams, its judge rules against broken gateways, its edges.
+
+* Every case rendered in every upstream protocol the mock speaks reads back,
+  under every delivery, to exactly the case's facts (``cases.truth``).
+* The direct path (the judge's client straight at the mock) passes every
+  cell: the mock is a correct upstream and the judge accepts it.
+* Each judge rule is proven by a deliberately broken gateway
+  (``kit_gateways.py``) that must get its verdict, beside the correct relay
+  that must not, on the same cells.
+* Bad input is a verdict with evidence, never a traceback: an unreachable
+  gateway, an HTML error page, a 200 with a JSON error body, a gateway that
+  hangs.
+* The mock's log (credentials removed, bounded), the CLI verbs, live mode
+  and the HTML page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import streamwire as sw
+from gateway_loopback import Loopback
+from kit_gateways import Relay
+from streamwire.kit import mock as mock_module
+from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_PROTOCOLS, truth
+from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.delivery import DELIVERIES, schedule
+from streamwire.kit.html import write_html
+from streamwire.kit.live import record_live
+from streamwire.kit.mock import MockUpstream, parse_model
+from streamwire.kit.render import render_stream
+from streamwire.kit.report import build_report
+
+SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
+
+
+def _read(upstream: str, writes: list[Any]) -> sw.StreamResult:
+    s = sw.stream(upstream)
+    for write in writes:
+        s.feed(write.data)
+    s.close()
+    return s.result
+
+
+@pytest.mark.parametrize("upstream", UPSTREAM_PROTOCOLS)
+@pytest.mark.parametrize("name", [n for n in CASE_NAMES if CASES[n].cancel_after is None])
+def test_rendered_streams_read_back_to_the_case(upstream: str, name: str) -> None:
+    case = CASES[name]
+    units = render_stream(case, upstream, model=f"sw-{name}", usage=True)
+    facts = truth(case, upstream)
+    for delivery in DELIVERIES:
+        writes = schedule(units, delivery, sse=upstream in SSE, shaping=case.shaping, gap=case.gap)
+        r = _read(upstream, writes)
+        assert r.status == facts.status, (delivery, r.warnings, r.conflicts)
+        assert r.text == facts.text and r.reasoning == facts.reasoning
+        if facts.signature:
+            assert r.choices[0].reasoning_signatures == (facts.signature,)
+        calls = [
+            (c.id if c.id_source == "provider" else None, c.name, c.arguments) for c in r.tool_calls
+        ]
+        assert calls == list(facts.calls)
+        if facts.error_type:
+            assert r.error is not None and r.error.type == facts.error_type
+        else:
+            assert r.stop_reason == facts.stop_reason
+            assert r.usage is not None and r.usage.final
+            assert (r.usage.input_tokens, r.usage.output_tokens) == facts.usage
+        if case.unknown:
+            assert r.unknown_events or r.unknown_fields
+
+
+def test_deliveries_cut_as_documented() -> None:
+    units = render_stream(CASES["split-anywhere"], "anthropic", model="m", usage=True)
+    tiny = schedule(units, "tiny", sse=True, seed=3)
+    assert all(1 <= len(w.data) <= 7 for w in tiny)
+    body = b"".join(w.data for w in tiny)
+    assert b"\r\n" in body and b"\n\n" not in body
+    assert any(w.data.endswith(b"\r") for w in tiny), "some cut falls inside a CRLF pair"
+    paced = schedule(CASES_UNITS(), "paced", sse=True)
+    assert len(paced) <= 16 and all(w.delay >= 0.025 for w in paced[1:])
+    split = schedule(units, "whole", sse=True, shaping="split")
+    assert any(w.data[-1:] and w.data[-1] & 0xC0 == 0xC0 for w in split), "a cut inside UTF-8"
+
+
+def CASES_UNITS() -> list[Any]:
+    return render_stream(CASES["long-text"], "openai-chat", model="m", usage=True)
+
+
+def test_model_names_select_case_delivery_and_tag() -> None:
+    case, delivery, tag = parse_model("anthropic/sw-parallel-tools.paced.k123") or (None, "", "")
+    assert case is CASES["parallel-tools"] and delivery == "paced" and tag == "k123"
+    assert parse_model("us.sw-short-text")[1:] == ("whole", None)  # type: ignore[index]
+    assert parse_model("gpt-4o") is None and parse_model("sw-no-such-case") is None
+
+
+# --- running cells ---------------------------------------------------------------------
+
+
+def _run(plan: CheckPlan) -> list[Any]:
+    return asyncio.run(run_check(plan))
+
+
+def test_direct_path_passes_every_cell() -> None:
+    async def go() -> list[Any]:
+        async with MockUpstream() as mock:
+            plan = CheckPlan(
+                routes=[Route(mock.url)], mock_url=mock.url, deliveries=["whole", "tiny"]
+            )
+            return await run_check(plan)
+
+    cells = asyncio.run(go())
+    assert len(cells) == 4 * len(CASE_NAMES) * 2
+    report = build_report(cells)
+    failing = [(c.case, c.client, c.delivery, c.layers) for c in cells if c.failed]
+    assert failing == []
+    assert report.exit_status == 0 and report.verdicts == []
+    assert {c.upstream for c in cells} == {"openai-chat", "openai-responses", "anthropic", "gemini"}
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[Loopback, Any]]:
+    loopback = Loopback()
+    loop = asyncio.new_event_loop()
+    mock = loop.run_until_complete(MockUpstream().start())
+    import threading
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield loopback, mock
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loopback.close()
+
+
+def _gateway(servers: Any, client: str, upstream: str, defect: str | None) -> str:
+    loopback, mock = servers
+    port = loopback.serve(Relay(mock.url + "/v1", upstream, client, defect))
+    return f"http://127.0.0.1:{port}"
+
+
+# (defect, client, upstream, cases, deliveries, the verdict, its layer)
+RULES = [
+    ("buffer", "openai-chat", "anthropic", ["short-text"], ["paced"], "not_streaming", "streaming"),
+    (
+        "merge_calls",
+        "openai-chat",
+        "anthropic",
+        ["parallel-tools"],
+        ["whole"],
+        "chat_only",
+        "tool_calls",
+    ),
+    (
+        "drop_ids",
+        "openai-chat",
+        "openai-chat",
+        ["single-tool"],
+        ["whole"],
+        "chat_only",
+        "tool_calls",
+    ),
+    (
+        "error_text",
+        "openai-chat",
+        "anthropic",
+        ["in-stream-error"],
+        ["whole"],
+        "error_masked",
+        "completion",
+    ),
+    (
+        "no_cancel",
+        "anthropic",
+        "openai-chat",
+        ["cancel"],
+        ["whole"],
+        "cancel_not_propagated",
+        "cancel",
+    ),
+    ("invent_usage", "anthropic", "openai-chat", ["usage"], ["whole"], "usage_invented", "usage"),
+    (
+        "crash_unknown",
+        "openai-chat",
+        "anthropic",
+        ["unknown-event"],
+        ["whole"],
+        "compat_gate_failed",
+        "completion",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("defect", "client", "upstream", "cases", "deliveries", "verdict", "layer"), RULES
+)
+def test_each_rule_catches_its_broken_gateway(
+    servers: Any,
+    defect: str,
+    client: str,
+    upstream: str,
+    cases: list[str],
+    deliveries: list[str],
+    verdict: str,
+    layer: str,
+) -> None:
+    mock = servers[1]
+    for broken in (None, defect):
+        url = _gateway(servers, client, upstream, broken)
+        plan = CheckPlan(
+            routes=[Route(url)],
+            clients=[client],
+            cases=cases,
+            deliveries=deliveries,
+            mock_url=mock.url,
+            read_timeout=5.0,
+        )
+        cells = asyncio.run(run_check(plan))
+        report = build_report(cells)
+        names = {v["name"] for v in report.verdicts}
+        assert all(c.upstream == upstream for c in cells)
+        if broken is None:
+            assert not any(c.failed for c in cells), [c.checks for c in cells]
+            assert verdict not in names
+        else:
+            assert verdict in names, (names, [c.as_dict()["evidence"]["layers"] for c in cells])
+            assert any(c.layers[layer] == "fail" for c in cells)
+            assert report.exit_status == 1
+
+
+# --- bad input --------------------------------------------------------------------------
+
+
+async def _bad_app(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            kind = message["type"].rpartition(".")[2]
+            await send({"type": f"lifespan.{kind}.complete"})
+            if kind == "shutdown":
+                return
+    path = scope["path"]
+    if path.startswith("/html"):
+        page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 502,
+                "headers": [(b"content-type", b"text/html")],
+            }
+        )
+        await send({"type": "http.response.body", "body": page})
+    elif path.startswith("/json200"):
+        body = json.dumps({"error": {"type": "server_error", "message": "boom"}}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+    elif path.startswith("/hang"):
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+        await asyncio.sleep(3)
+
+
+def _dead_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("prefix", "layer", "words"),
+    [
+        (None, "http", "no response"),
+        ("/html", "http", "HTTP 502"),
+        ("/json200", "framing", "application/json"),
+        ("/hang", "completion", "stopped sending"),
+    ],
+)
+def test_bad_gateways_are_verdicts_with_evidence(
+    servers: Any, prefix: str | None, layer: str, words: str
+) -> None:
+    loopback, mock = servers
+    if prefix is None:
+        url = f"http://127.0.0.1:{_dead_port()}"
+    else:
+        url = f"http://127.0.0.1:{loopback.serve(_bad_app)}{prefix}"
+    plan = CheckPlan(
+        routes=[Route(url)],
+        clients=["openai-chat"],
+        cases=["short-text"],
+        deliveries=["whole"],
+        mock_url=mock.url,
+        read_timeout=0.5,
+        connect_timeout=1.0,
+    )
+    (cell,) = _run(plan)
+    assert cell.layers[layer] == "fail"
+    assert words in cell.checks[layer].why
+    assert cell.upstream is None
+    json.dumps(cell.as_dict())  # the evidence is JSON-ready
+
+
+# --- the mock's log, the CLI, live mode, HTML -------------------------------------------
+
+
+def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mock_module, "MAX_LOG", 3)
+
+    async def go() -> tuple[list[Any], Any]:
+        from streamwire.kit.httpio import open_request
+
+        async with MockUpstream() as mock:
+            for n in range(5):
+                response = await open_request(
+                    f"{mock.url}/v1/messages?key=secret{n}",
+                    headers=[("x-api-key", "sk-secret"), ("authorization", "Bearer sk-secret")],
+                    body=json.dumps(
+                        {"model": f"sw-short-text.whole.k{n}", "stream": True}
+                    ).encode(),
+                )
+                await response.read()
+            log = await open_request(f"{mock.url}/_sw/log", method="GET")
+            return mock.entries(), json.loads(await log.read())
+
+    entries, doc = asyncio.run(go())
+    assert len(entries) == 3 and doc["dropped"] == 2
+    assert [e["tag"] for e in doc["requests"]] == ["k2", "k3", "k4"]
+    assert "secret" not in json.dumps(doc)
+    entry = doc["requests"][0]
+    assert entry["upstream"] == "anthropic" and entry["case"] == "short-text" and entry["completed"]
+    assert entry["writes"] and entry["bytes_sent"] > 0
+
+
+def test_cli_mock_upstream_and_check(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamwire.kit.cli", "mock-upstream"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first.startswith("listening on http://127.0.0.1:")
+        url = first.rpartition(" ")[2]
+        out = tmp_path / "report.json"
+        html = tmp_path / "report.html"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "streamwire.cli",
+                "check",
+                url,
+                "--mock",
+                url,
+                "--client",
+                "anthropic,gemini",
+                "--cases",
+                "short-text,single-tool",
+                "--delivery",
+                "whole",
+                "--json",
+                str(out),
+                "--html",
+                str(html),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "4 cells: 4 pass" in done.stdout
+        doc = json.loads(out.read_text())
+        assert set(doc) >= {"cells", "matrix", "verdicts"}
+        cell = doc["cells"][0]
+        assert set(cell) >= {"case", "client", "upstream", "delivery", "layers", "evidence"}
+        assert set(cell["layers"]) == {
+            "http",
+            "framing",
+            "deltas",
+            "tool_calls",
+            "tool_results",
+            "completion",
+            "usage",
+            "streaming",
+            "cancel",
+        }
+        bad = subprocess.run(
+            [sys.executable, "-m", "streamwire.cli", "check", url, "--client", "klingon"],
+            capture_output=True,
+            text=True,
+        )
+        assert bad.returncode == 2 and "unknown client protocol" in bad.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_cli_check_starts_its_own_mock_and_says_where() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streamwire.cli",
+            "check",
+            f"http://127.0.0.1:{_dead_port()}",
+            "--client",
+            "openai-chat",
+            "--cases",
+            "short-text",
+            "--delivery",
+            "whole",
+            "--timeout",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines()[0].startswith("mock upstream listening on http://127.0.0.1:")
+    assert done.returncode == 1 and "no response" in done.stdout
+
+
+def test_live_mode_writes_fixtures_without_credentials(tmp_path: Path) -> None:
+    async def go() -> list[Path]:
+        async with MockUpstream() as mock:
+            return await record_live(
+                mock.url, "anthropic", key="sk-live-secret", model="sw-single-tool", out=tmp_path
+            )
+
+    paths = asyncio.run(go())
+    assert [p.name for p in paths] == ["live-text.json", "live-tool.json"]
+    for path in paths:
+        manifest = json.loads(path.read_text())
+        raw = (path.parent / manifest["raw"]).read_bytes()
+        import hashlib
+
+        assert manifest["format"] == "streamwire-fixture/1"
+        assert manifest["sha256"] == hashlib.sha256(raw).hexdigest()
+        assert manifest["recording"]["http_status"] == 200
+        assert manifest["expect"]["status"] == "completed"
+        assert "sk-live-secret" not in path.read_text() and b"sk-live-secret" not in raw
+
+
+def test_html_is_one_self_contained_page(tmp_path: Path) -> None:
+    async def go() -> list[Any]:
+        async with MockUpstream() as mock:
+            plan = CheckPlan(
+                routes=[Route(mock.url)],
+                mock_url=mock.url,
+                clients=["anthropic"],
+                cases=["short-text", "cancel"],
+                deliveries=["paced"],
+            )
+            return await run_check(plan)
+
+    report = build_report(asyncio.run(go()))
+    path = tmp_path / "r.html"
+    with path.open("w") as out:
+        write_html(report, out, "t")
+    page = path.read_text()
+    assert page.count("<svg") == 2 and "Capability matrix" in page
+    for external in ("<script", "<link", "src=", "url(", "@import"):
+        assert external not in page
