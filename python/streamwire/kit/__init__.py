@@ -1,0 +1,44 @@
+"""The acceptance kit: test any gateway or upstream with the cases, and report its capability matrix.
+
+Layer [5] of docs/design.md: it uses only the public API of the layers below
+(``sw.stream``, ``sw.encoder``, ``sw.tool_result``, ``sw.SseDecoder``,
+``sw.encode_eventstream``), as any user could, and brings no dependency of
+its own (its HTTP server and client are the standard library's asyncio
+streams). docs/kit.md is the operator's guide; the names below are stable.
+
+    async with MockUpstream() as mock:               # the mock upstream
+        plan = CheckPlan(routes=[Route("http://127.0.0.1:4000")], mock_url=mock.url)
+        cells = await run_check(plan)                # every (case, client, delivery)
+    report = build_report(cells)
+    report.matrix, report.verdicts, report.exit_status
+
+Command line: ``streamwire mock-upstream`` and ``streamwire check``
+(``kit/cli.py``).
+"""
+
+from .cases import CASE_NAMES, CASES, UPSTREAM_PROTOCOLS, Case
+from .check import CheckPlan, Route, run_check
+from .client import CLIENTS
+from .delivery import DELIVERIES
+from .judge import LAYERS, Cell
+from .mock import MockUpstream
+from .report import Report, build_report
+from .verdicts import VERDICT_NAMES
+
+__all__ = [
+    "CASES",
+    "CASE_NAMES",
+    "CLIENTS",
+    "DELIVERIES",
+    "LAYERS",
+    "UPSTREAM_PROTOCOLS",
+    "VERDICT_NAMES",
+    "Case",
+    "Cell",
+    "CheckPlan",
+    "MockUpstream",
+    "Report",
+    "Route",
+    "build_report",
+    "run_check",
+]

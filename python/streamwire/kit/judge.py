@@ -524,6 +524,8 @@ def _usage(x: Inputs) -> Check:
     if got != t.usage:
         if ref is not None and _figures(ref.result) == got:
             return Check("degraded", f"usage converted to {got}", ("lost",))
+        if zero:
+            return Check("fail", f"usage {got}: the upstream's {t.usage} was lost", ("missing",))
         return Check("fail", f"usage {got}, the upstream reported {t.usage}", ("invented",))
     return Check("pass")
 
@@ -532,6 +534,13 @@ def _streaming(x: Inputs) -> Check:
     obs, entry = x.obs, x.entry
     if entry is None or obs.result is None:
         return Check("fail", "no stream to time")
+    if entry.get("stream") is False:
+        return Check(
+            "fail",
+            "the gateway called the upstream without streaming: the whole answer was "
+            "collected before the client got any of it",
+            ("buffered",),
+        )
     # Text against text: the mock's writes that carry text deltas, the
     # client's arrivals that completed one.
     writes = entry.get("writes") or []
@@ -571,6 +580,13 @@ def _cancel(x: Inputs) -> Check:
         return Check("fail", "the request never reached the mock")
     gone = entry.get("disconnected_at")
     writes = len(entry.get("writes") or [])
+    if entry.get("stream") is False:
+        return Check(
+            "fail",
+            "the gateway called the upstream without streaming: the whole answer was "
+            "generated before the client could hang up",
+            ("not_streamed",),
+        )
     if gone is None:
         how = "to the end" if entry.get("completed") else "on"
         return Check(
@@ -609,7 +625,13 @@ LAYER_RULES: Mapping[str, Rule] = {
     "tool_results": Rule(lambda x: bool(x.case.follow_up), _tool_results),
     "completion": Rule(lambda x: x.case.cancel_after is None, _completion, before_http=True),
     "usage": Rule(lambda x: not x.case.error, _usage),
-    "streaming": Rule(lambda x: x.delivery == "paced" and x.case.cancel_after is None, _streaming),
+    "streaming": Rule(
+        lambda x: (
+            x.case.cancel_after is None
+            and (x.delivery == "paced" or (x.entry is not None and x.entry.get("stream") is False))
+        ),
+        _streaming,
+    ),
     "cancel": Rule(lambda x: x.case.cancel_after is not None, _cancel),
 }
 
