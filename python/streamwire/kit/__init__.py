@@ -1,4 +1,4 @@
-"""The acceptance kit: test any gateway or upstream with the cases, and report its capability matrix.
+"""The acceptance kit: test a gateway or upstream with the cases, report its capability matrix.
 
 Layer [5] of docs/design.md: it uses only the public API of the layers below
 (``sw.stream``, ``sw.encoder``, ``sw.tool_result``, ``sw.SseDecoder``,
