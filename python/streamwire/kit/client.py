@@ -32,13 +32,15 @@ from ..events import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
-from ..protocols import stream
+from ..protocols import Stream, stream
 from ..result import StreamResult
 from .cases import TOOLS, Case
 from .httpio import TransportError, open_request
 
 __all__ = ["CLIENTS", "MEDIA_TYPES", "Observation", "client_request", "observe"]
 
+#: Protocol names are checked where they enter; the adapters' typed names are literals.
+_stream: Callable[..., Stream] = stream
 #: The client protocols the judge speaks.
 CLIENTS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 MEDIA_TYPES = {p: "text/event-stream" for p in CLIENTS}
@@ -264,7 +266,7 @@ async def observe(
     obs.head_at = response.head_at
     obs.content_type = response.header("content-type")
     media = (obs.content_type or "").split(";", 1)[0].strip().lower()
-    adapter = stream(client, http_status=response.status, **(stream_options or {}))
+    adapter = _stream(client, http_status=response.status, **(stream_options or {}))
     sse = SseDecoder()
     wire = _Sample(_sse_dict)
     unified = _Sample(_event_dict)

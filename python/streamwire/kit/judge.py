@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from ..protocols import stream
+from ..protocols import Stream, stream
 from ..result import StreamResult
-from ..translate import encoder
+from ..translate import Encoder, encoder
 from .cases import CASES, Case, Truth, truth
 from .client import MEDIA_TYPES, Observation
 from .render import render_stream
@@ -69,6 +69,9 @@ CANCEL_WITHIN = 1.0
 #: A paced stream is one burst when the client's arrivals span less than
 #: this share of the mock's sends.
 BURST_SHARE = 0.25
+#: Protocol names are checked where they enter; the typed names are literals.
+_stream: Callable[..., Stream] = stream
+_encoder: Callable[..., Encoder] = encoder
 _ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
 
 
@@ -97,14 +100,14 @@ def reference(
     """The upstream's bytes for a case translated by streamwire and read back."""
     case = CASES[case_name]
     units = render_stream(case, upstream, model=f"sw-{case.name}", usage=usage_sent)
-    source = stream(upstream)
+    source = _stream(upstream)
     include = wants_usage if client == "openai-chat" else True
-    enc = encoder(client, source=upstream, include_usage=include)
+    enc = _encoder(client, source=upstream, include_usage=include)
     body = bytearray()
     for unit in units:
         body += enc.feed(source.feed(unit.data))
     body += enc.feed(source.close()) + enc.close()
-    back = stream(client)
+    back = _stream(client)
     back.feed(bytes(body))
     back.close()
     return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})

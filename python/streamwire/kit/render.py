@@ -25,11 +25,11 @@ it (API references checked 2026-12-01):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..translate import encoder
+from ..translate import Encoder, encoder
 from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
 from .cases import UPSTREAM_ERRORS, Case, Truth, script, truth
 from .delivery import Unit
@@ -41,6 +41,10 @@ __all__ = [
     "render_stream",
     "usage_requested",
 ]
+
+#: The kit's protocol names are checked where they enter (``CheckPlan``,
+#: ``UPSTREAM_PROTOCOLS``); the encoders' typed names are literals.
+_encoder: Callable[..., Encoder] = encoder
 
 CONTENT_TYPES = {
     "openai-chat": "text/event-stream",
@@ -80,7 +84,7 @@ def _encode(
     case: Case, upstream: str, target: str, model: str, usage: bool, follow: bool
 ) -> list[bytes]:
     events = script(case, upstream, model=model, usage_sent=usage, follow_up=follow)
-    enc = encoder(
+    enc = _encoder(
         target,
         model=model,
         response_id=f"{_ID_HEAD[target]}sw{case.name.replace('-', '')}{int(follow)}",
