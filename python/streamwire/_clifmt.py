@@ -9,8 +9,8 @@ the error. Plain text, no colour: the output is often piped or logged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 from .events import (
     ErrorReceived,
@@ -28,7 +28,7 @@ from .events import (
 )
 from .result import StreamResult, Usage
 
-__all__ = ["event_line", "summary_lines"]
+__all__ = ["describe", "event_line", "hashed_rows", "summary_lines", "write_summary"]
 
 _WIDTH = 64
 _NAME = 22
@@ -57,7 +57,8 @@ def _usage(usage: Usage) -> str:
     return " · ".join(parts or ["(no figures)"]) + (" (final)" if usage.final else " (not final)")
 
 
-def _describe(event: Event) -> str:
+def describe(event: Event) -> str:
+    """The telling fields of one event, on one line."""
     if isinstance(event, TextDelta | RefusalDelta):
         return _cut(event.text)
     if isinstance(event, ReasoningDelta):
@@ -95,7 +96,7 @@ def event_line(number: int, event: Event) -> str:
     """One numbered line for one event."""
     choice = getattr(event, "choice", 0)
     suffix = f"  (choice {choice})" if choice else ""
-    return f"{number:6d}  {type(event).__name__:<{_NAME}} {_describe(event)}{suffix}"
+    return f"{number:6d}  {type(event).__name__:<{_NAME}} {describe(event)}{suffix}"
 
 
 def _seconds(value: float | None) -> str:
@@ -202,6 +203,52 @@ def summary_lines(result: StreamResult, heading: Iterable[tuple[str, str]] = ())
         rows.append(("error", f"{error.phase} {error.type}{code}: {error.message} ({retry}{rid})"))
     lines += [f"{label:<13}{value}" for label, value in rows]
     return lines
+
+
+def hashed_rows(original: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Heading rows for a recording saved with its content hashed.
+
+    ``original`` is the recording's record of the unredacted result
+    (``streamwire.io._redact``): what the stream was before hashing.
+    """
+    rows = [
+        (
+            "content",
+            "HASHED before saving: text, reasoning, refusals and tool arguments are sha256 "
+            "hashes; ids, names, stop reasons, usage and errors are as received",
+        ),
+        (
+            "",
+            "the events and tool calls below are the hashed stream's: hashed argument "
+            "fragments are not JSON, so its calls read as rejected",
+        ),
+    ]
+    if not isinstance(original, Mapping):
+        rows.append(("original", "not kept in this recording"))
+        return rows
+    stop = original.get("stop_reason") or "-"
+    executable = original.get("executable")
+    verdict = "" if executable is None else (", executable" if executable else ", not executable")
+    rows.append(
+        (
+            "original",
+            f"before hashing: status {original.get('status')}, stop reason {stop}, "
+            f"{original.get('text_length', 0)} chars of text{verdict}",
+        )
+    )
+    calls = original.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, Mapping):
+            continue
+        verdict = "executable" if call.get("executable") else "not executable"
+        rows.append(
+            (
+                "",
+                f"  call {call.get('id') or '(no id)'} {call.get('name') or '(no name)'}: "
+                f"{call.get('state')}, {verdict}",
+            )
+        )
+    return rows
 
 
 def write_summary(out: TextIO, result: StreamResult, heading: Iterable[tuple[str, str]]) -> None:

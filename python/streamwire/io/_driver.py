@@ -11,7 +11,9 @@ checked 2026-11-29) and is shared by every client library and by replay:
   content type, ends the stream in ``error``: phase ``provider`` with the
   provider's type, code, message and request id when the body is a provider
   error object, else phase ``transport`` (``http_<status>`` or
-  ``unexpected_content_type``).
+  ``unexpected_content_type``). It is also taken without headers, for a
+  captured body whose status line was not kept (``streamwire inspect`` of a
+  saved error object): the status is then unknown, not assumed.
 * ``feed(chunk)``: body bytes to the protocol adapter, stamped by the clock.
 * ``finish(end)``: the body ended. ``eof`` is the adapter's ``close()``; a
   timeout or a transport error (a disconnect) is an EOF too (``incomplete``
@@ -34,6 +36,7 @@ request id reach it once the headers arrive.
 The lifecycle is a small machine with its transitions as data (``PHASES``)::
 
     new        --headers--> streaming | error_body
+    new        --body-----> ended          (a captured error body, no headers)
     streaming  --data-----> streaming
     streaming  --end------> ended          (EOF, the result decided, a timeout, a transport error)
     error_body --body-----> ended
@@ -115,6 +118,7 @@ PhaseInput = Literal["headers", "data", "body", "end", "cancel"]
 #: to ``streaming`` or ``error_body`` as the response says; see ``on_headers``).
 PHASES: Mapping[tuple[Phase, PhaseInput], Phase] = {
     ("new", "headers"): "streaming",
+    ("new", "body"): "ended",
     ("new", "cancel"): "ended",
     ("streaming", "data"): "streaming",
     ("streaming", "end"): "ended",
@@ -255,12 +259,12 @@ class Driver:
     def on_error_body(self, body: bytes) -> list[Event]:
         """The (bounded) body of an error response: ends the stream in ``error``."""
         self._step("body")
-        status = self.status if self.status is not None else 0
+        status = self.status
         at = self.timing.now()
         self.timing.on_data(len(body), at)
         if self.recorder is not None and body:
             self.recorder.on_chunk(body, at, [])
-        err = http_error(status, self.headers, body)
+        err = http_error(status or 0, self.headers, body)
         got = self._content_error
         if got is not None and err.phase != "provider":
             expected = content_types(self.protocol)[0]
@@ -270,7 +274,7 @@ class Driver:
                 f": {err.message}" if err.message else ""
             )
         elif err.message is None:
-            err.message = f"HTTP {status} with an empty body"
+            err.message = f"HTTP {status or '(status unknown)'} with an empty body"
         acc = Accumulator(self.protocol, request_id=err.request_id, http_status=status)
         retryable = retryable_hint(err.type, err.code, None if got else status)
         events: list[Event] = [

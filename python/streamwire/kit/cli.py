@@ -33,11 +33,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
 from .client import CLIENTS
 from .delivery import DELIVERIES
 
-__all__ = ["add_parsers", "main"]
+__all__ = ["CHECK", "MOCK_UPSTREAM", "add_parsers", "main"]
 
 
 def _names(known: Sequence[str], what: str) -> Any:
@@ -55,24 +56,12 @@ def _names(known: Sequence[str], what: str) -> Any:
     return parse
 
 
-def add_parsers(sub: Any) -> None:
-    """Adds ``mock-upstream`` and ``check`` to the ``streamwire`` command's subparsers."""
-    mock = sub.add_parser(
-        "mock-upstream",
-        help="serve the acceptance cases as a mock provider upstream",
-        description="A real HTTP server speaking the OpenAI, Anthropic, Gemini and Bedrock "
-        "streaming endpoints; the model name sw-<case> chooses the case.",
-    )
+def _mock_arguments(mock: argparse.ArgumentParser) -> None:
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=0, help="default: a free port")
-    mock.set_defaults(run=_cmd_mock)
 
-    check = sub.add_parser(
-        "check",
-        help="drive a gateway with the acceptance cases and report its capability matrix",
-        description="Judge a gateway (configured to call the mock upstream) case by case, "
-        "layer by layer; or, with --upstream, record live streams as fixtures.",
-    )
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("base_url", nargs="*", metavar="BASE_URL", help="the gateway's base URL")
     check.add_argument(
         "--client",
@@ -103,7 +92,6 @@ def add_parsers(sub: Any) -> None:
     check.add_argument("--key-env", metavar="VAR", help="the environment variable holding the key")
     check.add_argument("--model", help="live mode: the model to ask")
     check.add_argument("--out", default="fixtures/live", help="live mode: where fixtures go")
-    check.set_defaults(run=_cmd_check)
 
 
 def _cmd_mock(args: argparse.Namespace) -> int:
@@ -201,6 +189,30 @@ def _cmd_check(args: argparse.Namespace) -> int:
         with open(args.html, "w", encoding="utf-8") as out:
             write_html(report, out, args.title)
     return report.exit_status
+
+
+#: The verbs, as rows of the ``streamwire`` command's table (``streamwire/cli.py``).
+MOCK_UPSTREAM = Command(
+    name="mock-upstream",
+    help="serve the acceptance cases as a mock provider upstream",
+    description="A real HTTP server speaking the OpenAI, Anthropic, Gemini and Bedrock "
+    "streaming endpoints; the model name sw-<case> chooses the case.",
+    arguments=_mock_arguments,
+    run=_cmd_mock,
+)
+CHECK = Command(
+    name="check",
+    help="drive a gateway with the acceptance cases and report its capability matrix",
+    description="Judge a gateway (configured to call the mock upstream) case by case, "
+    "layer by layer; or, with --upstream, record live streams as fixtures.",
+    arguments=_check_arguments,
+    run=_cmd_check,
+)
+
+
+def add_parsers(sub: Any) -> None:
+    """Adds ``mock-upstream`` and ``check`` to a command's subparsers."""
+    add_commands(sub, (MOCK_UPSTREAM, CHECK))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
