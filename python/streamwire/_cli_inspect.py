@@ -202,7 +202,7 @@ def _error_body_protocol(headers: Any, first: bytes) -> tuple[str, str] | None:
 
     shape = "from the shape of the error body"
     if header(headers, "x-amzn-errortype") is not None:
-        return "bedrock-converse", f"{shape} (AWS's; bedrock-invoke reads it the same)"
+        return "bedrock-converse", f"{shape}: AWS's, which bedrock-invoke shares"
     try:
         value = json.loads(first.decode("utf-8", "replace"))
     except ValueError:
@@ -215,9 +215,9 @@ def _error_body_protocol(headers: Any, first: bytes) -> tuple[str, str] | None:
     if value.get("type") == "error":
         return "anthropic", shape
     if isinstance(error, dict) and "status" in error:
-        return "gemini", f"{shape} (Gemini's; gemini-json reads it the same)"
+        return "gemini", f"{shape}: Gemini's, which gemini-json shares"
     if isinstance(error, dict):
-        return "openai-chat", f"{shape} (OpenAI's; openai-responses reads it the same)"
+        return "openai-chat", f"{shape}: OpenAI's, which openai-responses shares"
     return None
 
 
@@ -228,7 +228,7 @@ def choose_protocol(
     import streamwire as sw
 
     from .io._wire import http_protocols
-    from .io.detect import detect
+    from .io.detect import detect, detect_payload
 
     known = http_protocols()
     if given is not None:
@@ -254,6 +254,12 @@ def choose_protocol(
         from_error = _error_body_protocol(exchange.headers, first)
         if from_error is not None:
             return from_error
+    if exchange.status is not None and first.lstrip()[:1] == b"{":
+        # A response that is one JSON object of a protocol: streaming was off.
+        # The driver reads it as the error it is (unexpected content type).
+        shaped = detect_payload(first.decode("utf-8", "replace"))
+        if shaped is not None and shaped[0] in known:
+            return shaped[0], f"from the body: one JSON object, {shaped[1]}"
     raise CliError(
         f"cannot tell the protocol of {name}: {reason}; "
         f"pass --protocol (one of {', '.join(known)})",
@@ -276,13 +282,21 @@ def _sniff(body: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
     return b"".join(pieces), body
 
 
-def _is_error_object(protocol: str, first: bytes) -> bool:
-    """A raw body that is a provider's error object, not the protocol's stream."""
-    from .io._wire import framing_of, http_error
+def _reads_as_error_object(protocol: str, options: dict[str, Any], body: bytes) -> bool:
+    """A raw body that is a provider's error object, which the protocol's
+    adapter does not read as an error by itself (SSE adapters mostly see no
+    event in it and end ``incomplete``): the driver reads it instead."""
+    from .io._wire import MAX_ERROR_BODY, framing_of, http_error
+    from .protocols import new_stream
 
-    if framing_of(protocol) == "json" or first.lstrip()[:1] != b"{":
+    if len(body) > MAX_ERROR_BODY or framing_of(protocol) == "json":
         return False
-    return http_error(0, (), first).phase == "provider"
+    if body.lstrip()[:1] != b"{" or http_error(0, (), body).phase != "provider":
+        return False
+    adapter = new_stream(protocol, options, where="--option")
+    adapter.feed(body)
+    adapter.close()
+    return bool(adapter.result.status != "error")
 
 
 def _untimed(result: Any) -> Any:
@@ -400,7 +414,10 @@ def inspect_exchange(
     zero: Callable[[], float] = lambda: 0.0  # noqa: E731 - a capture has no clock
 
     try:
-        if exchange.status is not None or _is_error_object(protocol, first):
+        if exchange.status is None and first.lstrip()[:1] == b"{":
+            first += b"".join(body)  # one JSON object: small, or not an error object
+            body = iter(())
+        if exchange.status is not None or _reads_as_error_object(protocol, options, first):
             reader = _Reader(driver=Driver(protocol, options, clock=zero))
         else:
             reader = _Reader(adapter=new_stream(protocol, options, where="--option"))
@@ -428,6 +445,7 @@ def inspect_exchange(
         error_body = first + b"".join(body)
         progress.advance(len(error_body))
         show(reader.error_body(error_body[:MAX_ERROR_BODY]))
+        layers = [] if args.layers else None  # an error answer has no wire events
     elif args.layers:
         from ._layers import walk
 

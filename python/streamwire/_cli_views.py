@@ -56,7 +56,11 @@ def write_layers(out: TextIO, rows: Sequence[LayerRow]) -> None:
     provider = rest // 2
     unified = rest - provider
     rule = f"{'bytes':<{span}}  {'wire event':<{wire}}  {'provider event':<{provider}}  unified"
-    out.write("── layers " + "─" * 50 + "\n" + rule + "\n")
+    out.write("── layers " + "─" * 50 + "\n")
+    if not rows:
+        out.write("an error answer, read whole: no wire events\n")
+        return
+    out.write(rule + "\n")
     for row in rows:
         lines = [f"{type(e).__name__} {describe(e)}" for e in row.unified]
         lines += [f"({note})" for note in row.notes]

@@ -99,11 +99,13 @@ def provider_fields(payload: str | None) -> str:
         value = json.loads(payload)
     except ValueError:
         return _short(payload) if payload.strip() else "(empty)"
-    if isinstance(value, dict) and set(value) == {"bytes"} and isinstance(value["bytes"], str):
+    if isinstance(value, dict) and isinstance(value.get("bytes"), str):
         try:  # bedrock-invoke: the model's own event, base64 inside the message
-            value = {"bytes→": json.loads(base64.b64decode(value["bytes"], validate=True))}
+            inner = json.loads(base64.b64decode(value["bytes"], validate=True))
         except (binascii.Error, ValueError):
             pass
+        else:
+            value = {"bytes→": inner}  # the rest ("p") is padding
     fields: list[str] = []
     if isinstance(value, dict) and isinstance(value.get("type"), str):
         fields.append(f"type={value['type']}")

@@ -73,8 +73,10 @@ class Visit:
     completed: float | None = None
     disconnected: float | None = None
     cut: bool = False
-    #: The request's path and body, as received.
+    #: The request as received: method, path, headers (names lower-cased), body.
+    method: str = ""
     path: str = ""
+    request_headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
 
 
@@ -163,7 +165,8 @@ class StreamServer:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         sid = request.match_info["sid"]
         scenario = self.scenarios[sid]
-        visit = Visit(started=time.monotonic(), path=request.path)
+        visit = Visit(started=time.monotonic(), method=request.method, path=request.path)
+        visit.request_headers = {k.lower(): v for k, v in request.headers.items()}
         self.visits[sid].append(visit)
         visit.body = await request.read()
         headers = dict(scenario.headers)

@@ -33,7 +33,7 @@ from .._core import EventStreamDecoder, SseDecoder
 from .._json import loads
 from ..errors import FramingError
 
-__all__ = ["SNIFF_BYTES", "Detection", "detect"]
+__all__ = ["SNIFF_BYTES", "Detection", "detect", "detect_payload"]
 
 #: How much of a body detection looks at.
 SNIFF_BYTES = 64 * 1024
@@ -109,6 +109,12 @@ def _from_payload(data: str) -> Detection | None:
         if key in value:
             return "gemini", f"JSON payloads with {key!r}"
     return None
+
+
+def detect_payload(data: str) -> Detection | None:
+    """The protocol one JSON payload (an SSE event's data, or a whole body)
+    belongs to, by its shape (signal 3 of the module docstring); None if none."""
+    return _from_payload(data)
 
 
 def _sse(prefix: bytes) -> Detection:
