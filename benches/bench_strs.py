@@ -8,8 +8,8 @@ under both builds compares them on the same machine::
 
     python benches/bench_strs.py
     maturin build --release --features abi3 -o dist
-    pip install --no-deps --target /tmp/streamwire-abi3 dist/*abi3*.whl
-    PYTHONPATH=/tmp/streamwire-abi3 python benches/bench_strs.py
+    pip install --no-deps --target build/streamwire-abi3 dist/*abi3*.whl
+    PYTHONPATH=build/streamwire-abi3 python benches/bench_strs.py
 
 Each timing is the best of 5 repeats of a ``timeit`` loop, in ns per call
 (matching included: the matcher's own work is the same in both builds). Each

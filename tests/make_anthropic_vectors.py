@@ -1,7 +1,7 @@
 """Copies the recorded Anthropic streams into ``fixtures/providers/anthropic/`` with manifests.
 
 Run ``python tests/make_anthropic_vectors.py VECTORS`` from the repository
-root, VECTORS being the shared test vectors' ``providers`` folder (the one with
+root, VECTORS being the vector set's ``providers`` folder (the one with
 ``SOURCES.md`` and ``expected.json``). Each raw file is copied verbatim; its
 manifest's provenance comes from ``SOURCES.md`` and its facts from
 ``expected.json`` (derived there with the anthropic SDK's ``accumulate_event``),
@@ -208,7 +208,7 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
     if not ended:
         warnings.append("partial_event_discarded")
         notes.append(
-            "expected.json records terminal 'eof (no message_stop)': the stored file ends without "
+            "the vector set's expected facts record terminal 'eof (no message_stop)': the stored file ends without "
             "the final blank line, so under WHATWG SSE rules the last event (message_stop) is "
             "never dispatched. By docs/design.md the stream is 'incomplete' (the terminal signal never "
             "arrived), its tool calls are not executable, and the usage (message_delta's figures, "
@@ -221,13 +221,13 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
         notes.append(
             "the tool_use block never got content_block_stop (max_tokens cut its input): the call "
             "is abandoned (state rejected, arguments null, raw_arguments kept) and the block is not "
-            "in provider_content; expected.json's partial 'input' is the SDK's partial-JSON parse, "
+            "in provider_content; the vector set's expected facts' partial 'input' is the SDK's partial-JSON parse, "
             "which streamwire never executes or sends back"
         )
         expect["tool_args_complete"] = False
     if any(c["raw_arguments"] == "" for c in calls):
         notes.append(
-            "expected.json marks the tool input's partial_json as 'not complete JSON' (it is the "
+            "the vector set's expected facts mark the tool input's partial_json as 'not complete JSON' (it is the "
             "empty string): by docs/design.md an empty buffer on a completed call is {}, so the call is "
             "valid with arguments {}"
         )
@@ -254,7 +254,7 @@ def write_case(src: Path, sources: str, sdk: str, key: str, facts: dict[str, Any
             "commit": commit,
             "license": lic,
             "transform": transform,
-            "copied_from": f"shared test vectors, providers/{key} (SOURCES.md, expected.json; anthropic SDK {sdk})",
+            "copied_from": f"a curated set of recorded provider streams (providers/{key} there), with the upstream source of each file and the facts expected of it (derived with the anthropic SDK {sdk})",
         },
         "recording": recording,
         "exercises": exercises,
