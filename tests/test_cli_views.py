@@ -87,7 +87,12 @@ def test_layers_of_eventstream_show_headers_and_decoded_payloads(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     rows = layers_of(capsys, str(_fixture("bedrock-converse/pyd-nova-tool").raw_path))["layers"]
-    assert rows[0]["wire"].startswith(":event-type=messageStart :message-type=event")
+    assert [r["wire"] for r in rows[:2]] == ["messageStart", "contentBlockDelta"]
+    stop = next(r for r in rows if r["wire"] == "messageStop")
+    assert stop["unified"] == [] and stop["notes"] == [
+        "stop reason tool_calls (provider: tool_use)"
+    ]
+    assert "p=" not in rows[0]["provider"]  # Bedrock's padding is left out
     invoke = next(f for f in manifests() if f.protocol == "bedrock-invoke" and f.raw)
     rows = layers_of(capsys, "--protocol", "bedrock-invoke", str(invoke.raw_path))["layers"]
     assert any(r["provider"].startswith("bytes→.") for r in rows), rows[:3]

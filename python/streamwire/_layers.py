@@ -8,8 +8,8 @@ into its wire events with their byte ranges, by the protocol's framing:
   dispatches it (comments and blank lines before it included); its label is
   the event name.
 * AWS EventStream: a wire event is one message, its length read from its
-  prelude; its label is its headers (``:event-type``, ``:message-type``,
-  ``:exception-type``).
+  prelude; its label is its ``:event-type`` (or ``exception <type>``,
+  ``error <code>``).
 * JSON (``gemini-json``): a wire event is one element of the streamed array,
   split by the adapter's own ``ArrayScanner``.
 
@@ -19,8 +19,10 @@ provider event is the wire event's JSON payload, reduced to its ``type`` and
 its non-empty leaf fields (``choices[0].delta.content='Hi'``); bedrock-invoke's
 base64 ``bytes`` are decoded first. What a wire event did beyond its events is
 read off the result before and after it: a new unknown event type, a protocol
-conflict, a warning, an error; a wire event that did none of these and gave
-no event is ``ignored``. This costs a result snapshot per wire event: a view
+conflict, a warning, an error, a stop reason or status decided; a wire event
+that did none of these and gave no event is ``ignored``. The payload's
+padding members (Bedrock's ``p``, the Responses API's ``obfuscation``) are
+left out. This costs a result snapshot per wire event: a view
 for finding a fault, not for the hot path.
 """
 
@@ -35,7 +37,7 @@ from typing import Any
 
 from ._core import EventStreamDecoder, SseDecoder
 from .errors import FramingError
-from .events import Event
+from .events import Event, MessageCompleted
 from .io._wire import framing_of
 from .protocols import Stream
 from .result import StreamResult
@@ -77,12 +79,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"
 
 
+#: Top-level members that only pad the payload: Bedrock's ``p`` (against
+#: length side channels) and the Responses API's ``obfuscation``.
+_PADDING = frozenset({"type", "p", "obfuscation"})
+
+
 def _leaves(value: Any, path: str, out: list[str]) -> None:
     if len(out) >= MAX_FIELDS:
         return
     if isinstance(value, dict):
         for key, item in value.items():
-            if not (path == "" and key == "type"):
+            if not (path == "" and key in _PADDING):
                 _leaves(item, f"{path}.{key}" if path else str(key), out)
     elif isinstance(value, list):
         for i, item in enumerate(value):
@@ -134,6 +141,18 @@ def _sse_pieces(body: bytes) -> Iterator[_Piece]:
         yield _Piece(start, len(body), "(no blank line: not dispatched)", None)
 
 
+def _label(headers: Any) -> str:
+    """An EventStream message by its headers: the event's name, or what failed."""
+    kind = headers.get(":message-type")
+    if kind == "event" or (kind is None and ":event-type" in headers):
+        return str(headers.get(":event-type", "(an event without :event-type)"))
+    if kind == "exception":
+        return f"exception {headers.get(':exception-type', '?')!s}"
+    if kind == "error":
+        return f"error {headers.get(':error-code', '?')!s}"
+    return f":message-type={kind!s}" if kind is not None else "(no :message-type)"
+
+
 def _eventstream_pieces(body: bytes) -> Iterator[_Piece]:
     offset = 0
     while offset < len(body):
@@ -148,12 +167,9 @@ def _eventstream_pieces(body: bytes) -> Iterator[_Piece]:
             kind = getattr(exc, "kind", "invalid")
             yield _Piece(offset, len(body), f"framing error: {kind}", None)
             return
-        names = (":event-type", ":message-type", ":exception-type", ":error-code")
-        label = " ".join(
-            f"{name}={message.headers[name]!s}" for name in names if name in message.headers
+        yield _Piece(
+            offset, end, _label(message.headers), message.payload.decode("utf-8", "replace")
         )
-        payload = message.payload.decode("utf-8", "replace")
-        yield _Piece(offset, end, label or "(no headers)", payload)
         offset = end
 
 
@@ -198,6 +214,12 @@ def _notes(
             notes.append(f"unknown: {name}")
     notes += [f"conflict: {c}" for c in after.conflicts[len(before.conflicts) :]]
     notes += [f"warning {w.code}: {w.message}" for w in after.warnings[len(before.warnings) :]]
+    if not any(isinstance(e, MessageCompleted) for e in events):  # it says both itself
+        if after.provider_stop_reason != before.provider_stop_reason:
+            stop = f"stop reason {after.stop_reason} (provider: {after.provider_stop_reason})"
+            notes.append(stop)
+        if after.status != before.status and after.status != "in_progress":
+            notes.append(f"status {after.status}")
     if after.error is not None and before.error is None and not events:
         notes.append(f"error: {after.error.phase} {after.error.type}")
     if not events and not notes:
