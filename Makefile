@@ -1,3 +1,10 @@
+# Packaging and documentation:
+#
+#   make wheels               every wheel (manylinux_2_17, musllinux_1_2; CPython
+#                             3.10-3.13 and abi3) and the sdist into dist/, each
+#                             smoke-tested without Rust (tools/wheels.py)
+#   make docs                 the documentation site into build/site (mkdocs --strict)
+#
 # Fuzzing streamwire-core with cargo-fuzz (needs a nightly toolchain and
 # `cargo install cargo-fuzz`). What each target checks: fuzz/src/lib.rs.
 #
@@ -20,7 +27,15 @@ FUZZ_SANITIZER ?= none
 CARGO_FUZZ ?= cargo +nightly fuzz
 FUZZ_WORK := $(CURDIR)/fuzz/target/corpus
 
-.PHONY: fuzz fuzz-replay fuzz-seed
+PYTHON ?= python3
+
+.PHONY: wheels docs fuzz fuzz-replay fuzz-seed
+
+wheels:
+	$(PYTHON) tools/wheels.py all
+
+docs:
+	$(PYTHON) -m mkdocs build --strict
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

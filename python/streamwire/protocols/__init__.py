@@ -177,10 +177,11 @@ def stream(protocol: ProtocolName, **options: Unpack[StreamOptions]) -> Stream: 
 def stream(protocol: str, **options: Any) -> Stream:
     """A new sans-IO adapter for ``protocol`` (see the adapter's options).
 
-    >>> s = stream("openai-chat")
-    >>> events = s.feed(b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\\n\\n')
-    >>> [type(e).__name__ for e in events]
-    ['MessageStarted', 'TextDelta']
+    Examples:
+        >>> s = stream("openai-chat")
+        >>> events = s.feed(b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\\n\\n')
+        >>> [type(e).__name__ for e in events]
+        ['MessageStarted', 'TextDelta']
 
     An unknown protocol is a ``ValueError``; an option the adapter does not
     take is a ``TypeError`` naming the closest ones it does. For a type
