@@ -172,3 +172,19 @@ def test_replay_draws_the_timeline(capsys: pytest.CaptureFixture[str], tmp_path:
 def test_a_body_has_no_timeline(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "--timeline", str(_fixture("anthropic/prism-tools").raw_path)]) == 0
     assert "a body keeps no arrival times" in capsys.readouterr().out
+
+
+def test_inspect_of_a_recording_shows_its_layers_and_timeline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    times = [0.1 + 0.03 * i for i in range(5)]
+    path = tmp_path / "r.jsonl"
+    _recording(times, _DELTA).save(path)
+    doc = layers_of(capsys, str(path))
+    assert doc["source"] == "recording" and doc["http"]["status"] == 200
+    assert [len(r["unified"]) for r in doc["layers"]] == [2, 1, 1, 1, 1, 1]
+    assert main(["inspect", "--timeline", "--no-events", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "(recorded)" in out and "5 chunks, 6 unified events" in out
+    )  # the end's are not a chunk's

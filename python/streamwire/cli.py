@@ -43,9 +43,10 @@ import sys
 from collections.abc import Sequence
 
 from ._cli_base import CliError, Command, add_commands
-from ._cli_inspect import INSPECT, SSE
+from ._cli_inspect import INSPECT
 from ._cli_record import RECORD
 from ._cli_replay import REPLAY
+from ._cli_sse import SSE
 from ._core import __version__
 from .kit.cli import CHECK, MOCK_UPSTREAM
 
