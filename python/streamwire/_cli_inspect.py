@@ -30,7 +30,7 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -289,7 +289,7 @@ def _reads_as_error_object(protocol: str, options: dict[str, Any], body: bytes) 
     from .io._wire import MAX_ERROR_BODY, framing_of, http_error
     from .protocols import new_stream
 
-    if len(body) > MAX_ERROR_BODY or framing_of(protocol) == "json":
+    if len(body) > MAX_ERROR_BODY or framing_of(protocol) == "json":  # gemini-json reads it
         return False
     if body.lstrip()[:1] != b"{" or http_error(0, (), body).phase != "provider":
         return False
@@ -297,6 +297,11 @@ def _reads_as_error_object(protocol: str, options: dict[str, Any], body: bytes) 
     adapter.feed(body)
     adapter.close()
     return bool(adapter.result.status != "error")
+
+
+def _no_clock() -> float:
+    """The clock of a capture: it has no arrival times (see ``_untimed``)."""
+    return 0.0
 
 
 def _untimed(result: Any) -> Any:
@@ -342,8 +347,9 @@ class _Reader:
         self._adapter = adapter
         self._driver = driver
 
-    def streams(self, exchange: Exchange) -> bool:
-        """False when the body is an error answer, to be read whole."""
+    def start(self, exchange: Exchange) -> bool:
+        """Gives the driver the status and headers; False when the body is an
+        error answer, to be read whole."""
         driver = self._driver
         if driver is None:
             return True
@@ -393,8 +399,9 @@ def inspect_exchange(
 
     name = source or args.file
     notes = exchange.notes
-    encoding = header(exchange.headers, "content-encoding") if exchange.status else None
-    if exchange.status is None and exchange.encoded:
+    if exchange.status is not None:
+        encoding = header(exchange.headers, "content-encoding")
+    else:  # a body alone says nothing of its coding
         encoding = getattr(args, "encoding", None)
     body: Iterator[bytes] = iter(exchange.body)
     if exchange.encoded:
@@ -411,14 +418,12 @@ def inspect_exchange(
         first, body = _sniff(body, SNIFF_BYTES)
     protocol, how = choose_protocol(args.protocol, first, exchange, name)
     options = {**options, **args.option}
-    zero: Callable[[], float] = lambda: 0.0  # noqa: E731 - a capture has no clock
-
+    small = len(first) < SNIFF_BYTES  # the sniff took all of it
     try:
-        if exchange.status is None and first.lstrip()[:1] == b"{":
-            first += b"".join(body)  # one JSON object: small, or not an error object
-            body = iter(())
-        if exchange.status is not None or _reads_as_error_object(protocol, options, first):
-            reader = _Reader(driver=Driver(protocol, options, clock=zero))
+        if exchange.status is not None or (
+            small and _reads_as_error_object(protocol, options, first)
+        ):
+            reader = _Reader(driver=Driver(protocol, options, clock=_no_clock))
         else:
             reader = _Reader(adapter=new_stream(protocol, options, where="--option"))
     except TypeError as exc:
@@ -441,7 +446,7 @@ def inspect_exchange(
 
     if not quiet:
         sys.stdout.write(f"events of {name} ({protocol}):\n")
-    if not reader.streams(exchange):
+    if not reader.start(exchange):
         error_body = first + b"".join(body)
         progress.advance(len(error_body))
         show(reader.error_body(error_body[:MAX_ERROR_BODY]))
