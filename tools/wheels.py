@@ -1,7 +1,8 @@
 """Builds streamwire's wheels and sdist into ``dist/`` and smoke-tests each one.
 
 ``make wheels`` runs ``python3 tools/wheels.py all``; CI runs
-``tools/wheels.py ci``. What it builds, with maturin (``--zig``: Zig, from
+``tools/wheels.py ci``; ``tools/wheels.py smoke WHEEL...`` only checks
+wheels already built. What it builds, with maturin (``--zig``: Zig, from
 the ``ziglang`` package on PyPI, is the C toolchain and linker, and links
 against glibc 2.17's symbols, so no old-glibc sysroot or container is
 needed):
@@ -24,9 +25,11 @@ wheel's), and ``streamwire replay`` of the bundled sample. ``auditwheel
 show`` confirms the glibc wheels' platform tag from their symbols.
 
 A musllinux wheel needs a musl CPython to run; this tool uses one when
-``MUSL_PYTHON`` names it, and otherwise checks what can be checked on a
-glibc host: the tag, and that the extension needs nothing but musl's
-``libc.so`` (``readelf``-style, from the ELF dynamic section).
+``MUSL_PYTHON`` names it (for the wheels that claim its version), and
+otherwise checks what can be checked on a glibc host: that the extension
+needs nothing but musl's ``libc.so`` (read from its ELF dynamic section).
+A musl CPython can be built on Debian from its ``python3.11`` source with
+``musl-gcc`` (``musl-tools``), against a static zlib built the same way.
 
 The CPython interpreters are looked for as ``python3.X`` on ``PATH`` and
 under pyenv's ``versions/``; ``WHEEL_PYTHONS`` (space-separated paths)
@@ -318,11 +321,12 @@ def check(bin_dir: Path, wheels: list[Path], available: dict[str, str], version:
     for wheel in wheels:
         if "musllinux" in wheel.name:
             note = musl_checks(wheel)
-            if musl_python:
-                smoke(wheel, musl_python, _version_of(musl_python) or "?", version)
-                note += f"; ran on {musl_python}"
+            musl_version = _version_of(musl_python) if musl_python else None
+            if musl_python and musl_version and claims(wheel, {musl_version: musl_python}):
+                smoke(wheel, musl_python, musl_version, version)
+                note += f"; ran on musl CPython {musl_version}"
             else:
-                note += "; not run (set MUSL_PYTHON to a musl CPython to run it)"
+                note += "; not run (MUSL_PYTHON names no musl CPython it claims)"
             lines.append(f"{wheel.name}: {note}")
             continue
         check_stripped(wheel)
@@ -348,11 +352,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "mode",
-        choices=("all", "ci"),
-        help="all: every wheel, the sdist; ci: the running CPython's wheel and the abi3 one",
+        choices=("all", "ci", "smoke"),
+        help="all: every wheel, the sdist; ci: the running CPython's wheel and the abi3 one; "
+        "smoke: only the checks, of the wheels given",
     )
+    parser.add_argument("wheels", nargs="*", type=Path, help="smoke: the wheels to check")
     args = parser.parse_args()
     started = time.monotonic()
+    if args.mode == "smoke":
+        lines = check(tools(), args.wheels, interpreters(), project_version())
+        log(f"done in {time.monotonic() - started:.0f} s:")
+        for line in lines:
+            print(f"    {line}")
+        return
     (ROOT / "build").mkdir(exist_ok=True)
     DIST.mkdir(exist_ok=True)
     for old in DIST.glob("streamwire-*"):
