@@ -105,7 +105,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="an environment variable holding the API key (the key itself is never an argument)",
     )
     parser.add_argument(
-        "--out", default="recording", help="where to save: PATH.recording.jsonl, PATH.json, ..."
+        "--out",
+        default="capture",
+        help="where to save: PATH.recording.jsonl, PATH.json, ... (default: capture)",
     )
     parser.add_argument(
         "--hash-content", action="store_true", help="save text and arguments as sha256 hashes"
