@@ -85,7 +85,7 @@ def test_frozen_slotted_keyword_only(cls: type[sw.Event]) -> None:
 
 @pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda c: c.__name__)
 def test_naming_grammar(cls: type[sw.Event]) -> None:
-    # Lifecycle facts in past tense, increments end in Delta (STYLE.md).
+    # Lifecycle facts in past tense, increments end in Delta.
     name = cls.__name__
     words = re.findall(r"[A-Z][a-z]+", name)
     assert name.endswith("Delta") or words[-1].endswith("ed") or name == "UnknownEvent", name
