@@ -20,6 +20,7 @@ __all__ = [
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
+    "MessageMatcher",
     "ShapeMatcher",
     "SseDecoder",
     "SseEvent",
@@ -115,6 +116,11 @@ class SseDecoder:
     def events_dispatched(self) -> int: ...
     @property
     def comments_seen(self) -> int: ...
+    @property
+    def shapes_replayed(self) -> int:
+        """Events ``feed_matched`` matched by replaying the skeleton of an
+        earlier one: its bytes outside the values a template takes whatever
+        they are, compared instead of parsed (the answer is always ``match``'s)."""
 
 @final
 class ShapeMatcher:
@@ -179,6 +185,25 @@ class ShapeMatcher:
     def captures(self, index: int) -> int:
         """The number of captures of template ``index``."""
     def __len__(self) -> int: ...
+
+@final
+class MessageMatcher:
+    """Shape matching for the messages of one WebSocket session.
+
+    ``MessageMatcher(shapes).match(data)`` is ``shapes.match(data)`` (templates
+    of event type ``"message"``) with the message's length in UTF-8 bytes
+    appended: ``(template, *captures, size)``, or None. It remembers the
+    skeleton of each template's last match, so that the session's next
+    message of that shape is matched by comparing bytes (``replayed`` counts
+    those); a string capture other than a template's last is the same ``str``
+    object as the last time it had the same value."""
+
+    def __new__(cls, shapes: ShapeMatcher) -> MessageMatcher: ...
+    def match(self, data: str | Buffer, /) -> tuple[Any, ...] | None: ...
+    @property
+    def shapes(self) -> ShapeMatcher: ...
+    @property
+    def replayed(self) -> int: ...
 
 @final
 class Builder:

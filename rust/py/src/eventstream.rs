@@ -10,7 +10,7 @@ use streamwire_core::eventstream::{
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{Collector, ShapeMatcher};
+use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -319,6 +319,7 @@ pub struct EventStreamDecoder {
     inner: es::EventStreamDecoder,
     strings: StringCache,
     matched: Matched,
+    shapes: StreamShapes,
     finished: bool,
 }
 
@@ -340,6 +341,7 @@ impl EventStreamDecoder {
             inner: es::EventStreamDecoder::new(max_message_bytes, validation),
             strings: StringCache { entries: Vec::new() },
             matched: Matched::default(),
+            shapes: StreamShapes::default(),
             finished: false,
         })
     }
@@ -394,17 +396,16 @@ impl EventStreamDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        let matcher = shapes.get();
-        let shapes = &matcher.shapes;
-        let mut out = Collector::new(py, matcher);
+        let matcher = shapes;
+        let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
-        let EventStreamDecoder { inner, strings, matched, .. } = self;
+        let EventStreamDecoder { inner, strings, matched, shapes, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |msg| {
             if conversion.is_err() {
                 return;
             }
             let found = match message_and_event_type(&msg) {
-                (Some("event"), Some(event)) => shapes.match_bytes(event, msg.payload).ok(),
+                (Some("event"), Some(event)) => shapes.match_bytes(matcher, event, msg.payload),
                 _ => None,
             };
             conversion = match found {

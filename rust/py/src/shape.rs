@@ -11,13 +11,20 @@
 //! the last, `(template, *captures[:-1], [last capture, ...], first ticket)`.
 //! A delta stream is mostly such runs (one block's text deltas), and a run
 //! costs the adapter one dispatch instead of one per delta.
+//!
+//! Each decoder matches through a [`StreamShapes`]: the core's
+//! [`ShapeCache`] for the stream (the skeletons of its last matches, so that
+//! the next delta is matched by comparing bytes), tied to the one matcher it
+//! was filled by. A WebSocket session, which has no decoder, matches each
+//! message with a [`MessageMatcher`], which holds the same cache.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use streamwire_core::shape::{Capture, Decline, Match, ShapeSet, Spec};
+use streamwire_core::shape::{Capture, Decline, Match, ShapeCache, ShapeSet, Spec};
 
 use crate::buffer::Bytes;
+use crate::sse::CachedStr;
 use crate::text::new_str;
 
 /// Templates nest no deeper than this (a guard against cyclic containers).
@@ -95,6 +102,116 @@ impl ShapeMatcher {
 
     fn __repr__(&self) -> String {
         format!("ShapeMatcher(<{} templates>)", self.shapes.len())
+    }
+}
+
+/// One stream's shape matching: a [`ShapeCache`] and the matcher it belongs to.
+///
+/// The cache holds a reference to its matcher, so the matcher outlives it and
+/// another one (a caller may pass any matcher to any call) is told apart by
+/// identity: the cache then starts afresh.
+#[derive(Default)]
+pub(crate) struct StreamShapes {
+    cache: ShapeCache,
+    owner: Option<Py<ShapeMatcher>>,
+}
+
+impl StreamShapes {
+    /// Matches one payload of an SSE event (or EventStream message) of type `event`.
+    pub fn match_payload<'a>(
+        &mut self,
+        matcher: &Bound<'_, ShapeMatcher>,
+        event: &str,
+        data: &'a str,
+    ) -> Option<Match<'a>> {
+        if !self.owner.as_ref().is_some_and(|owner| owner.as_ptr() == matcher.as_ptr()) {
+            self.cache.clear();
+            self.owner = Some(matcher.clone().unbind());
+        }
+        matcher.get().shapes.match_cached(&mut self.cache, event, data).ok()
+    }
+
+    /// [`StreamShapes::match_payload`] for a payload given as bytes, which
+    /// must be UTF-8 (Python's json refuses anything else).
+    pub fn match_bytes<'a>(
+        &mut self,
+        matcher: &Bound<'_, ShapeMatcher>,
+        event: &str,
+        data: &'a [u8],
+    ) -> Option<Match<'a>> {
+        if !matcher.get().shapes.handles_event(event) {
+            return None;
+        }
+        self.match_payload(matcher, event, streamwire_core::utf8::str_of(data)?)
+    }
+
+    /// Matches found by replaying a skeleton.
+    pub fn replayed(&self) -> u64 {
+        self.cache.replayed()
+    }
+}
+
+/// Shape matching for the messages of one WebSocket session.
+///
+/// `MessageMatcher(shapes)` keeps the session's [`ShapeCache`]; `match(data)`
+/// matches one message (a `str`, or UTF-8 bytes) against the templates of
+/// SSE event type `"message"` and gives `(template, *captures, size)`, with
+/// `size` the message's length in UTF-8 bytes, or None. A string capture
+/// other than a template's last one (an id the adapter compares with the one
+/// it has) is the same `str` object as the last time it had the same value.
+#[pyclass(module = "streamwire._core", name = "MessageMatcher")]
+pub struct MessageMatcher {
+    shapes: Py<ShapeMatcher>,
+    cache: ShapeCache,
+    keys: Vec<CachedStr>,
+}
+
+#[pymethods]
+impl MessageMatcher {
+    #[new]
+    fn new(shapes: Py<ShapeMatcher>) -> Self {
+        MessageMatcher { shapes, cache: ShapeCache::new(), keys: Vec::new() }
+    }
+
+    /// `(template, *captures, size)` for one message, or None.
+    #[pyo3(signature = (data, /))]
+    fn r#match<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let py = data.py();
+        let MessageMatcher { shapes, cache, keys } = self;
+        let shapes = &shapes.get().shapes;
+        with_text(data, |text| {
+            let Ok(text) = text else { return Ok(None) };
+            let Ok(m) = shapes.match_cached(cache, "message", text) else { return Ok(None) };
+            let captures = m.captures();
+            let mut items = Vec::with_capacity(captures.len() + 2);
+            items.push(index_to_py(py, m.template));
+            for (slot, capture) in captures.iter().enumerate() {
+                items.push(match capture {
+                    Capture::Str(value) if slot + 1 < captures.len() => {
+                        if keys.len() <= slot {
+                            keys.resize_with(slot + 1, CachedStr::new);
+                        }
+                        keys[slot].get(py, value).into_bound(py).into_any()
+                    }
+                    _ => capture_to_py(py, capture)?,
+                });
+            }
+            items.push(index_to_py(py, text.len()));
+            Ok(Some(PyTuple::new(py, items)?))
+        })
+    }
+
+    /// The matcher whose templates apply.
+    #[getter]
+    fn shapes(&self, py: Python<'_>) -> Py<ShapeMatcher> {
+        self.shapes.clone_ref(py)
+    }
+
+    /// How many messages were matched by replaying the skeleton of an
+    /// earlier one (comparing bytes instead of parsing).
+    #[getter]
+    fn replayed(&self) -> u64 {
+        self.cache.replayed()
     }
 }
 
@@ -310,6 +427,7 @@ fn has_digit_run(data: &Bound<'_, PyAny>, length: usize) -> PyResult<bool> {
 /// Adds this module's class and function to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ShapeMatcher>()?;
+    m.add_class::<MessageMatcher>()?;
     m.add_function(wrap_pyfunction!(has_digit_run, m)?)?;
     Ok(())
 }

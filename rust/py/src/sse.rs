@@ -5,13 +5,12 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
-use streamwire_core::shape::ShapeSet;
 use streamwire_core::sse::{self, Event};
 use streamwire_core::utf8::{self, Utf8Mode};
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{Collector, ShapeMatcher};
+use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
@@ -146,17 +145,17 @@ impl SseEvent {
 
 /// A Python string cached for the last value it was built from: event types
 /// and ids repeat on almost every event, so each is built once, not per event.
-struct CachedStr {
+pub(crate) struct CachedStr {
     text: String,
     py: Option<Py<PyString>>,
 }
 
 impl CachedStr {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         CachedStr { text: String::new(), py: None }
     }
 
-    fn get(&mut self, py: Python<'_>, s: &str) -> Py<PyString> {
+    pub(crate) fn get(&mut self, py: Python<'_>, s: &str) -> Py<PyString> {
         match &self.py {
             Some(cached) if self.text == s => cached.clone_ref(py),
             _ => {
@@ -209,6 +208,7 @@ pub struct SseDecoder {
     event_type: CachedStr,
     id: CachedStr,
     matched: Matched,
+    shapes: StreamShapes,
     finished: bool,
 }
 
@@ -238,6 +238,7 @@ impl SseDecoder {
             event_type: CachedStr::new(),
             id: CachedStr::new(),
             matched: Matched::default(),
+            shapes: StreamShapes::default(),
             finished: false,
         }
     }
@@ -291,18 +292,17 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        let matcher = shapes.get();
-        let shapes: &ShapeSet = &matcher.shapes;
-        let mut out = Collector::new(py, matcher);
+        let matcher = shapes;
+        let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
-        let SseDecoder { inner, event_type, id, matched, .. } = self;
+        let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |ev| {
             if conversion.is_err() {
                 return;
             }
             // A decline (an event no template applies to included) is an SseEvent.
             let found = match ev.retry {
-                None => shapes.match_payload(ev.event_type, ev.data).ok(),
+                None => shapes.match_payload(matcher, ev.event_type, ev.data),
                 Some(_) => None,
             };
             conversion = match found {
@@ -397,6 +397,13 @@ impl SseDecoder {
     #[getter]
     fn events_dispatched(&self) -> u64 {
         self.inner.events_dispatched()
+    }
+
+    /// Events `feed_matched` matched by replaying the skeleton of an earlier
+    /// one (comparing bytes instead of parsing).
+    #[getter]
+    fn shapes_replayed(&self) -> u64 {
+        self.shapes.replayed()
     }
 
     /// Comment lines (keep-alives) seen so far.

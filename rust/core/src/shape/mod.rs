@@ -76,12 +76,16 @@ use std::fmt;
 
 use memchr::memmem::Finder;
 
+mod cache;
+#[cfg(test)]
+mod cache_tests;
 mod matcher;
 mod scan;
 mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use cache::ShapeCache;
 pub use spec::{Spec, SpecError};
 
 /// The most captures one template may have.
@@ -168,6 +172,9 @@ pub enum Capture<'a> {
     /// A value's JSON text, exactly as in the payload.
     Raw(&'a str),
 }
+
+/// The captures of one match attempt, by slot.
+type Captures<'a> = [Capture<'a>; MAX_CAPTURES];
 
 /// A successful match: which template, and its captures in template order.
 #[derive(Debug)]
@@ -298,8 +305,33 @@ impl ShapeSet {
         self.run(event, data, false)
     }
 
+    /// [`ShapeSet::match_payload`], remembering in `cache` the skeleton of
+    /// each template's last scanned match, so that a payload that differs from
+    /// it only inside its variable tokens (a stream's next delta) is matched
+    /// by comparing bytes (see [`ShapeCache`]). The answer is always the one
+    /// `match_payload` gives.
+    pub fn match_cached<'a>(
+        &self,
+        cache: &mut ShapeCache,
+        event: &str,
+        data: &'a str,
+    ) -> Result<Match<'a>, Decline> {
+        cache.fit(self.templates.len());
+        self.attempt(event, data, true, Some(cache))
+    }
+
     /// The matching loop; `fast` tries the scanner first.
     fn run<'a>(&self, event: &str, data: &'a str, fast: bool) -> Result<Match<'a>, Decline> {
+        self.attempt(event, data, fast, None)
+    }
+
+    fn attempt<'a>(
+        &self,
+        event: &str,
+        data: &'a str,
+        fast: bool,
+        mut cache: Option<&mut ShapeCache>,
+    ) -> Result<Match<'a>, Decline> {
         let bytes = data.as_bytes();
         let mut reason = Decline::Event;
         let mut checked_digits = false;
@@ -308,10 +340,24 @@ impl ShapeSet {
                 continue;
             }
             if !checked_digits {
-                if has_long_digit_run(bytes) {
+                if has_digit_run(bytes, MAX_DIGIT_RUN + 1) {
                     return Err(Decline::LongNumber);
                 }
                 checked_digits = true;
+            }
+            let mut m = Match {
+                template: index,
+                captures: std::array::from_fn(|_| Capture::Absent),
+                len: template.captures,
+            };
+            // A replayed skeleton is a match the scanner would make (its probe
+            // key is among the fixed bytes); templates before this one were
+            // tried in full, so the first match still wins.
+            if let Some(cache) = cache.as_deref_mut() {
+                if cache.replay(index, data, &mut m.captures) {
+                    return Ok(m);
+                }
+                m.captures = std::array::from_fn(|_| Capture::Absent);
             }
             if let Some(probe) = &template.probe {
                 if probe.find(bytes).is_none() {
@@ -321,12 +367,11 @@ impl ShapeSet {
             }
             if fast {
                 // The scanner's matches are sure; its `false` is not a decline.
-                let mut m = Match {
-                    template: index,
-                    captures: std::array::from_fn(|_| Capture::Absent),
-                    len: template.captures,
-                };
-                if scan::scan(&template.root, data, &mut m.captures) {
+                let tokens = cache.as_deref_mut().map(ShapeCache::tokens);
+                if scan::scan(&template.root, data, &mut m.captures, tokens) {
+                    if let Some(cache) = cache.as_deref_mut() {
+                        cache.keep(index, data);
+                    }
                     return Ok(m);
                 }
             }
@@ -375,25 +420,6 @@ fn deepest_required_key(pattern: &Pattern, depth: usize) -> Option<(usize, &str)
         }
         _ => None,
     }
-}
-
-/// Whether `bytes` holds more than [`MAX_DIGIT_RUN`] ASCII digits in a row.
-fn has_long_digit_run(bytes: &[u8]) -> bool {
-    if bytes.len() <= MAX_DIGIT_RUN {
-        return false;
-    }
-    let mut run = 0usize;
-    for &b in bytes {
-        if b.is_ascii_digit() {
-            run += 1;
-            if run > MAX_DIGIT_RUN {
-                return true;
-            }
-        } else {
-            run = 0;
-        }
-    }
-    false
 }
 
 /// Whether `data` holds a run of at least `len` consecutive ASCII digits.

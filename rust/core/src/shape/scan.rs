@@ -36,11 +36,101 @@ const MAX_INT_DIGITS: usize = 18;
 
 /// Whether `root` matches `data` for sure; then `captures` holds its
 /// captures (otherwise some of them, to be reset before another use).
-pub(super) fn scan<'a>(root: &Pattern, data: &'a str, captures: &mut Captures<'a>) -> bool {
-    let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures };
+///
+/// With `tokens`, a sure match also leaves there the payload's *variable
+/// tokens* in order: every value the pattern accepts whatever it holds (a
+/// capture, an `$any`), with the scanner step that read it. Everything
+/// between them is *fixed*: bytes the scan read and compared.
+pub(super) fn scan<'a>(
+    root: &Pattern,
+    data: &'a str,
+    captures: &mut Captures<'a>,
+    tokens: Option<&mut Vec<Token>>,
+) -> bool {
+    let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures, tokens };
     let scanned = s.value(root, 0).is_some();
     s.ws();
     scanned && s.i == data.len()
+}
+
+/// One variable token of a scanned payload: its byte span and the step that read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Token {
+    pub start: usize,
+    pub end: usize,
+    pub step: Step,
+}
+
+/// The scanner step that reads a variable token (see [`Scanner::value`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// `$any` at this depth: any valid value, dropped.
+    Skip(usize),
+    /// `$str` into this capture slot.
+    Str(usize),
+    /// `$int` into this capture slot.
+    Int(usize),
+    /// `$raw` at this depth into this capture slot.
+    Raw(usize, usize),
+}
+
+/// A variable token of a skeleton: where it goes in the fixed bytes, the
+/// step that reads it, and, for a short `$any` or `$raw` token, the old
+/// token's bytes (`hint`, a range of the skeleton's hint bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Gap {
+    pub at: usize,
+    pub step: Step,
+    pub hint: std::ops::Range<usize>,
+}
+
+/// Whether `data` matches the same pattern as a payload that [`scan`]
+/// matched, for sure, by that payload's skeleton: its fixed bytes (`fixed`,
+/// the payload without its variable tokens) must recur in `data` verbatim,
+/// and at each gap (an offset into `fixed`, in order) a variable token must
+/// follow that the very step that read the old one reads whole. Then the
+/// scanner, walking `data`, would take exactly the steps it took on the old
+/// payload: its every decision outside a variable token depends only on the
+/// fixed bytes it reads, and a step reads one whole token, whatever it holds,
+/// and is followed by the same bytes. So this is a match that [`scan`] would
+/// have made, with these captures; a `false` is only "not this way"
+/// (whitespace moved, a key added...), never a decline.
+///
+/// A token with a hint that recurs verbatim is taken without reading it
+/// again: the same bytes at the same step are the same valid token, and
+/// where it ends is checked by the fixed bytes that must follow it (a number
+/// `12` followed by `3` would fail there).
+pub(super) fn replay<'a>(
+    fixed: &[u8],
+    hints: &[u8],
+    gaps: &[Gap],
+    data: &'a str,
+    captures: &mut Captures<'a>,
+) -> bool {
+    let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures, tokens: None };
+    let mut from = 0;
+    for gap in gaps {
+        let Some(segment) = fixed.get(from..gap.at) else { return false };
+        if !s.b.get(s.i..).is_some_and(|rest| rest.starts_with(segment)) {
+            return false;
+        }
+        s.i += segment.len();
+        let hint = hints.get(gap.hint.clone()).unwrap_or_default();
+        let start = s.i;
+        if !hint.is_empty() && s.b.get(start..).is_some_and(|rest| rest.starts_with(hint)) {
+            s.i += hint.len();
+            if let Step::Raw(slot, _) = gap.step {
+                let Some(text) = data.get(start..s.i) else { return false };
+                if let Some(capture) = s.captures.get_mut(slot) {
+                    *capture = Capture::Raw(text);
+                }
+            }
+        } else if s.step(gap.step).is_none() {
+            return false;
+        }
+        from = gap.at;
+    }
+    fixed.get(from..).is_some_and(|tail| s.b.get(s.i..) == Some(tail))
 }
 
 struct Scanner<'a, 'c> {
@@ -50,6 +140,8 @@ struct Scanner<'a, 'c> {
     b: &'a [u8],
     i: usize,
     captures: &'c mut Captures<'a>,
+    /// Where the variable tokens go, when the caller keeps a skeleton.
+    tokens: Option<&'c mut Vec<Token>>,
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -94,34 +186,52 @@ impl<'a> Scanner<'a, '_> {
 
     fn value(&mut self, pattern: &Pattern, depth: usize) -> Option<()> {
         self.ws();
-        match pattern {
-            Pattern::Any => self.skip(depth),
-            Pattern::Falsy => self.falsy(),
-            Pattern::Null => self.literal(b"null"),
-            Pattern::Bool(true) => self.literal(b"true"),
-            Pattern::Bool(false) => self.literal(b"false"),
-            Pattern::Int(expected) => (self.int()? == *expected).then_some(()),
-            Pattern::Str(expected) => same(self.string()?.as_bytes(), expected.as_bytes()).then_some(()),
-            Pattern::Capture(CaptureKind::Str, slot) => {
+        let step = match pattern {
+            Pattern::Any => Step::Skip(depth),
+            Pattern::Capture(CaptureKind::Str, slot) => Step::Str(*slot),
+            Pattern::Capture(CaptureKind::Int, slot) => Step::Int(*slot),
+            Pattern::Capture(CaptureKind::Raw, slot) => Step::Raw(*slot, depth),
+            Pattern::Falsy => return self.falsy(),
+            Pattern::Null => return self.literal(b"null"),
+            Pattern::Bool(true) => return self.literal(b"true"),
+            Pattern::Bool(false) => return self.literal(b"false"),
+            Pattern::Int(expected) => return (self.int()? == *expected).then_some(()),
+            Pattern::Str(expected) => {
+                return same(self.string()?.as_bytes(), expected.as_bytes()).then_some(())
+            }
+            Pattern::Object(object) => return self.object(object, depth + 1),
+            Pattern::Array(items) => return self.array(items, depth + 1),
+        };
+        let start = self.i;
+        self.step(step)?;
+        if let Some(tokens) = &mut self.tokens {
+            tokens.push(Token { start, end: self.i, step });
+        }
+        Some(())
+    }
+
+    /// Reads one variable token (after the whitespace before it).
+    fn step(&mut self, step: Step) -> Option<()> {
+        match step {
+            Step::Skip(depth) => self.skip(depth),
+            Step::Str(slot) => {
                 let text = self.string()?;
-                *self.captures.get_mut(*slot)? = Capture::Str(text);
+                *self.captures.get_mut(slot)? = Capture::Str(text);
                 Some(())
             }
-            Pattern::Capture(CaptureKind::Int, slot) => {
+            Step::Int(slot) => {
                 let value = self.int()?;
-                *self.captures.get_mut(*slot)? = Capture::Int(value);
+                *self.captures.get_mut(slot)? = Capture::Int(value);
                 Some(())
             }
-            Pattern::Capture(CaptureKind::Raw, slot) => {
+            Step::Raw(slot, depth) => {
                 // The value's text, without the whitespace around it (as
                 // serde_json's RawValue has it), once skipping it validated it.
                 let start = self.i;
                 self.skip(depth)?;
-                *self.captures.get_mut(*slot)? = Capture::Raw(self.text.get(start..self.i)?);
+                *self.captures.get_mut(slot)? = Capture::Raw(self.text.get(start..self.i)?);
                 Some(())
             }
-            Pattern::Object(object) => self.object(object, depth + 1),
-            Pattern::Array(items) => self.array(items, depth + 1),
         }
     }
 

@@ -565,7 +565,7 @@ fn scanned<'a>(spec: &str, data: &'a str) -> Option<Vec<Capture<'a>>> {
     let shapes = one(spec);
     let template = &shapes.templates[0];
     let mut captures = std::array::from_fn(|_| Capture::Absent);
-    scan::scan(&template.root, data, &mut captures).then(|| captures[..template.captures].to_vec())
+    scan::scan(&template.root, data, &mut captures, None).then(|| captures[..template.captures].to_vec())
 }
 
 #[test]

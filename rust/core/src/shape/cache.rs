@@ -1,0 +1,125 @@
+//! A stream's memory of its last matches: skeletons to compare the next payload with.
+//!
+//! The payloads of one stream that share a shape are nearly the same bytes:
+//! one chat chunk after another differs only in its text (the id, the model,
+//! the creation time repeat), one Responses delta from the next only in its
+//! text, sequence number and padding. A [`ShapeCache`] keeps, for each
+//! template, the *skeleton* of the last payload the scanner matched: its
+//! bytes without its variable tokens (the values a capture or `$any` takes,
+//! whatever they are), and where those tokens were. A new payload whose bytes
+//! are the skeleton's fixed bytes with a whole token of the right kind at
+//! each gap is a match the scanner would have made, with those tokens as its
+//! captures (the argument is on `scan::replay`), found by comparing bytes
+//! instead of walking the pattern; anything else is matched as without a
+//! cache, and a new scanned match replaces the skeleton. So the answer is
+//! always [`ShapeSet::match_payload`]'s (tested and fuzzed against it).
+//!
+//! One cache serves one stream (a decoder, a WebSocket session) and one
+//! [`ShapeSet`](super::ShapeSet); its size is bounded: a skeleton keeps at
+//! most [`MAX_FIXED_BYTES`] bytes (a payload with more leaves none; its
+//! variable tokens, a long text or a base64 audio delta, are never kept), and
+//! there is one per template.
+
+use super::scan::{self, Gap, Step, Token};
+use super::Captures;
+
+/// The most fixed bytes a skeleton keeps; a payload with more leaves none.
+pub const MAX_FIXED_BYTES: usize = 4096;
+/// The longest `$any` or `$raw` token kept as a hint (see `scan::replay`):
+/// ids, model names, timestamps, small objects, which mostly repeat.
+const MAX_HINT_BYTES: usize = 64;
+
+/// What a payload's scanned match leaves for the next one.
+#[derive(Debug, Clone, Default)]
+struct Skeleton {
+    /// The payload's bytes outside its variable tokens, in order.
+    fixed: Vec<u8>,
+    /// The short `$any` and `$raw` tokens, concatenated.
+    hints: Vec<u8>,
+    /// Each variable token: its offset in `fixed`, its step, its hint.
+    gaps: Vec<Gap>,
+}
+
+/// The skeletons of one stream's last matches, one per template.
+#[derive(Debug, Clone, Default)]
+pub struct ShapeCache {
+    skeletons: Vec<Option<Skeleton>>,
+    /// The tokens of the scan in progress.
+    scratch: Vec<Token>,
+    /// Matches found by replaying a skeleton.
+    replayed: u64,
+}
+
+impl ShapeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        ShapeCache::default()
+    }
+
+    /// Forgets every skeleton (for another [`ShapeSet`](super::ShapeSet)).
+    pub fn clear(&mut self) {
+        self.skeletons.clear();
+    }
+
+    /// How many matches were found by replaying a skeleton.
+    pub fn replayed(&self) -> u64 {
+        self.replayed
+    }
+
+    /// Bytes held (for a stream's memory accounting).
+    pub fn held_bytes(&self) -> usize {
+        self.skeletons.iter().flatten().map(|s| s.fixed.capacity() + s.hints.capacity()).sum()
+    }
+
+    /// Makes room for `templates` skeletons.
+    pub(super) fn fit(&mut self, templates: usize) {
+        if self.skeletons.len() < templates {
+            self.skeletons.resize_with(templates, || None);
+        }
+    }
+
+    /// Whether `data` replays template `index`'s skeleton (captures filled).
+    pub(super) fn replay<'a>(&mut self, index: usize, data: &'a str, captures: &mut Captures<'a>) -> bool {
+        let replayed = match self.skeletons.get(index) {
+            Some(Some(s)) => scan::replay(&s.fixed, &s.hints, &s.gaps, data, captures),
+            _ => false,
+        };
+        self.replayed += u64::from(replayed);
+        replayed
+    }
+
+    /// Where a scan records its tokens.
+    pub(super) fn tokens(&mut self) -> &mut Vec<Token> {
+        self.scratch.clear();
+        &mut self.scratch
+    }
+
+    /// Keeps the skeleton of `data`, just matched by template `index` with
+    /// the tokens of `tokens_for`.
+    pub(super) fn keep(&mut self, index: usize, data: &str) {
+        let bytes = data.as_bytes();
+        let variable: usize = self.scratch.iter().map(|t| t.end - t.start).sum();
+        let Some(slot) = self.skeletons.get_mut(index) else { return };
+        if bytes.len().saturating_sub(variable) > MAX_FIXED_BYTES {
+            *slot = None;
+            return;
+        }
+        let skeleton = slot.get_or_insert_with(Skeleton::default);
+        skeleton.fixed.clear();
+        skeleton.hints.clear();
+        skeleton.gaps.clear();
+        let mut from = 0;
+        for token in &self.scratch {
+            skeleton.fixed.extend_from_slice(bytes.get(from..token.start).unwrap_or_default());
+            let first = skeleton.hints.len();
+            let hinted = matches!(token.step, Step::Skip(_) | Step::Raw(..));
+            if hinted && token.end - token.start <= MAX_HINT_BYTES {
+                skeleton.hints.extend_from_slice(bytes.get(token.start..token.end).unwrap_or_default());
+            }
+            let hint = first..skeleton.hints.len();
+            skeleton.gaps.push(Gap { at: skeleton.fixed.len(), step: token.step, hint });
+            from = token.end;
+        }
+        skeleton.fixed.extend_from_slice(bytes.get(from..).unwrap_or_default());
+    }
+}

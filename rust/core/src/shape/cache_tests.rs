@@ -1,0 +1,190 @@
+//! Tests of `ShapeCache`: a cached match is always the match `match_payload` makes.
+
+use super::*;
+
+fn set(templates: &[(&str, &str)]) -> ShapeSet {
+    let mut shapes = ShapeSet::new();
+    for (event, spec) in templates {
+        shapes.add(event, &Spec::parse(spec).expect("valid spec")).expect("compiles");
+    }
+    shapes
+}
+
+const CHAT_TEXT: &str = r#"{
+    "id?": "$any", "object?": "chat.completion.chunk", "created?": "$any", "model?": "$any",
+    "usage?": null,
+    "choices": [{"index?": "$int", "delta": {"content": "$str", "role?": "$any"},
+                 "logprobs?": "$any", "finish_reason?": null}]
+}"#;
+
+const CHAT_ARGS: &str = r#"{
+    "id?": "$any", "usage?": null,
+    "choices": [{"index?": "$int",
+                 "delta": {"tool_calls": [{"index": "$int", "function": {"arguments": "$str"}}]},
+                 "finish_reason?": null}]
+}"#;
+
+const RAW: &str =
+    r#"{"type": "$str", "usage?": "$raw", "n?": "$int", "x?": "$falsy", "lit?": [true, 3, "s"]}"#;
+
+type Answer<'a> = Result<(usize, Vec<Capture<'a>>), Decline>;
+
+fn answer<'a>(r: Result<Match<'a>, Decline>) -> Answer<'a> {
+    r.map(|m| (m.template, m.captures().to_vec()))
+}
+
+/// Feeds `payloads` through one cache; each answer must be `match_payload`'s.
+fn same_answers(shapes: &ShapeSet, event: &str, payloads: &[String]) -> ShapeCache {
+    let mut cache = ShapeCache::new();
+    for data in payloads {
+        let cached = answer(shapes.match_cached(&mut cache, event, data));
+        assert_eq!(cached, answer(shapes.match_payload(event, data)), "{data}");
+    }
+    cache
+}
+
+fn chat_chunk(id: &str, created: u64, text: &str) -> String {
+    let text = serde_json::to_string(text).expect("a JSON string");
+    format!(
+        r#"{{"id":"{id}","object":"chat.completion.chunk","created":{created},"model":"gpt-4o","choices":[{{"index":0,"delta":{{"content":{text}}},"logprobs":null,"finish_reason":null}}]}}"#
+    )
+}
+
+#[test]
+fn a_stream_of_deltas_is_matched_by_replay_with_each_delta_captured() {
+    let shapes = set(&[("message", CHAT_TEXT), ("message", CHAT_ARGS)]);
+    let texts =
+        ["Hello", "", "q\"uote\\", "数据🙂", "\u{0}\n\t", " ", "a\u{2028}b", "\u{1F469}\u{200D}\u{1F4BB}"];
+    let payloads: Vec<String> = (0..200)
+        .map(|i| chat_chunk("chatcmpl-1", 1_700_000_000 + i / 50, texts[i as usize % texts.len()]))
+        .collect();
+    let cache = same_answers(&shapes, "message", &payloads);
+    // One scan for the first chunk; every other one replays (the created time
+    // changing is a variable token: `$any`).
+    assert_eq!(cache.replayed(), 199);
+}
+
+#[test]
+fn the_first_matching_template_still_wins() {
+    // A payload of template 1 leaves its skeleton, in which "kind" is `$any`;
+    // the next payload's kind is template 0's literal: template 0 must win.
+    let shapes =
+        set(&[("message", r#"{"kind": "a", "v": "$str"}"#), ("message", r#"{"kind": "$any", "v": "$str"}"#)]);
+    let payloads: Vec<String> =
+        ["b", "a", "b", "c", "a", "a"].iter().map(|k| format!(r#"{{"kind":"{k}","v":"x{k}"}}"#)).collect();
+    same_answers(&shapes, "message", &payloads);
+    let mut cache = ShapeCache::new();
+    assert_eq!(shapes.match_cached(&mut cache, "message", &payloads[0]).map(|m| m.template), Ok(1));
+    assert_eq!(shapes.match_cached(&mut cache, "message", &payloads[1]).map(|m| m.template), Ok(0));
+}
+
+#[test]
+fn what_differs_outside_the_tokens_is_matched_afresh_or_declined() {
+    let shapes = set(&[("message", CHAT_TEXT), ("message", CHAT_ARGS)]);
+    let base = chat_chunk("c", 1, "x");
+    let payloads = vec![
+        base.clone(),
+        base.replace(r#""index":0"#, r#""index": 0"#), // whitespace moved: scanned again
+        base.replace(r#""content":"x""#, r#""content":5"#), // a token of another kind
+        base.replace(r#""logprobs":null"#, r#""logprobs":null,"extra":1"#), // an unknown key
+        base.replace(r#""index":0"#, r#""index":0.5"#), // a fraction in an integer capture
+        base.replace(r#""index":0"#, r#""index":-0"#),
+        base.replace(r#""created":1"#, r#""created":1e400"#), // beyond f64: serde declines
+        base.replace(r#""content":"x""#, r#""content":"\ud800""#), // a lone surrogate
+        base.replace(r#""content":"x""#, &format!(r#""content":"{}""#, "7".repeat(700))), // a long digit run
+        base.replace(r#""model":"gpt-4o""#, r#""model":{"a":[1,{"b":null}]}"#), // `$any` takes any value
+        base.replace(r#""content":"x""#, r#""content":"x","content":"y""#), // a repeated key
+        base.clone(),
+        format!("{base} "),
+        format!("{base}}}"),
+        base[..base.len() - 1].to_owned(),
+    ];
+    same_answers(&shapes, "message", &payloads);
+}
+
+#[test]
+fn raw_captures_and_literals_replay_as_they_scan() {
+    let shapes = set(&[("e", RAW)]);
+    let payloads: Vec<String> = [
+        r#"{"type":"a","usage":{"in":1,"out":[2,3]},"n":4,"x":null,"lit":[true,3,"s"]}"#,
+        r#"{"type":"b","usage":"text","n":5,"x":null,"lit":[true,3,"s"]}"#,
+        r#"{"type":"c","usage":[],"n":-6,"x":null,"lit":[true,3,"s"]}"#,
+        r#"{"type":"c","usage":[],"n":-6,"x":0,"lit":[true,3,"s"]}"#,
+        r#"{"type":"c","usage":[],"n":-6,"x":0,"lit":[true,4,"s"]}"#,
+        r#"{"type":"c","usage":[1,],"n":-6,"x":0,"lit":[true,3,"s"]}"#,
+        r#"{"type":"d","n":7}"#,
+        r#"{"type":"e","n":8}"#,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let cache = same_answers(&shapes, "e", &payloads);
+    assert!(cache.replayed() >= 3, "replayed {}", cache.replayed());
+}
+
+#[test]
+fn a_large_token_is_never_kept_and_large_fixed_parts_leave_no_skeleton() {
+    let shapes = set(&[("e", r#"{"type": "audio", "delta": "$str", "pad?": "$any"}"#)]);
+    let audio = |n: usize| format!(r#"{{"type":"audio","delta":"{}"}}"#, "QUJD".repeat(n));
+    let payloads = vec![audio(25_000), audio(25_001), audio(3)];
+    let cache = same_answers(&shapes, "e", &payloads);
+    assert_eq!(cache.replayed(), 2);
+    assert!(cache.held_bytes() < 256, "held {}", cache.held_bytes());
+    // A fixed part beyond the bound: matched, and nothing kept.
+    let key = "k".repeat(cache::MAX_FIXED_BYTES);
+    let wide = set(&[("e", &format!(r#"{{"type": "audio", "delta": "$str", "{key}?": null}}"#))]);
+    let big = format!(r#"{{"type":"audio","delta":"x","{key}":null}}"#);
+    let cache = same_answers(&wide, "e", &[big.clone(), big]);
+    assert_eq!((cache.replayed(), cache.held_bytes()), (0, 0));
+}
+
+/// A small deterministic generator (xorshift64*), so the test needs no crate.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_streams_get_the_answers_match_payload_gives() {
+    // Seeds of every template, then each followed by mutations: a cache holds
+    // the skeletons of valid matches while its neighbours are broken in
+    // every way one byte can break them.
+    const ALPHABET: &[u8] = b"{}[]\",:\\0123456789-+.eEntrufals \t\n\x01u";
+    let shapes = set(&[("message", CHAT_TEXT), ("message", CHAT_ARGS), ("message", RAW)]);
+    let seeds = [
+        chat_chunk("c1", 1, "Hé \"q\" 🙂"),
+        r#"{"choices":[{"index":1,"delta":{"tool_calls":[{"index":2,"function":{"arguments":"{\"a\": [1, 2.5e3]}"}}]}}],"usage":null}"#.to_owned(),
+        r#"{"type":"t","usage":{"a":[1,2,{"b":"c"}]},"n":12,"x":"","lit":[true,3,"s"]}"#.to_owned(),
+    ];
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut stream = Vec::new();
+    for _ in 0..6000 {
+        let seed = seeds[rng.below(seeds.len())].as_bytes();
+        let mut bytes = seed.to_vec();
+        if rng.below(3) != 0 {
+            let at = rng.below(bytes.len());
+            match rng.below(3) {
+                0 => {
+                    bytes.remove(at);
+                }
+                1 => bytes[at] = ALPHABET[rng.below(ALPHABET.len())],
+                _ => bytes.insert(at, ALPHABET[rng.below(ALPHABET.len())]),
+            }
+        }
+        if let Ok(text) = String::from_utf8(bytes) {
+            stream.push(text);
+        }
+    }
+    let cache = same_answers(&shapes, "message", &stream);
+    assert!(cache.replayed() > 1000, "replayed {}", cache.replayed());
+}
