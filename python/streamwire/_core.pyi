@@ -192,14 +192,46 @@ class MessageMatcher:
 
     ``MessageMatcher(shapes).match(data)`` is ``shapes.match(data)`` (templates
     of event type ``"message"``) with the message's length in UTF-8 bytes
-    appended: ``(template, *captures, size)``, or None. It remembers the
-    skeleton of each template's last match, so that the session's next
-    message of that shape is matched by comparing bytes (``replayed`` counts
-    those); a string capture other than a template's last is the same ``str``
-    object as the last time it had the same value."""
+    appended: ``(template, *captures, size)``, or None (also for anything but
+    a ``str`` or a buffer). It remembers the skeleton of each template's last
+    match, so that the session's next message of that shape is matched by
+    comparing bytes (``replayed`` counts those); a string capture other than a
+    template's last is the same ``str`` object as the last time it had the
+    same value.
 
-    def __new__(cls, shapes: ShapeMatcher) -> MessageMatcher: ...
-    def match(self, data: str | Buffer, /) -> tuple[Any, ...] | None: ...
+    ``build={template: (builder, *fixed)}`` gives a template's last capture
+    as ``builder.one(capture, *fixed)``. ``expect(...)`` makes a template's
+    matches that fit the caller's state *taken*: the last capture appended to
+    ``taken`` and ``match`` returning ``[last]`` (built), or, with ``taken``
+    None, tallied as base64 (``tallied``) and ``match`` returning ``[]``."""
+
+    def __new__(
+        cls, shapes: ShapeMatcher, *, build: dict[int, tuple[Any, ...]] | None = None
+    ) -> MessageMatcher: ...
+    def match(self, data: object, /) -> tuple[Any, ...] | list[Any] | None: ...
+    def expect(
+        self,
+        template: int,
+        equal: dict[int, Any],
+        successor: tuple[int, int | None] | None,
+        taken: list[Any] | None,
+        max_size: int,
+    ) -> None:
+        """Takes the template's matches whose capture slots in ``equal`` hold
+        the value (or one of the tuple of values) given, whose ``successor``
+        slot ``(slot, last)`` is absent or ``last + 1``, of at most
+        ``max_size`` bytes and with a non-empty last capture (any, tallied),
+        until ``release()``; one expectation per template and kind."""
+    def release(self) -> None: ...
+    @property
+    def successor(self) -> int | None:
+        """The last value of an expectation's successor slot."""
+    @property
+    def tallied(self) -> tuple[int, int]:
+        """Tallied matches, and the decoded size of their base64."""
+    @property
+    def matched(self) -> tuple[int, int]:
+        """Messages matched (taken or not), and their UTF-8 bytes."""
     @property
     def shapes(self) -> ShapeMatcher: ...
     @property

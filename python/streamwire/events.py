@@ -306,6 +306,8 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = Event.__args__
 # rest are rare enough for their regular constructors. Internal.
 
 _text = Builder(TextDelta, "text", "choice")
+#: The ``Builder`` of ``new_text_delta`` (for ``MessageMatcher(build=...)``).
+text_delta_builder = _text
 #: ``TextDelta(text=text, choice=choice)`` as ``new_text_delta(text, choice)``.
 new_text_delta: Callable[[str, int], TextDelta] = _text.one
 #: ``[TextDelta(text=t, choice=choice) for t in texts]`` as

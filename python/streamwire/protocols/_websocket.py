@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from .._core import DEFAULT_MAX_EVENT_BYTES
 from .._json import loads
@@ -61,6 +61,7 @@ from ..events import (
 )
 from ..result import StreamError, StreamResult, StreamWarning
 from ._base import Stream
+from ._lane import Lane
 from ._turn import REVOKED, AudioMode, Turn, b64_size, refuse_cancelled
 
 __all__ = [
@@ -86,6 +87,10 @@ _RETRYABLE_CLOSE = frozenset({1001, 1011, 1012, 1013})
 
 class WebSocketSession(Stream, Generic[M]):
     """Base of the WebSocket protocols: one message at a time, one result per response."""
+
+    #: Whether the protocol's fast lane is used (``_lane.py``); the tests turn
+    #: it off to compare it with the general path.
+    lanes: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -117,6 +122,8 @@ class WebSocketSession(Stream, Generic[M]):
         #: Errors that belong to no response (Realtime ``error`` events, bad
         #: messages and error closes between responses).
         self._errors: list[StreamError] = []
+        #: The fast path for the response in flight (``_lane.py``), or None.
+        self._lane: Lane | None = None
 
     # --- the protocol's part ---------------------------------------------------------
 
@@ -130,6 +137,11 @@ class WebSocketSession(Stream, Generic[M]):
 
     def _sync_turn(self, turn: Turn[M]) -> None:
         """Brings a response's accumulator up to date before its snapshot."""
+
+    def _open_lane(self) -> Lane | None:
+        """A fast lane for the state the session is in now (see ``_lane.py``), or
+        None (the default: every message takes the general path)."""
+        return None
 
     # --- the public session view -------------------------------------------------------
 
@@ -151,6 +163,8 @@ class WebSocketSession(Stream, Generic[M]):
         ``incomplete`` once closed)."""
         if self._turns:
             return self._snapshot(self._turns[-1])
+        if self._lane is not None:
+            self._lane.fold()
         return super().result
 
     @property
@@ -421,6 +435,8 @@ class WebSocketSession(Stream, Generic[M]):
         return None
 
     def _snapshot(self, turn: Turn[M]) -> StreamResult:
+        if self._lane is not None:
+            self._lane.fold()
         acc = turn.acc
         if acc.cached is None:
             self._sync_turn(turn)
@@ -500,6 +516,10 @@ class WebSocketSession(Stream, Generic[M]):
     # --- per call bookkeeping ---------------------------------------------------------------
 
     def _begin(self) -> None:
+        lane = self._lane
+        if lane is not None:
+            lane.close()
+            self._lane = None
         self._routed = None
         self._runs = []
         self._covered = 0
@@ -510,6 +530,8 @@ class WebSocketSession(Stream, Generic[M]):
         if len(out) > self._covered:
             self._runs.append((None, len(out) - self._covered))
         self._last_runs = self._runs
+        if self.lanes and not self._closed and self._clock is None:
+            self._lane = self._open_lane()
         return self._emit(out) if out else out
 
 

@@ -60,9 +60,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from .._core import MessageMatcher
 from ..events import Event
 from ..toolresults import RESULT_RESOLVERS
+from ._lane import Lane
 from ._websocket import Turn, WebSocketSession, session_result_for
+from .gemini_live_lane import LiveLane, new_matcher
 from .gemini_live_turns import LiveTurn, dump
 
 __all__ = ["SESSION", "GeminiLiveSession", "SessionInput", "SessionPhase", "tool_response"]
@@ -179,6 +182,31 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
         self.go_away: str | None = None
         #: The last resumable ``sessionResumptionUpdate.newHandle``.
         self.resumption_handle: str | None = None
+        self._matcher: MessageMatcher | None = None
+
+    # --- the fast lane: a model turn's text parts (gemini_live_lane.py) ---------------------
+
+    def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        lane: Any = self._lane
+        if lane is not None:
+            m = lane.match(message)
+            if type(m) is list:
+                self._last_runs = lane.runs
+                return m
+            if m is not None:
+                lane.refuse(m[-1])  # an empty text, or too large: the general path
+        return super().feed_message(message)
+
+    def _open_lane(self) -> Lane | None:
+        if self.phase != "turn" or not self._turns:
+            return None
+        turn = self._turns[-1]
+        cand = turn.machine.cand
+        if not turn.in_flight or not cand.plain or cand.state.index != 0:
+            return None
+        if self._matcher is None:
+            self._matcher = new_matcher()
+        return LiveLane(self._matcher, self._acc, turn, self._max_message_bytes)
 
     # --- reading one message ----------------------------------------------------------------
 

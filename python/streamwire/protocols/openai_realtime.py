@@ -56,10 +56,13 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from .._core import MessageMatcher
 from ..events import Event
 from ..toolresults import RESULT_RESOLVERS
 from ._base import retryable_hint
+from ._lane import Lane
 from ._websocket import Turn, WebSocketSession, session_result_for
+from .openai_realtime_lane import AUDIO, BY_TYPE, RealtimeLane, new_matcher
 from .openai_realtime_machine import EVENTS, RealtimeResponse
 
 __all__ = [
@@ -141,6 +144,69 @@ class OpenAIRealtimeSession(WebSocketSession[RealtimeResponse]):
         #: The session id and model from ``session.created`` / ``updated``.
         self.session_id: str | None = None
         self.model: str | None = None
+        self._matcher: MessageMatcher | None = None
+        self._spare: RealtimeLane | None = None
+
+    # --- the fast lane: the deltas of a streaming response (openai_realtime_lane.py) ---
+
+    def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        lane: Any = self._lane
+        if lane is not None:
+            m = lane.match(message)
+            if m is not None:
+                if type(m) is list:
+                    self._last_runs = lane.runs if m else []
+                    return m
+                _, kind, rid, item_id, index, event, size = m
+                if rid == lane.rid and size <= lane.max_bytes:
+                    if kind in AUDIO:
+                        # What RealtimeItems.content does with an audio delta of
+                        # an open item: count it (or keep it); no event. (The
+                        # matcher built a TextDelta around it: its str is used.)
+                        if lane.open_item(item_id) and lane.turn.count_audio(
+                            event.text, self.audio_mode
+                        ):
+                            if self.audio_mode == "count":
+                                lane.aim_audio(item_id)
+                            lane.empty += 1
+                            self._last_runs = []
+                            return []
+                    elif (group := BY_TYPE.get(kind)) is not None:
+                        if index is None:
+                            index = 0
+                        chunks = lane.part(item_id, index, group)
+                        if chunks is not None:
+                            lane.aim(item_id, index, group, chunks)
+                            delta = event.text
+                            if not delta:
+                                lane.empty += 1
+                                self._last_runs = []
+                                return []
+                            chunks.append(delta)
+                            lane.text.append(delta)
+                            self._last_runs = lane.runs
+                            return [event]
+                lane.refuse(m[-1])
+        return super().feed_message(message)
+
+    def _open_lane(self) -> Lane | None:
+        if self.phase != "open":
+            return None
+        turn = self.last_turn()
+        if turn is None or not turn.in_flight or turn.machine.phase != "streaming":
+            return None
+        if turn.key is None or self.find_turn(turn.key) is not turn:
+            return None
+        if self._matcher is None:
+            self._matcher = new_matcher()
+        lane = self._spare
+        if lane is None or lane.turn is not turn:
+            lane = RealtimeLane(self._matcher, self._acc, turn, self._max_message_bytes)
+            self._spare = lane
+        else:
+            lane.flush()
+            lane.item_id, lane.kind, lane.chunks, lane.audio = None, None, None, None
+        return lane
 
     def _classify(self, obj: dict[str, Any], kind: Any) -> SessionInput:
         if type(kind) is not str:

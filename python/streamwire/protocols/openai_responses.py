@@ -42,7 +42,7 @@ from ..events import Event, new_text_delta
 from ..result import StreamResult
 from ..toolresults import UNKNOWN_ID_HINTS
 from ._base import SseStream, Stream
-from .openai_responses_items import Part
+from .openai_responses_items import Part, open_text_part
 from .openai_responses_machine import ResponsesMachine
 
 __all__ = ["SHAPES", "OpenAIResponsesStream", "ResponsesMachine", "unknown_call_id_hint"]
@@ -103,10 +103,8 @@ class OpenAIResponsesStream(SseStream):
                     if fast is not None and item_id == fast[0] and index == fast[1]:
                         part: Part | None = fast[2]
                     else:
-                        part = parts.get((item_id, "content", index))
-                        if part is None or part.kind != "text" or part.item.state != "open":
-                            part = None
-                        else:
+                        part = open_text_part(parts, item_id, index)
+                        if part is not None:
                             fast = (item_id, index, part)
                     if part is not None:
                         if number is not None:

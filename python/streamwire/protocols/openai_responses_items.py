@@ -54,7 +54,15 @@ from ..toolcalls import CallBuffer
 from ._values import nonempty_str
 from .openai_responses_calls import CALLS, ItemCalls
 
-__all__ = ["ITEM_TRANSITIONS", "OTHER_ITEMS", "PART_KINDS", "Item", "Items", "Part"]
+__all__ = [
+    "ITEM_TRANSITIONS",
+    "OTHER_ITEMS",
+    "PART_KINDS",
+    "Item",
+    "Items",
+    "Part",
+    "open_text_part",
+]
 
 ItemState = Literal["absent", "open", "done"]
 ItemInput = Literal["added", "delta", "full", "done"]
@@ -143,6 +151,15 @@ class Item:
         self.call: CallBuffer | None = None
         #: The encrypted reasoning already reported (reasoning items).
         self.redacted: str | None = None
+
+
+def open_text_part(parts: Mapping[Any, Part], item_id: str, index: int) -> Part | None:
+    """The text part ``index`` of item ``item_id`` if it is open: where the fast
+    paths (SSE and WebSocket) may append a text delta as the general path would."""
+    part = parts.get((item_id, "content", index))
+    if part is None or part.kind != "text" or part.item.state != "open":
+        return None
+    return part
 
 
 class Items:

@@ -53,12 +53,16 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..events import Event
+from .._core import MessageMatcher
+from ..events import Event, text_delta_builder
 from ..result import StreamResult
 from ..toolresults import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
 from ._base import Stream
+from ._lane import Lane
 from ._websocket import Turn, WebSocketSession, session_result_for
+from .openai_responses import SHAPES
 from .openai_responses import unknown_call_id_hint as _http_hint
+from .openai_responses_items import Part, open_text_part
 from .openai_responses_machine import EVENTS, PhaseInput, ResponsesMachine
 
 __all__ = [
@@ -98,6 +102,42 @@ _BY_TYPE: Mapping[str, SessionInput] = {
 }
 
 
+class _DeltaLane(Lane):
+    """The fast lane of a response in flight: its text deltas (``_lane.py``)."""
+
+    __slots__ = ("index", "item_id", "machine", "part", "parts", "text")
+
+    def reset(self, machine: ResponsesMachine) -> None:
+        self.flush()
+        self.machine = machine
+        self.parts = machine.items.parts
+        self.text = machine.choice.text
+        #: The last delta's part: ``(item id, content index as sent)`` and the part.
+        self.item_id: str | None = None
+        self.index: int | None = None
+        self.part: Part | None = None
+
+    def aim(self, item_id: str, index: int | None, part: Part, number: int | None) -> None:
+        """The next deltas of this part, in sequence, are taken by the matcher."""
+        self.item_id, self.index, self.part = item_id, index, part
+        key = 0 if index is None else index
+        # SHAPES' message template: (sequence_number, item_id, content_index, delta).
+        allowed = (key, None) if key == 0 else (key,)
+        self.matcher.expect(1, {1: item_id, 2: allowed}, (0, number), self.taken, self.max_bytes)
+
+    def flush(self) -> None:
+        taken = self.taken
+        if taken:
+            part = self.part
+            assert part is not None
+            part.chunks.extend(taken)
+            self.text.extend(taken)
+            taken.clear()
+            number = self.matcher.successor
+            if number is not None:
+                self.machine.sequence = number
+
+
 class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
     """OpenAI Responses WebSocket-mode session (``sw.stream("openai-responses-ws")``)."""
 
@@ -109,6 +149,8 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
         super().__init__(**options)
         self._max_output_items = max_output_items
         self.phase: SessionPhase = "idle"
+        self._matcher: MessageMatcher | None = None
+        self._spare: _DeltaLane | None = None
 
     @property
     def previous_response_id(self) -> str | None:
@@ -119,6 +161,65 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
                 if result.status in ("completed", "truncated") and result.message_id:
                     return result.message_id
         return None
+
+    # --- the fast lane: a text delta of the response in flight ------------------------
+
+    def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        lane: Any = self._lane
+        if lane is not None:
+            # What the general path would do with a text delta of SHAPES' exact
+            # shape, for an open text part, in sequence (test_fast_lane_is_the_
+            # general_path): append it and return its TextDelta. The matcher
+            # takes the deltas of the part the last one went to (a list back).
+            m = lane.match(message)
+            if m is not None:
+                if type(m) is list:
+                    self._last_runs = lane.runs
+                    return m
+                lane.flush()
+                _, number, item_id, index, event, size = m
+                machine = lane.machine
+                seq = machine.sequence
+                part = lane.part
+                if part is None or item_id != lane.item_id or index != lane.index:
+                    part = open_text_part(lane.parts, item_id, 0 if index is None else index)
+                if (
+                    part is not None
+                    and (number is None or (seq is not None and number == seq + 1))
+                    and size <= lane.max_bytes
+                ):
+                    if number is not None:
+                        machine.sequence = number
+                    lane.aim(item_id, index, part, machine.sequence)
+                    delta = event.text
+                    if not delta:
+                        lane.empty += 1
+                        self._last_runs = []
+                        return []
+                    part.chunks.append(delta)
+                    lane.text.append(delta)
+                    self._last_runs = lane.runs
+                    return [event]
+                lane.refuse(size)
+        return super().feed_message(message)
+
+    def _open_lane(self) -> Lane | None:
+        if self.phase != "responding" or not self._turns:
+            return None
+        turn = self._turns[-1]
+        machine = turn.machine
+        if not turn.in_flight or machine.phase != "streaming":
+            return None
+        if self._matcher is None:
+            self._matcher = MessageMatcher(SHAPES, build={1: (text_delta_builder, 0)})
+        lane = self._spare
+        if lane is None or lane.acc is not turn.acc:
+            lane = _DeltaLane(
+                self._matcher, self._acc, turn.acc, turn.number, self._max_message_bytes
+            )
+            self._spare = lane
+        lane.reset(machine)
+        return lane
 
     # --- routing ------------------------------------------------------------------------
 

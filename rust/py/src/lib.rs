@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod eventstream;
+mod message;
 mod objects;
 mod shape;
 mod sse;
@@ -20,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     sse::register(m)?;
     shape::register(m)?;
+    message::register(m)?;
     eventstream::register(m)?;
     objects::register(m)?;
     m.add_function(wrap_pyfunction!(text::utf8_length, m)?)?;

@@ -73,7 +73,7 @@ impl Builder {
 }
 
 impl Builder {
-    fn check_fixed(&self, given: usize) -> PyResult<()> {
+    pub(crate) fn check_fixed(&self, given: usize) -> PyResult<()> {
         if given == self.fields.len() {
             return Ok(());
         }
@@ -85,7 +85,7 @@ impl Builder {
 
     /// A new object with `field` set to `value` and `fields` to `fixed`
     /// (as many: checked by the caller).
-    fn make<'py>(
+    pub(crate) fn make<'py>(
         &self,
         value: &Bound<'py, PyAny>,
         fixed: &Bound<'py, PyTuple>,

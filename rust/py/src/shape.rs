@@ -16,7 +16,7 @@
 //! [`ShapeCache`] for the stream (the skeletons of its last matches, so that
 //! the next delta is matched by comparing bytes), tied to the one matcher it
 //! was filled by. A WebSocket session, which has no decoder, matches each
-//! message with a [`MessageMatcher`], which holds the same cache.
+//! message with a `MessageMatcher` (`message.rs`), which holds the same cache.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -24,7 +24,6 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use streamwire_core::shape::{Capture, Decline, Match, ShapeCache, ShapeSet, Spec};
 
 use crate::buffer::Bytes;
-use crate::sse::CachedStr;
 use crate::text::new_str;
 
 /// Templates nest no deeper than this (a guard against cyclic containers).
@@ -151,70 +150,6 @@ impl StreamShapes {
     }
 }
 
-/// Shape matching for the messages of one WebSocket session.
-///
-/// `MessageMatcher(shapes)` keeps the session's [`ShapeCache`]; `match(data)`
-/// matches one message (a `str`, or UTF-8 bytes) against the templates of
-/// SSE event type `"message"` and gives `(template, *captures, size)`, with
-/// `size` the message's length in UTF-8 bytes, or None. A string capture
-/// other than a template's last one (an id the adapter compares with the one
-/// it has) is the same `str` object as the last time it had the same value.
-#[pyclass(module = "streamwire._core", name = "MessageMatcher")]
-pub struct MessageMatcher {
-    shapes: Py<ShapeMatcher>,
-    cache: ShapeCache,
-    keys: Vec<CachedStr>,
-}
-
-#[pymethods]
-impl MessageMatcher {
-    #[new]
-    fn new(shapes: Py<ShapeMatcher>) -> Self {
-        MessageMatcher { shapes, cache: ShapeCache::new(), keys: Vec::new() }
-    }
-
-    /// `(template, *captures, size)` for one message, or None.
-    #[pyo3(signature = (data, /))]
-    fn r#match<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let py = data.py();
-        let MessageMatcher { shapes, cache, keys } = self;
-        let shapes = &shapes.get().shapes;
-        with_text(data, |text| {
-            let Ok(text) = text else { return Ok(None) };
-            let Ok(m) = shapes.match_cached(cache, "message", text) else { return Ok(None) };
-            let captures = m.captures();
-            let mut items = Vec::with_capacity(captures.len() + 2);
-            items.push(index_to_py(py, m.template));
-            for (slot, capture) in captures.iter().enumerate() {
-                items.push(match capture {
-                    Capture::Str(value) if slot + 1 < captures.len() => {
-                        if keys.len() <= slot {
-                            keys.resize_with(slot + 1, CachedStr::new);
-                        }
-                        keys[slot].get(py, value).into_bound(py).into_any()
-                    }
-                    _ => capture_to_py(py, capture)?,
-                });
-            }
-            items.push(index_to_py(py, text.len()));
-            Ok(Some(PyTuple::new(py, items)?))
-        })
-    }
-
-    /// The matcher whose templates apply.
-    #[getter]
-    fn shapes(&self, py: Python<'_>) -> Py<ShapeMatcher> {
-        self.shapes.clone_ref(py)
-    }
-
-    /// How many messages were matched by replaying the skeleton of an
-    /// earlier one (comparing bytes instead of parsing).
-    #[getter]
-    fn replayed(&self) -> u64 {
-        self.cache.replayed()
-    }
-}
-
 /// Runs `f` on `data`'s text: a str, or bytes that must be UTF-8 (else
 /// `Err(Decline::Syntax)` is passed: Python's json would decode them the same).
 fn with_text<T>(
@@ -249,11 +184,11 @@ fn match_tuple<'py>(py: Python<'py>, m: &Match<'_>, ticket: Option<usize>) -> Py
     PyTuple::new(py, items)
 }
 
-fn index_to_py(py: Python<'_>, index: usize) -> Bound<'_, PyAny> {
+pub(crate) fn index_to_py(py: Python<'_>, index: usize) -> Bound<'_, PyAny> {
     index.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
 }
 
-fn capture_to_py<'py>(py: Python<'py>, capture: &Capture<'_>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn capture_to_py<'py>(py: Python<'py>, capture: &Capture<'_>) -> PyResult<Bound<'py, PyAny>> {
     Ok(match capture {
         Capture::Absent => py.None().into_bound(py),
         Capture::Str(text) => new_str(py, text)?.into_any(),
@@ -264,7 +199,7 @@ fn capture_to_py<'py>(py: Python<'py>, capture: &Capture<'_>) -> PyResult<Bound<
 
 /// A capture kept past its payload, to compare the next match's with.
 #[derive(Debug, PartialEq)]
-enum Key {
+pub(crate) enum Key {
     Absent,
     Str(String),
     Int(i64),
@@ -272,7 +207,7 @@ enum Key {
 }
 
 impl Key {
-    fn of(capture: &Capture<'_>) -> Key {
+    pub(crate) fn of(capture: &Capture<'_>) -> Key {
         match capture {
             Capture::Absent => Key::Absent,
             Capture::Str(text) => Key::Str(text.to_string()),
@@ -281,7 +216,7 @@ impl Key {
         }
     }
 
-    fn same(&self, capture: &Capture<'_>) -> bool {
+    pub(crate) fn same(&self, capture: &Capture<'_>) -> bool {
         match (self, capture) {
             (Key::Absent, Capture::Absent) => true,
             (Key::Str(a), Capture::Str(b)) => a == b,
@@ -427,7 +362,6 @@ fn has_digit_run(data: &Bound<'_, PyAny>, length: usize) -> PyResult<bool> {
 /// Adds this module's class and function to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ShapeMatcher>()?;
-    m.add_class::<MessageMatcher>()?;
     m.add_function(wrap_pyfunction!(has_digit_run, m)?)?;
     Ok(())
 }

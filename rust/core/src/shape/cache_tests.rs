@@ -188,3 +188,24 @@ fn mutated_streams_get_the_answers_match_payload_gives() {
     let cache = same_answers(&shapes, "message", &stream);
     assert!(cache.replayed() > 1000, "replayed {}", cache.replayed());
 }
+
+#[test]
+fn long_strings_are_scanned_as_serde_json_reads_them() {
+    // Past its first 64 bytes a string is searched by memchr2 and checked for
+    // control bytes in blocks: a quote, a backslash escape or a raw control
+    // byte at every offset of strings around those bounds.
+    let shapes = set(&[("e", r#"{"d": "$str", "k?": "$any"}"#)]);
+    let mut cache = ShapeCache::new();
+    for len in [63, 64, 65, 95, 96, 97, 130, 300] {
+        for at in 0..len {
+            for special in ["\"", "\\n", "\\u00e9", "\u{1}", "\u{1f}", "\u{7f}", "é"] {
+                let mut text = "A".repeat(len);
+                text.replace_range(at..=at, special);
+                let data = format!(r#"{{"d":"{text}","k":1}}"#);
+                let fast = answer(shapes.match_payload("e", &data));
+                assert_eq!(fast, answer(shapes.match_payload_reference("e", &data)), "{data}");
+                assert_eq!(answer(shapes.match_cached(&mut cache, "e", &data)), fast, "{data}");
+            }
+        }
+    }
+}

@@ -111,13 +111,13 @@ pub(super) fn replay<'a>(
     let mut from = 0;
     for gap in gaps {
         let Some(segment) = fixed.get(from..gap.at) else { return false };
-        if !s.b.get(s.i..).is_some_and(|rest| rest.starts_with(segment)) {
+        if !s.b.get(s.i..s.i + segment.len()).is_some_and(|here| equal(here, segment)) {
             return false;
         }
         s.i += segment.len();
         let hint = hints.get(gap.hint.clone()).unwrap_or_default();
         let start = s.i;
-        if !hint.is_empty() && s.b.get(start..).is_some_and(|rest| rest.starts_with(hint)) {
+        if !hint.is_empty() && s.b.get(start..start + hint.len()).is_some_and(|here| equal(here, hint)) {
             s.i += hint.len();
             if let Step::Raw(slot, _) = gap.step {
                 let Some(text) = data.get(start..s.i) else { return false };
@@ -130,7 +130,44 @@ pub(super) fn replay<'a>(
         }
         from = gap.at;
     }
-    fixed.get(from..).is_some_and(|tail| s.b.get(s.i..) == Some(tail))
+    fixed.get(from..).is_some_and(|tail| s.b.get(s.i..).is_some_and(|rest| equal(rest, tail)))
+}
+
+/// Strings longer than this are searched by `memchr2` past their first bytes.
+const SWAR_BYTES: usize = 64;
+
+/// The offset of the first byte below 0x20 (a raw control character), if any.
+fn first_control(bytes: &[u8]) -> Option<usize> {
+    let mut blocks = bytes.chunks_exact(64);
+    let mut offset = 0;
+    for block in &mut blocks {
+        // A fixed-size block without early exit: the compiler turns this
+        // into SSE2 compares, sixteen bytes at a time.
+        let any = match <&[u8; 64]>::try_from(block) {
+            Ok(block) => block.iter().fold(0u8, |any, &b| any | u8::from(b < 0x20)) != 0,
+            Err(_) => block.iter().any(|&b| b < 0x20),
+        };
+        if any {
+            return block.iter().position(|&b| b < 0x20).map(|at| offset + at);
+        }
+        offset += 64;
+    }
+    blocks.remainder().iter().position(|&b| b < 0x20).map(|at| offset + at)
+}
+
+/// `a == b` for the short segments of a skeleton: eight bytes at a time,
+/// inline (a `memcmp` call per segment costs more than the comparison).
+fn equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 64 {
+        return a == b;
+    }
+    let word = |c: &[u8]| c.try_into().map(u64::from_le_bytes).unwrap_or(0);
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let words = (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q));
+    words && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
 struct Scanner<'a, 'c> {
@@ -306,8 +343,33 @@ impl<'a> Scanner<'a, '_> {
     /// below) the target, and may wrongly flag bytes *above* a flagged one
     /// (borrows propagate upwards), never below it; so the lowest flag of
     /// their union is exact.
+    ///
+    /// Past the first [`SWAR_BYTES`] (a long text, a base64 audio delta), the
+    /// quote or backslash is found by `memchr2` (vectorized) and the bytes
+    /// before it are checked for control bytes in blocks the compiler
+    /// vectorizes: measured on a 6,400-byte base64 delta (callgrind), a
+    /// fifth of the instructions of the eight-byte loop.
     fn special(&self, from: usize) -> Option<usize> {
         let rest = self.b.get(from..)?;
+        if rest.len() > SWAR_BYTES {
+            if let Some(found) = self.special_in(from, rest.get(..SWAR_BYTES)?) {
+                return Some(found);
+            }
+            let tail = rest.get(SWAR_BYTES..)?;
+            let end = memchr::memchr2(b'"', b'\\', tail).unwrap_or(tail.len());
+            let control = first_control(tail.get(..end)?);
+            return match control {
+                Some(at) => Some(from + SWAR_BYTES + at),
+                None if end < tail.len() => Some(from + SWAR_BYTES + end),
+                None => None,
+            };
+        }
+        self.special_in(from, rest)
+    }
+
+    /// [`Scanner::special`] within `rest` (the input from `from` on, or its
+    /// first bytes), eight bytes at a time.
+    fn special_in(&self, from: usize, rest: &[u8]) -> Option<usize> {
         let mut chunks = rest.chunks_exact(8);
         let mut offset = 0;
         for chunk in &mut chunks {
