@@ -1,6 +1,15 @@
-"""Runs the framing benchmarks and prints one markdown table per workload and chunking.
+"""The release gate, and the framing benchmarks' pytest-benchmark tables.
 
-This is what the README's performance tables are made from::
+The release gate (``gate.py``: every protocol's pipeline and the framing
+suites against their peers, in one run; the README's tables are made from
+its JSON by ``readme.py``)::
+
+    python benches/report.py --all --json gate.json             # run it, keep its JSON
+    python benches/report.py --all --check benches/baseline.json  # compare: exit 1 on a fall
+    python benches/report.py --all --quick --check benches/baseline.json   # CI's form
+    python benches/report.py --all --baseline 5 --write benches/baseline.json  # a new baseline
+
+The framing suites alone, through pytest-benchmark::
 
     python benches/report.py                  # run, then print the tables
     python benches/report.py --suite eventstream  # only these benches (repeatable)
@@ -126,15 +135,56 @@ def tables(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def run_gate(args: argparse.Namespace) -> int:
+    """``--all``: the release gate (see ``gate.py``); returns the exit status."""
+    import gate
+
+    mode = "quick" if args.quick else "full"
+    venv = args.litellm if args.litellm is not None else gate.ROOT / ".venv-litellm"
+    litellm = None if mode == "quick" and args.litellm is None else venv
+    if args.baseline:
+        runs = [gate.gate(mode, args.only, litellm) for _ in range(args.baseline)]
+        target = args.write or Path("baseline.json")
+        data = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
+        data[mode] = gate.make_baseline(runs)
+        target.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        run = runs[-1]
+    else:
+        run = gate.gate(mode, args.only, litellm)
+    text = json.dumps(run, indent=1)
+    if args.json == Path("-"):
+        print(text)
+    elif args.json is not None:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    for key, label, value in gate.iter_ratios(run):
+        print(f"{key:42s} {label:28s} {value:9.2f}x", file=sys.stderr)
+    if args.check is None:
+        return 0
+    problems = gate.check(run, json.loads(args.check.read_text(encoding="utf-8")))
+    for problem in problems:
+        print(f"GATE: {problem}", file=sys.stderr)
+    print(f"gate: {'FAILED' if problems else 'passed'} ({run['seconds']} s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--json", type=Path, help="where to keep the pytest-benchmark JSON")
+    parser.add_argument("--all", action="store_true", help="run the release gate (gate.py)")
+    parser.add_argument("--quick", action="store_true", help="the gate's quick form (CI)")
+    parser.add_argument("--check", type=Path, help="compare the gate's run with this baseline")
+    parser.add_argument("--baseline", type=int, help="run the gate N times, write its baseline")
+    parser.add_argument("--write", type=Path, help="the baseline file --baseline writes")
+    parser.add_argument("--only", action="append", default=[], help="gate groups by prefix")
+    parser.add_argument("--litellm", type=Path, help="LiteLLM's venv (default .venv-litellm)")
+    parser.add_argument("--json", type=Path, help="where to keep the JSON ('-': stdout)")
     parser.add_argument("--from", dest="source", type=Path, help="print tables from this JSON")
     parser.add_argument("--min-rounds", type=int, default=5)
     parser.add_argument(
         "--suite", action="append", choices=list(SUITES), help="run only these (repeatable)"
     )
     args, extra = parser.parse_known_args()
+    if args.all:
+        sys.exit(run_gate(args))
     source = args.source
     if source is None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,266 @@
+"""The release gate: every protocol's pipeline and the framing suites against their peers.
+
+docs/design.md asks for benchmarks that track throughput and peak buffer
+before every release. ``python benches/report.py --all`` runs this gate:
+each *group* (one workload) times its implementations (streamwire and its
+peers, the benches' own functions) with ``rounds.best_times`` (interleaved
+rounds, best CPU time of each), checks every implementation's output once,
+and measures streamwire's peak memory on the stream. What is compared
+across runs is never an absolute time, only **ratios** measured within one
+group: how many times longer a peer takes than streamwire (``vs naive``,
+``vs httpx-sse``, ...), or, for the cost of being correct, how many times
+longer the chat pipeline takes than framing the same bytes.
+
+``--check baseline.json`` compares the run with a committed baseline: it
+fails when a ratio fell by more than the baseline's margin for it, when a
+peak memory ratio grew by more than ``MEMORY_SLACK``, when streamwire's output
+was wrong, or when a group or ratio of the baseline is missing. Margins come
+from the measured run-to-run spread: ``--baseline N`` runs the gate N times
+and writes the median of each ratio with the margin ``max(MIN_MARGIN,
+SPREAD_FACTOR x its largest relative drop below the median)``.
+
+Modes: ``full`` (every workload whole, every peer, the LiteLLM translation
+peer when its venv exists: ``benches/litellm_venv.sh``) and ``quick`` (for
+CI: the same groups without the SDK paths and the 1-byte chunkings, fewer
+rounds). A baseline holds one section per mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rounds import best_times
+
+BENCHES = Path(__file__).resolve().parent
+ROOT = BENCHES.parent
+
+#: A ratio may fall this much below its baseline at least (a noisy machine).
+MIN_MARGIN = 0.15
+#: The margin is this many times the largest drop seen in the baseline runs.
+SPREAD_FACTOR = 2.0
+#: A peak memory ratio may grow this much (allocator rounding) before failing.
+MEMORY_SLACK = 0.10
+ROUNDS = {"full": 7, "quick": 3}
+
+
+@dataclass
+class Ratio:
+    """``numerator``'s time over ``denominator``'s, in one group."""
+
+    label: str
+    numerator: str
+    denominator: str
+    #: The issue's target for it, if any, and which way is better.
+    target: float | None = None
+    lower_is_better: bool = False
+
+
+@dataclass
+class Group:
+    """One workload: implementations timed in the same interleaved rounds."""
+
+    suite: str
+    name: str
+    unit: str
+    units: int
+    runs: dict[str, Callable[[], Any]]
+    #: Whether an implementation's output is right.
+    check: Callable[[str, Any], bool]
+    ratios: list[Ratio]
+    #: streamwire's peak memory on the stream (``peak_memory``): ``() -> (peak
+    #: bytes, the largest unit a step holds: an event, or the chunk if larger)``.
+    memory: Callable[[], tuple[int, int]] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+# --- measuring ----------------------------------------------------------------------------
+
+
+def peak_memory(steps: Iterable[Callable[[], Any]], rust_peak: Callable[[], int]) -> int:
+    """The most memory one step of a stream (one ``feed`` call) needed beyond
+    what the stream keeps: for each step, the peak of Python allocations
+    (tracemalloc) during it less what is still allocated after it (the
+    stream's state, its result so far: what the design lets grow), the
+    largest of those, plus the Rust buffers' peak. ``close()`` is not a step:
+    it joins the kept text once (docs/design.md "Limits and memory": O(the
+    largest event) plus what the result must keep)."""
+    worst = 0
+    tracemalloc.start()
+    try:
+        for step in steps:
+            tracemalloc.reset_peak()
+            out = step()
+            current, peak = tracemalloc.get_traced_memory()
+            worst = max(worst, peak - current)
+            del out
+    finally:
+        tracemalloc.stop()
+    return worst + rust_peak()
+
+
+def run_group(group: Group, rounds: int) -> dict[str, Any]:
+    correct = {impl: bool(group.check(impl, run())) for impl, run in group.runs.items()}
+    best = best_times(group.runs, rounds)
+    ratios: dict[str, float] = {}
+    targets: dict[str, dict[str, Any]] = {}
+    for r in group.ratios:
+        if r.numerator in best and r.denominator in best:
+            ratios[r.label] = best[r.numerator] / best[r.denominator]
+            if r.target is not None:
+                targets[r.label] = {"target": r.target, "lower_is_better": r.lower_is_better}
+    out: dict[str, Any] = {
+        "suite": group.suite,
+        "name": group.name,
+        "unit": group.unit,
+        "units": group.units,
+        "seconds": best,
+        "correct": correct,
+        "ratios": ratios,
+        "targets": targets,
+        **group.notes,
+    }
+    if group.memory is not None:
+        peak, largest = group.memory()
+        out["memory"] = {"peak_bytes": peak, "largest_bytes": largest, "ratio": peak / largest}
+    return out
+
+
+def gate(mode: str, only: Sequence[str] = (), litellm: Path | None = None) -> dict[str, Any]:
+    """Runs every group (or those whose suite or name starts with one of ``only``)."""
+    from groups import all_groups
+
+    rounds = ROUNDS[mode]
+    started = time.time()
+    results = []
+    for group in all_groups(mode):
+        if only and not any(f"{group.suite}/{group.name}".startswith(o) for o in only):
+            continue
+        print(f"gate: {group.suite}/{group.name}", file=sys.stderr, flush=True)
+        result = run_group(group, rounds)
+        if not all(ok for impl, ok in result["correct"].items() if impl.startswith("streamwire")):
+            result["failed"] = "streamwire's output is wrong"
+        results.append(result)
+    if litellm is not None and (not only or any("translate".startswith(o[:9]) for o in only)):
+        results += litellm_groups(litellm, mode, rounds)
+    return {
+        "mode": mode,
+        "rounds": rounds,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "load_average": os.getloadavg()[0],
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
+        "seconds": round(time.time() - started, 1),
+        "groups": results,
+    }
+
+
+def litellm_groups(venv: Path, mode: str, rounds: int) -> list[dict[str, Any]]:
+    """The translation groups timed against LiteLLM, in LiteLLM's own venv
+    (``bench_litellm.py``, with this checkout's package on its path)."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"gate: no LiteLLM venv at {venv}: its groups are skipped", file=sys.stderr)
+        return []
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}{os.pathsep}{BENCHES}")
+    cmd = [str(python), str(BENCHES / "bench_litellm.py"), "--json", "-", "--mode", mode]
+    cmd += ["--rounds", str(rounds)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench_litellm.py failed ({done.returncode})")
+    groups: list[dict[str, Any]] = json.loads(done.stdout)
+    return groups
+
+
+# --- comparing with a baseline -----------------------------------------------------------------
+
+
+def _key(group: dict[str, Any]) -> str:
+    return f"{group['suite']}/{group['name']}"
+
+
+def check(run: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """What fails the gate: each a line saying why."""
+    section = baseline.get(run["mode"])
+    if section is None:
+        return [f"the baseline has no {run['mode']!r} section"]
+    problems = []
+    current = {_key(g): g for g in run["groups"]}
+    for group in run["groups"]:
+        if "failed" in group:
+            problems.append(f"{_key(group)}: {group['failed']}")
+    for key, base in section["groups"].items():
+        group = current.get(key)
+        if group is None:
+            problems.append(f"{key}: missing from this run")
+            continue
+        for label, expected in base.get("ratios", {}).items():
+            got = group["ratios"].get(label)
+            margin = base.get("margins", {}).get(label, MIN_MARGIN)
+            lower = label in base.get("lower_is_better", ())
+            if got is None:
+                problems.append(f"{key}: ratio {label!r} missing from this run")
+            elif not lower and got < expected * (1 - margin):
+                problems.append(
+                    f"{key}: {label} fell to {got:.2f}x "
+                    f"(baseline {expected:.2f}x, margin {margin:.0%})"
+                )
+            elif lower and got > expected * (1 + margin):
+                problems.append(
+                    f"{key}: {label} rose to {got:.2f}x "
+                    f"(baseline {expected:.2f}x, margin {margin:.0%})"
+                )
+        memory = base.get("memory")
+        if memory is not None:
+            got_memory = group.get("memory", {}).get("ratio")
+            if got_memory is None:
+                problems.append(f"{key}: peak memory not measured")
+            elif got_memory > memory * (1 + MEMORY_SLACK) + 0.01:
+                problems.append(
+                    f"{key}: peak memory grew to {got_memory:.2f}x its largest unit "
+                    f"(baseline {memory:.2f}x)"
+                )
+    return problems
+
+
+def make_baseline(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One mode's baseline section from repeated runs: each ratio's median and
+    its margin from the spread (see the module docstring)."""
+    groups: dict[str, Any] = {}
+    for key in [_key(g) for g in runs[0]["groups"]]:
+        seen = [next(g for g in r["groups"] if _key(g) == key) for r in runs]
+        ratios, margins, lower = {}, {}, []
+        for label in seen[0]["ratios"]:
+            values = [g["ratios"][label] for g in seen if label in g["ratios"]]
+            median = statistics.median(values)
+            is_lower = seen[0]["targets"].get(label, {}).get("lower_is_better", False)
+            worst = max(values) if is_lower else min(values)
+            drop = abs(worst - median) / median if median else 0.0
+            ratios[label] = round(median, 4)
+            margins[label] = round(max(MIN_MARGIN, SPREAD_FACTOR * drop), 3)
+            if is_lower:
+                lower.append(label)
+        entry: dict[str, Any] = {"ratios": ratios, "margins": margins}
+        if lower:
+            entry["lower_is_better"] = lower
+        if "memory" in seen[0]:
+            entry["memory"] = round(max(g["memory"]["ratio"] for g in seen), 3)
+        groups[key] = entry
+    return {"runs": len(runs), "groups": groups}
+
+
+def iter_ratios(run: dict[str, Any]) -> Iterator[tuple[str, str, float]]:
+    for group in run["groups"]:
+        for label, value in group["ratios"].items():
+            yield _key(group), label, value
