@@ -100,7 +100,10 @@ fn value_to_py(py: Python<'_>, v: &CoreValue<'_>, strings: &mut StringCache) -> 
 /// One AWS EventStream message.
 #[pyclass(frozen, module = "streamwire._core", name = "EventStreamMessage")]
 pub struct EventStreamMessage {
-    headers: Py<PyDict>,
+    /// Built from `typed` on first access: an adapter reads the event type
+    /// and the payload, rarely the dict (a fifth of a message's decode cost
+    /// when built with it: callgrind, `bench_eventstream.py`'s workload).
+    headers: GILOnceCell<Py<PyDict>>,
     typed: Vec<(Py<PyString>, HeaderType, PyObject)>,
     payload: Py<PyBytes>,
     message_type: Option<Py<PyString>>,
@@ -114,7 +117,6 @@ fn message_to_py(
     msg: &Message<'_>,
     strings: &mut StringCache,
 ) -> PyResult<Py<EventStreamMessage>> {
-    let headers = PyDict::new(py);
     let mut typed = Vec::with_capacity(msg.headers.len());
     let (mut message_type, mut event_type, mut content_type, mut exception_type) = (None, None, None, None);
     for Header { name, value } in &msg.headers {
@@ -135,13 +137,12 @@ fn message_to_py(
                 _ => None,
             };
         }
-        headers.set_item(key.bind(py), val.bind(py))?;
         typed.push((key, value.header_type(), val));
     }
     Py::new(
         py,
         EventStreamMessage {
-            headers: headers.unbind(),
+            headers: GILOnceCell::new(),
             typed,
             payload: PyBytes::new(py, msg.payload).unbind(),
             message_type,
@@ -161,8 +162,15 @@ impl EventStreamMessage {
     /// Headers by name (a repeated name, accepted only in lenient mode, keeps
     /// the last value; `typed_headers` keeps all).
     #[getter]
-    fn headers(&self, py: Python<'_>) -> Py<PyDict> {
-        self.headers.clone_ref(py)
+    fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.headers.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+            let dict = PyDict::new(py);
+            for (name, _, value) in &self.typed {
+                dict.set_item(name.bind(py), value.bind(py))?;
+            }
+            Ok(dict.unbind())
+        })?;
+        Ok(dict.clone_ref(py))
     }
 
     /// Headers in wire order as `(name, type name, value)` tuples.
@@ -218,7 +226,7 @@ impl EventStreamMessage {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "EventStreamMessage(headers={}, payload=<{} bytes>)",
-            self.headers.bind(py).repr()?,
+            self.headers(py)?.bind(py).repr()?,
             self.payload.bind(py).as_bytes().len()
         ))
     }
