@@ -22,7 +22,7 @@
 # FUZZ_SANITIZER=address to cover the unsafe code inside dependencies.
 
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= eventstream_raw eventstream_repaired sse shape
+FUZZ_TARGETS ?= eventstream_raw eventstream_repaired sse shape json_array
 FUZZ_SANITIZER ?= none
 CARGO_FUZZ ?= cargo +nightly fuzz
 FUZZ_WORK := $(CURDIR)/fuzz/target/corpus

@@ -101,6 +101,22 @@ def main():
     for which, name, payload in shape_payloads():
         digest = hashlib.sha256(payload).hexdigest()[:8]
         write("shape", f"{name}-{digest}", bytes([which]), payload)
+    for i, (name, body) in enumerate(json_array_bodies()):
+        seed = (i * 7919 % 65536).to_bytes(2, "big")
+        write("json_array", name, b"\x00\x00\x00\x00", body)
+        write("json_array", name, b"\x02\x05" + seed, body)  # cap 64, chunks of 0..5 bytes
+
+
+def json_array_bodies():
+    """Seeds of target `json_array`: the gemini-json regression arrays (at most
+    4 KiB), and a few broken ones."""
+    for f in sorted((ROOT / "fixtures" / "regression" / "gemini-json").glob("*.json-array")):
+        body = f.read_bytes()
+        if len(body) <= LIMIT:
+            yield f.stem, body
+    broken = [b"[{},]", b"[{}{}]", b'[{"a": "\\\\"}, 1]', b"{} {}", b'[{"a": "\\']
+    for k, body in enumerate(broken):
+        yield f"broken-{k}", body
 
 
 if __name__ == "__main__":

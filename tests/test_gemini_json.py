@@ -1,12 +1,15 @@
-"""The ``gemini-json`` adapter: the incremental JSON-array scanner and its equivalence
+"""The ``gemini-json`` adapter: the incremental JSON-array splitter and its equivalence
 with the SSE adapter.
 
-The scanner's between-elements machine is tested over every (state, byte
-class) pair; the element scanner against the standard library's parser on
-generated arrays of tricky objects (quotes, backslashes, braces and brackets
-inside strings, nesting) under any chunking, with its memory bounded by the
-largest element; and every ``gemini`` fixture made of plain JSON events,
-re-serialized as an array, gives the same unified events as over SSE.
+The splitter (``_core.ArraySplitter``, in Rust) is tested over every (state,
+byte class) pair of its between-elements machine; against the standard
+library's parser on generated arrays of tricky objects (quotes, backslashes,
+braces and brackets inside strings, nesting) under any chunking, with its
+memory bounded by the largest element; against the spec-literal Python
+reference (``json_array_reference.py``) on those arrays and on corrupted
+ones, element for element and error for error; and every ``gemini`` fixture
+made of plain JSON events, re-serialized as an array, gives the same unified
+events as over SSE.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from hypothesis import strategies as st
 import streamwire as sw
 from chunking import chunkings, split_at
 from fixture_replay import Fixture, manifests
+from json_array_reference import ArrayScanner
+from streamwire._core import ArraySplitter
 from streamwire.protocols import gemini_json
-from streamwire.protocols.gemini_json import ArrayScanner
 
 _BYTES = {
     "space": b" ",
@@ -40,12 +44,21 @@ _PREFIX = {"start": b"", "first": b"[", "after": b"[{}", "next": b"[{},", "end":
 
 def _scan(
     chunks: list[bytes], max_element_bytes: int = 1 << 20
-) -> tuple[ArrayScanner, list[bytes]]:
-    scanner = ArrayScanner(max_element_bytes)
+) -> tuple[ArraySplitter, list[bytes]]:
+    scanner = ArraySplitter(max_element_bytes)
     out: list[bytes] = []
     for chunk in chunks:
         out += scanner.feed(chunk)
     return scanner, out
+
+
+def _reference(chunks: list[bytes], max_element_bytes: int = 1 << 20) -> tuple[Any, ...]:
+    scanner = ArrayScanner(max_element_bytes)
+    out: list[bytes] = []
+    for chunk in chunks:
+        out += scanner.feed(chunk)
+    error = None if scanner.error is None else (scanner.error[0], scanner.error[2])
+    return out, error, scanner.state if error is None else None
 
 
 def _run(body: bytes, protocol: str = "gemini-json", **options: Any) -> sw.StreamResult:
@@ -309,6 +322,36 @@ def test_fast_path_matches_general_path(monkeypatch: Any) -> None:
     fixtures = [f for f in manifests() if f.protocol == "gemini-json"]
     assert fixtures
     fast = [f.replay(split_at(f.raw, range(0, len(f.raw), 101)))[1] for f in fixtures]
-    monkeypatch.setattr(gemini_json, "_match", lambda element: None)
+    monkeypatch.setattr(gemini_json.JsonBody, "shapes", None)
     general = [f.replay(split_at(f.raw, range(0, len(f.raw), 101)))[1] for f in fixtures]
     assert fast == general
+
+
+@given(
+    st.lists(_ELEMENT, max_size=4),
+    st.lists(_SPACE, min_size=12, max_size=12),
+    st.integers(0, 3),
+    st.sampled_from(["", "", ",", "}", "{", '"', "\\", "x", "]", "[", " "]),
+    st.sampled_from([1 << 20, 40, 9]),
+    st.randoms(use_true_random=False),
+)
+def test_the_rust_splitter_is_the_reference(
+    elements: list[dict[str, Any]],
+    spaces: list[str],
+    cut: int,
+    junk: str,
+    cap: int,
+    rng: Any,
+) -> None:
+    texts = [json.dumps(e, ensure_ascii=False) for e in elements]
+    seps = iter(spaces * 2)
+    body = "[" + next(seps) + (next(seps) + "," + next(seps)).join(texts) + next(seps) + "]"
+    data = body.encode()
+    at = rng.randint(0, len(data))
+    data = data[:at] + junk.encode() + data[at + cut :]
+    expected = _reference([data], cap)
+    for label, chunks in chunkings(data, seed=rng.randint(0, 999), random_rounds=3):
+        scanner, out = _scan(chunks, cap)
+        error = None if scanner.error is None else (scanner.error[0], scanner.error[2])
+        got = (out, error, scanner.state if error is None else None)
+        assert got == expected, (label, data)

@@ -483,3 +483,97 @@ pub fn shape(data: &[u8]) {
         .collect();
     assert_eq!(got, expected, "captures differ: {text}");
 }
+
+/// What [`ArraySplitter`](streamwire_core::json_array::ArraySplitter) gives
+/// for some chunks: the elements, the error (kind, offset), the final state.
+pub type ArrayRun = (Vec<Vec<u8>>, Option<(&'static str, u64)>, &'static str, (usize, bool));
+
+/// Splits `chunks` with a fresh splitter capped at `cap` bytes.
+pub fn split_array(chunks: &[&[u8]], cap: usize) -> ArrayRun {
+    let mut splitter = streamwire_core::json_array::ArraySplitter::new(cap);
+    let mut elements = Vec::new();
+    for chunk in chunks {
+        let _ = splitter.feed(chunk, |e| elements.push(e.to_vec()));
+    }
+    let error = splitter.error().map(|e| (e.kind.as_str(), e.offset));
+    (elements, error, splitter.state().as_str(), splitter.finish())
+}
+
+/// The spec-literal reference of the splitter: one byte at a time, every rule
+/// spelled out (RFC 8259 strings and escapes, brace depth, the between-elements
+/// transitions), nothing skipped ahead.
+pub fn split_array_reference(body: &[u8], cap: usize) -> ArrayRun {
+    use streamwire_core::json_array::{next_state, ArrayState};
+    let (mut state, mut elements, mut current) = (ArrayState::Start, Vec::new(), Vec::new());
+    let (mut depth, mut in_string, mut escaped, mut single) = (0usize, false, false, false);
+    for (at, &byte) in body.iter().enumerate() {
+        let at = at as u64;
+        if state != ArrayState::Element {
+            match next_state(state, byte) {
+                None => return (elements, Some(("invalid_json", at)), state.as_str(), (0, false)),
+                Some(ArrayState::Element) => {
+                    single = state == ArrayState::Start;
+                    (depth, in_string, escaped) = (0, false, false);
+                    current.clear();
+                    state = ArrayState::Element;
+                }
+                Some(next) => {
+                    state = next;
+                    continue;
+                }
+            }
+        }
+        current.push(byte);
+        if current.len() > cap {
+            let start = at + 1 - current.len() as u64;
+            return (elements, Some(("event_too_large", start)), state.as_str(), (0, false));
+        }
+        if escaped {
+            escaped = false;
+        } else if in_string {
+            match byte {
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        elements.push(std::mem::take(&mut current));
+                        state = if single { ArrayState::End } else { ArrayState::After };
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let pending = if state == ArrayState::Element { current.len() } else { 0 };
+    let unclosed = matches!(state, ArrayState::First | ArrayState::After | ArrayState::Next)
+        || (state == ArrayState::Element && !single);
+    (elements, None, state.as_str(), (pending, unclosed))
+}
+
+/// Target `json_array`: the body split whole, in the configured chunks, and
+/// by the reference must agree exactly (elements, error kind and offset,
+/// state); the cap is chosen by flags bits 1-2.
+pub fn json_array(data: &[u8]) {
+    let (config, body) = Config::parse(data);
+    let cap = [1 << 20, 64, 7, 300][usize::from((config.flags >> 1) & 3)];
+    let reference = split_array_reference(body, cap);
+    let whole = split_array(&[body], cap);
+    let chunked = split_array(&config.chunks(body), cap);
+    let without_finish = |r: &ArrayRun| (r.0.clone(), r.1, r.2);
+    if reference.1.is_some() {
+        // After an error the state and what finish() says are not compared.
+        assert_eq!((&whole.0, whole.1), (&reference.0, reference.1), "whole vs reference");
+        assert_eq!((&chunked.0, chunked.1), (&reference.0, reference.1), "chunked vs reference");
+        return;
+    }
+    assert_eq!(whole, reference, "whole vs reference");
+    assert_eq!(without_finish(&chunked), without_finish(&reference), "chunked vs reference");
+    assert_eq!(chunked.3, reference.3, "chunked finish vs reference");
+}

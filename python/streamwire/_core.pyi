@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "ArraySplitter",
     "Builder",
     "EventStreamDecoder",
     "EventStreamMessage",
@@ -185,6 +186,38 @@ class ShapeMatcher:
     def captures(self, index: int) -> int:
         """The number of captures of template ``index``."""
     def __len__(self) -> int: ...
+
+@final
+class ArraySplitter:
+    """Incremental splitter of a streamed JSON array of objects (Gemini's
+    ``streamGenerateContent`` without ``alt=sse``), or of one bare object.
+    A broken body does not raise: ``error`` says what broke, and nothing
+    more is split."""
+
+    def __new__(cls, max_element_bytes: int) -> ArraySplitter: ...
+    def feed(self, data: Buffer) -> list[bytes]:
+        """The elements these bytes completed."""
+    def feed_matched(self, data: Buffer, shapes: ShapeMatcher) -> list[bytes | tuple[Any, ...]]:
+        """``feed``, each element matched against the templates of event type
+        ``"message"``: a match is ``(template, *captures, ticket)`` (or joins a
+        run tuple), ``matched_element(ticket)`` its bytes until the next call."""
+    def matched_element(self, ticket: int) -> bytes: ...
+    def finish(self) -> tuple[int, bool]:
+        """``(bytes of an element in progress, whether the array was left open)``."""
+    @property
+    def state(self) -> Literal["start", "first", "after", "next", "element", "end"]: ...
+    @property
+    def error(self) -> tuple[str, str, int] | None:
+        """``(kind, message, offset)`` once the body broke (``invalid_json``,
+        ``event_too_large``)."""
+    @property
+    def buffered_bytes(self) -> int: ...
+    @property
+    def peak_buffered_bytes(self) -> int: ...
+    @property
+    def bytes_fed(self) -> int: ...
+    @property
+    def elements(self) -> int: ...
 
 @final
 class MessageMatcher:

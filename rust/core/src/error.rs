@@ -32,6 +32,8 @@ pub enum ErrorKind {
     HeaderValue,
     /// An EventStream header name repeated in one message (strict mode).
     DuplicateHeader,
+    /// A JSON array body broken between its elements (`json_array`).
+    InvalidJson,
 }
 
 impl ErrorKind {
@@ -48,6 +50,7 @@ impl ErrorKind {
             ErrorKind::HeadersLength => "headers_length",
             ErrorKind::HeaderType => "header_type",
             ErrorKind::HeaderName => "header_name",
+            ErrorKind::InvalidJson => "invalid_json",
             ErrorKind::HeaderValue => "header_value",
             ErrorKind::DuplicateHeader => "duplicate_header",
         }

@@ -1,10 +1,12 @@
 //! Sans-IO framing for LLM provider streams.
 //!
-//! Two wire formats are decoded here, incrementally and with bounded memory:
+//! Three wire formats are decoded here, incrementally and with bounded memory:
 //!
 //! * Server-Sent Events ([`sse`]), per the WHATWG HTML standard's
 //!   "event stream interpretation", with incremental UTF-8 decoding ([`utf8`]);
-//! * AWS EventStream binary frames ([`eventstream`]), used by Amazon Bedrock.
+//! * AWS EventStream binary frames ([`eventstream`]), used by Amazon Bedrock;
+//! * a JSON array streamed element by element ([`json_array`]), Gemini's
+//!   `streamGenerateContent` without `alt=sse`.
 //!
 //! Beside the framing, [`shape`] matches a payload's JSON against the few
 //! shapes a protocol adapter handles on its fast path, capturing only the
@@ -18,6 +20,7 @@
 
 pub mod error;
 pub mod eventstream;
+pub mod json_array;
 pub mod shape;
 pub mod sse;
 pub mod utf8;

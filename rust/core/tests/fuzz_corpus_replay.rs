@@ -46,6 +46,11 @@ fn sse_corpus() {
 }
 
 #[test]
+fn json_array_corpus() {
+    replay("json_array", harness::json_array);
+}
+
+#[test]
 fn shape_corpus() {
     replay("shape", harness::shape);
 }

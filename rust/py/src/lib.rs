@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod eventstream;
+mod json_array;
 mod message;
 mod objects;
 mod shape;
@@ -22,6 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sse::register(m)?;
     shape::register(m)?;
     message::register(m)?;
+    json_array::register(m)?;
     eventstream::register(m)?;
     objects::register(m)?;
     m.add_function(wrap_pyfunction!(text::utf8_length, m)?)?;

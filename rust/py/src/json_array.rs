@@ -1,0 +1,136 @@
+//! The Python class of `streamwire_core::json_array`: `streamwire._core.ArraySplitter`.
+//!
+//! `feed(data)` returns the completed elements as `bytes`; `feed_matched(data,
+//! shapes)` matches each element against the templates of event type
+//! `"message"` on the way (through the stream's shape cache, as the SSE
+//! decoder does) and gives a match as `(template, *captures, ticket)`, with
+//! `matched_element(ticket)` its bytes until the next call. An error does not
+//! raise: the elements before it are returned and `error` says what broke
+//! (`(kind, message, offset)`), as the adapter reports it in the stream.
+
+use pyo3::exceptions::PyIndexError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use streamwire_core::json_array::ArraySplitter as CoreSplitter;
+
+use crate::buffer::Bytes;
+use crate::shape::{Collector, ShapeMatcher, StreamShapes};
+
+/// Incremental splitter of a streamed JSON array of objects.
+#[pyclass(module = "streamwire._core", name = "ArraySplitter")]
+pub struct ArraySplitter {
+    inner: CoreSplitter,
+    shapes: StreamShapes,
+    /// The matched elements of the last `feed_matched` call, concatenated.
+    matched: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+#[pymethods]
+impl ArraySplitter {
+    #[new]
+    fn new(max_element_bytes: usize) -> Self {
+        ArraySplitter {
+            inner: CoreSplitter::new(max_element_bytes),
+            shapes: StreamShapes::default(),
+            matched: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Splits more of the body; returns the elements it completed.
+    fn feed<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        let bytes = Bytes::borrow(data)?;
+        let mut out = Vec::new();
+        let _ = self.inner.feed(bytes.as_slice(), |element| out.push(PyBytes::new(py, element)));
+        PyList::new(py, out)
+    }
+
+    /// `feed`, each element matched against `shapes` (see the module docs).
+    fn feed_matched<'py>(
+        &mut self,
+        data: &Bound<'py, PyAny>,
+        shapes: &Bound<'py, ShapeMatcher>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = data.py();
+        let bytes = Bytes::borrow(data)?;
+        self.matched.clear();
+        self.ends.clear();
+        let mut out = Collector::new(py, shapes.get());
+        let mut conversion: PyResult<()> = Ok(());
+        let ArraySplitter { inner, shapes: cache, matched, ends } = self;
+        let _ = inner.feed(bytes.as_slice(), |element| {
+            if conversion.is_err() {
+                return;
+            }
+            conversion = match cache.match_bytes(shapes, "message", element) {
+                Some(m) => {
+                    let ticket = ends.len();
+                    matched.extend_from_slice(element);
+                    ends.push(matched.len());
+                    out.matched(&m, ticket)
+                }
+                None => out.other(PyBytes::new(py, element).into_any().unbind()),
+            };
+        });
+        conversion?;
+        PyList::new(py, out.finish()?)
+    }
+
+    /// The bytes of a match tuple's element, from the last `feed_matched` call.
+    fn matched_element<'py>(&self, py: Python<'py>, ticket: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let end = *self.ends.get(ticket).ok_or_else(|| {
+            PyIndexError::new_err("no such ticket: tickets last until the splitter's next call")
+        })?;
+        let start = if ticket == 0 { 0 } else { self.ends[ticket - 1] };
+        Ok(PyBytes::new(py, &self.matched[start..end]))
+    }
+
+    /// `(bytes of an element in progress, whether the array was left open)`.
+    fn finish(&self) -> (usize, bool) {
+        self.inner.finish()
+    }
+
+    /// `start`, `first`, `after`, `next`, `element` or `end`.
+    #[getter]
+    fn state(&self) -> &'static str {
+        self.inner.state().as_str()
+    }
+
+    /// `(kind, message, offset)` once the body broke, else None.
+    #[getter]
+    fn error(&self) -> Option<(&'static str, String, u64)> {
+        self.inner.error().map(|e| (e.kind.as_str(), e.message.clone(), e.offset))
+    }
+
+    /// Bytes held: the element in progress.
+    #[getter]
+    fn buffered_bytes(&self) -> usize {
+        self.inner.buffered_bytes()
+    }
+
+    /// The most bytes ever held.
+    #[getter]
+    fn peak_buffered_bytes(&self) -> usize {
+        self.inner.peak_buffered_bytes()
+    }
+
+    /// Bytes fed, errors included.
+    #[getter]
+    fn bytes_fed(&self) -> u64 {
+        self.inner.bytes_fed()
+    }
+
+    /// Elements handed out.
+    #[getter]
+    fn elements(&self) -> u64 {
+        self.inner.elements()
+    }
+}
+
+/// Adds this module's class to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ArraySplitter>()?;
+    Ok(())
+}
