@@ -31,12 +31,13 @@ CHAT_FIXTURES = [f for f in manifests() if f.protocol == "openai-chat"]
 
 
 class _Counting(OpenAIChatStream):
-    """The adapter, counting the events that arrive matched."""
+    """The adapter, counting the events that arrive matched (in runs: a run
+    tuple's next-to-last item is the list of its matches' last captures)."""
 
     matched = 0
 
     def _on_sse(self, events: Sequence[SseEvent | tuple[Any, ...]], out: list[sw.Event]) -> None:
-        _Counting.matched += sum(type(e) is tuple for e in events)
+        _Counting.matched += sum(len(e[-2]) for e in events if type(e) is tuple)
         super()._on_sse(events, out)
 
 

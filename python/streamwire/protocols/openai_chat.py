@@ -87,9 +87,11 @@ from ..events import (
     MessageStarted,
     StopReason,
     new_arguments_delta,
+    new_arguments_deltas,
     new_reasoning_delta,
     new_refusal_delta,
     new_text_delta,
+    new_text_deltas,
 )
 from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
@@ -158,8 +160,8 @@ _IGNORED_CHUNK_FIELDS = (_CHUNK_FIELDS | _CHUNK_EXTENSIONS) - {
 _IGNORED_CHOICE_FIELDS = (_CHOICE_FIELDS | _CHOICE_EXTENSIONS) - {"index", "delta", "finish_reason"}
 #: The fast path's chunk shapes, as written (see ``openai_chat_shapes.py``).
 SHAPE_SPECS = chunk_shape_specs(_IGNORED_CHUNK_FIELDS, _IGNORED_CHOICE_FIELDS)
-#: ``SHAPE_SPECS``, compiled: matched in Rust while framing.
-SHAPES = ShapeMatcher(SHAPE_SPECS)
+#: ``SHAPE_SPECS``, compiled: matched in Rust while framing, in runs.
+SHAPES = ShapeMatcher(SHAPE_SPECS, runs=True)
 
 
 class OpenAIChatStream(SseStream):
@@ -195,44 +197,69 @@ class OpenAIChatStream(SseStream):
                 self._on_event(event, out)
                 streaming = self._phase == "streaming"
                 continue
-            # The fast path: a chunk of one of SHAPES, matched in Rust. It does
-            # exactly what the general path does for such a chunk, with fewer
-            # calls, when the state allows (a running choice, an open call).
+            # The fast path: a run of chunks of one of SHAPES, matched in Rust
+            # (consecutive matches of one template with the same choice, and
+            # call, are one run: ``ShapeMatcher(runs=True)``). It does exactly
+            # what the general path does for each chunk, with fewer calls, when
+            # the state allows (a running choice, an open call with room).
+            values = event[-2]
             if streaming:
-                if event[0] == TEXT:
-                    _, index, text, _ticket = event
+                tag = event[0]
+                if tag == TEXT:
+                    index = event[1]
                     state = states.get(index)
                     if state is not None and not state.terminal:
-                        if text:
-                            state.text.append(text)
-                            append(new_text_delta(text, index))
+                        if "" in values:
+                            values = [v for v in values if v]
+                        if values:
+                            state.text.extend(values)
+                            out.extend(new_text_deltas(values, index))
                         continue
-                elif event[0] == ARGUMENTS:
-                    _, index, call_index, arguments, _ticket = event
+                elif tag == ARGUMENTS:
+                    _, index, call_index, _, _ = event
                     state = states.get(index)
                     if state is not None and not state.terminal:
-                        # As ChatCalls._on_fragment for an open call's fragment.
+                        # As ChatCalls._on_fragment for an open call's fragments.
                         call = by_key.get((index, call_index))
                         if call is not None and not call.overflowed:
-                            size = call.size + len(arguments)
-                            if size <= max_chars:  # else: the general path records the overflow
-                                if arguments:
-                                    call.size = size
-                                    call.parts.append(arguments)
-                                    append(
-                                        new_arguments_delta(call.index, call.id, arguments, index)
-                                    )
-                                continue
+                            if len(values) == 1:  # parallel calls interleave: runs of one
+                                fragment = values[0]
+                                size = call.size + len(fragment)
+                                if size <= max_chars:  # else: the general path records it
+                                    if fragment:
+                                        call.size = size
+                                        call.parts.append(fragment)
+                                        append(
+                                            new_arguments_delta(
+                                                call.index, call.id, fragment, index
+                                            )
+                                        )
+                                    continue
+                            else:
+                                size = call.size + sum(map(len, values))
+                                if size <= max_chars:
+                                    if "" in values:
+                                        values = [v for v in values if v]
+                                    if values:
+                                        call.size = size
+                                        call.parts.extend(values)
+                                        out.extend(
+                                            new_arguments_deltas(values, call.index, call.id, index)
+                                        )
+                                    continue
                 else:  # REASONING: as _on_delta for a reasoning field alone
-                    _, index, text, _ticket = event
+                    index = event[1]
                     state = states.get(index)
                     if state is not None and not state.terminal:
-                        if text:
-                            state.reasoning.append(text)
-                            append(new_reasoning_delta(text, None, None, "text", index))
+                        for text in values:
+                            if text:
+                                state.reasoning.append(text)
+                                append(new_reasoning_delta(text, None, None, "text", index))
                         continue
-            self._on_event(self._decoder.matched_event(event[-1]), out)
-            streaming = self._phase == "streaming"
+            first = event[-1]
+            for ticket in range(first, first + len(values)):
+                self._on_event(self._decoder.matched_event(ticket), out)
+                streaming = self._phase == "streaming"
 
     def _on_event(self, event: SseEvent, out: list[Event]) -> None:
         """The general path: one SSE event, whatever it holds."""
