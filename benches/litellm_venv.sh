@@ -4,14 +4,18 @@
 # benchmark peer only, never a dependency of streamwire: it lives in a venv of
 # its own, pinned, and the gate skips its rows when the venv is absent.
 #
-#   bash benches/litellm_venv.sh [VENV]      # default: .venv-litellm
+#   bash benches/litellm_venv.sh [VENV]      # default: build/litellm-venv
+#
+# The default is the venv .ci/litellm.sh makes for the acceptance kit's
+# LiteLLM example (the same pin, with the proxy's requirements): either one
+# serves the gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${1:-.venv-litellm}"
+venv="${1:-build/litellm-venv}"
 python="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "litellm==1.110.2" "orjson>=3.9"
-"$venv/bin/python" -c "import litellm, sys; print('litellm', litellm.__version__ if hasattr(litellm, '__version__') else '?', sys.version.split()[0])"
+"$venv/bin/python" -m pip install --quiet "litellm==1.110.2"
+LITELLM_LOCAL_MODEL_COST_MAP=True "$venv/bin/python" -m pip show litellm | head -2

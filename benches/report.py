@@ -140,8 +140,7 @@ def run_gate(args: argparse.Namespace) -> int:
     import gate
 
     mode = "quick" if args.quick else "full"
-    venv = args.litellm if args.litellm is not None else gate.ROOT / ".venv-litellm"
-    litellm = None if mode == "quick" and args.litellm is None else venv
+    litellm = args.litellm if args.litellm is not None else gate.ROOT / gate.LITELLM_VENV
     if args.baseline:
         runs = [gate.gate(mode, args.only, litellm) for _ in range(args.baseline)]
         target = args.write or Path("baseline.json")
@@ -175,7 +174,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=int, help="run the gate N times, write its baseline")
     parser.add_argument("--write", type=Path, help="the baseline file --baseline writes")
     parser.add_argument("--only", action="append", default=[], help="gate groups by prefix")
-    parser.add_argument("--litellm", type=Path, help="LiteLLM's venv (default .venv-litellm)")
+    parser.add_argument("--litellm", type=Path, help="LiteLLM's venv (default build/litellm-venv)")
     parser.add_argument("--json", type=Path, help="where to keep the JSON ('-': stdout)")
     parser.add_argument("--from", dest="source", type=Path, help="print tables from this JSON")
     parser.add_argument("--min-rounds", type=int, default=5)
