@@ -45,7 +45,10 @@ def sse_groups(mode: str) -> Iterator[Group]:
         for chunking in CHUNKINGS:
             if chunking.prefix is not None and (mode == "quick" or name == "one-8mib-event"):
                 continue
-            if mode == "quick" and chunking.label != "4KiB":
+            # The 8 MiB event's time is mostly page faults: its ratios spread by
+            # more than 2x between quick runs (no useful margin); the full gate
+            # keeps it, with its peak memory.
+            if mode == "quick" and (chunking.label != "4KiB" or name == "one-8mib-event"):
                 continue
             load, chunks = chunked(name, chunking)
             impls: dict[str, bench_sse.Implementation] = {}
