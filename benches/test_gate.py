@@ -1,0 +1,103 @@
+"""The release gate's comparison with a baseline (``gate.py``), on made-up runs.
+
+The timing itself is the benches' own (``rounds.py``); what is tested here is
+what makes the gate pass or fail: a ratio below its margin, a peak memory
+that grew, a group or ratio gone missing, streamwire's wrong output, the
+LiteLLM groups without their venv, and the margins a baseline takes from the
+spread of its runs.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gate
+
+
+def _run(ratio: float = 10.0, memory: float = 2.0, lower: float = 2.5) -> dict[str, Any]:
+    return {
+        "mode": "quick",
+        "litellm": True,
+        "groups": [
+            {
+                "suite": "pipeline",
+                "name": "openai-chat",
+                "ratios": {"vs naive": ratio, "pipeline / framing": lower},
+                "targets": {"pipeline / framing": {"target": 3.0, "lower_is_better": True}},
+                "memory": {"ratio": memory},
+                "correct": {"streamwire": True, "naive": True},
+            },
+            {
+                "suite": "translate",
+                "name": "anthropic->openai-chat",
+                "ratios": {"vs litellm": 20.0},
+                "targets": {},
+                "correct": {"streamwire": True, "litellm": True},
+            },
+        ],
+    }
+
+
+def _baseline(*runs: dict[str, Any]) -> dict[str, Any]:
+    return {"quick": gate.make_baseline(list(runs))}
+
+
+def test_the_same_run_passes_and_margins_come_from_the_spread() -> None:
+    runs = [_run(10.0), _run(9.0), _run(11.0)]
+    baseline = _baseline(*runs)
+    group = baseline["quick"]["groups"]["pipeline/openai-chat"]
+    assert group["ratios"]["vs naive"] == 10.0
+    # The largest drop below the median is 10%: twice that is the margin.
+    assert group["margins"]["vs naive"] == 0.2
+    assert group["margins"]["pipeline / framing"] == gate.MIN_MARGIN
+    assert group["lower_is_better"] == ["pipeline / framing"]
+    for run in runs:
+        assert gate.check(run, baseline) == []
+
+
+def test_a_ratio_below_its_margin_fails_and_one_within_passes() -> None:
+    baseline = _baseline(_run(10.0), _run(9.0), _run(11.0))
+    assert gate.check(_run(8.1), baseline) == []
+    (problem,) = gate.check(_run(7.9), baseline)
+    assert "vs naive fell to 7.90x" in problem
+
+
+def test_a_lower_is_better_ratio_fails_when_it_rises() -> None:
+    baseline = _baseline(_run())
+    assert gate.check(_run(lower=2.8), baseline) == []
+    (problem,) = gate.check(_run(lower=2.9), baseline)
+    assert "pipeline / framing rose" in problem
+
+
+def test_a_peak_memory_that_grew_fails() -> None:
+    baseline = _baseline(_run(memory=2.0))
+    assert gate.check(_run(memory=2.2), baseline) == []
+    (problem,) = gate.check(_run(memory=2.3), baseline)
+    assert "peak memory grew" in problem
+
+
+def test_missing_groups_ratios_and_wrong_output_fail() -> None:
+    baseline = _baseline(_run())
+    run = _run()
+    del run["groups"][0]["ratios"]["vs naive"]
+    assert any("missing" in p for p in gate.check(run, baseline))
+    run = _run()
+    run["groups"] = run["groups"][1:]
+    assert any("missing from this run" in p for p in gate.check(run, baseline))
+    run = _run()
+    run["groups"][0]["failed"] = "streamwire's output is wrong"
+    assert any("wrong" in p for p in gate.check(run, baseline))
+    assert gate.check({**_run(), "mode": "full"}, baseline) == [
+        "the baseline has no 'full' section"
+    ]
+
+
+def test_the_litellm_groups_are_only_checked_with_their_venv() -> None:
+    baseline = _baseline(_run())
+    run = copy.deepcopy(_run())
+    run["groups"] = run["groups"][:1]
+    run["litellm"] = False
+    assert gate.check(run, baseline) == []
+    run["litellm"] = True
+    assert gate.check(run, baseline) != []
