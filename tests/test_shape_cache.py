@@ -108,10 +108,11 @@ def test_a_session_of_deltas_replays_and_keeps_its_ids() -> None:
     assert matcher.shapes is MATCHER
 
 
-def test_bytes_that_are_not_utf8_and_other_types_decline_or_raise() -> None:
+def test_bytes_that_are_not_utf8_lone_surrogates_and_other_types_decline() -> None:
     matcher = MessageMatcher(MATCHER)
     assert matcher.match(b'{"type":"\xff"}') is None
     assert matcher.match('{"type":"\ud800"}') is None
+    assert matcher.match({"type": "x"}) is None  # a dict message: the general path's
 
 
 @given(st.lists(_payload().filter(_clean), max_size=12), st.data())

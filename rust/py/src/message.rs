@@ -155,26 +155,24 @@ impl MessageMatcher {
         if let Some(expected) =
             expectations.iter_mut().find(|e| e.template == m.template && e.holds(captures, size))
         {
-            {
-                if let Some((slot, last)) = &mut expected.successor {
-                    if let Some(Capture::Int(value)) = captures.get(*slot) {
-                        *last = Some(*value);
-                    }
+            if let Some((slot, last)) = &mut expected.successor {
+                if let Some(Capture::Int(value)) = captures.get(*slot) {
+                    *last = Some(*value);
                 }
-                if let Some(Capture::Str(delta)) = captures.last() {
-                    let Some(taken) = &expected.taken else {
-                        tallied.0 += 1;
-                        tallied.1 += b64_size(delta);
-                        return Ok(Some(PyList::empty(py).into_any()));
-                    };
-                    let value = new_str(py, delta)?;
-                    taken.bind(py).append(&value)?;
-                    let item = match builder {
-                        Some((builder, fixed)) => builder.get().make(value.as_any(), fixed.bind(py))?,
-                        None => value.into_any(),
-                    };
-                    return Ok(Some(PyList::new(py, [item])?.into_any()));
-                }
+            }
+            if let Some(Capture::Str(delta)) = captures.last() {
+                let Some(taken) = &expected.taken else {
+                    tallied.0 += 1;
+                    tallied.1 += b64_size(delta);
+                    return Ok(Some(PyList::empty(py).into_any()));
+                };
+                let value = new_str(py, delta)?;
+                taken.bind(py).append(&value)?;
+                let item = match builder {
+                    Some((builder, fixed)) => builder.get().make(value.as_any(), fixed.bind(py))?,
+                    None => value.into_any(),
+                };
+                return Ok(Some(PyList::new(py, [item])?.into_any()));
             }
         }
         let mut items = Vec::with_capacity(captures.len() + 2);
