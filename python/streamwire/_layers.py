@@ -11,7 +11,7 @@ into its wire events with their byte ranges, by the protocol's framing:
   prelude; its label is its ``:event-type`` (or ``exception <type>``,
   ``error <code>``).
 * JSON (``gemini-json``): a wire event is one element of the streamed array,
-  split by the adapter's own ``ArrayScanner``.
+  split by the adapter's own ``ArraySplitter``.
 
 Each wire event's bytes, and only they, are fed to the adapter, so the
 unified events a feed returns are the ones that wire event became. The
@@ -174,9 +174,9 @@ def _eventstream_pieces(body: bytes) -> Iterator[_Piece]:
 
 
 def _json_pieces(body: bytes) -> Iterator[_Piece]:
-    from .protocols.gemini_json import ArrayScanner
+    from ._core import DEFAULT_MAX_EVENT_BYTES, ArraySplitter
 
-    scanner = ArrayScanner()
+    scanner = ArraySplitter(DEFAULT_MAX_EVENT_BYTES)
     start = offset = 0
     # Elements end with a closing brace: fed up to each one, the scanner
     # returns an element exactly when that brace closed it.

@@ -55,7 +55,7 @@ ScanState = Literal["start", "first", "after", "next", "element", "end"]
 ByteClass = Literal["space", "open_array", "open_object", "comma", "close_array", "other"]
 
 #: ``(state, byte class) -> next state`` between elements; a missing pair is a
-#: framing error. ``element`` is scanned by ``ArrayScanner`` and ends in
+#: framing error. ``element`` is scanned by ``ArraySplitter`` and ends in
 #: ``after`` (``end`` for a bare-object body).
 SCAN_TRANSITIONS: Mapping[tuple[ScanState, ByteClass], ScanState] = {
     ("start", "space"): "start",
