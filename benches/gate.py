@@ -12,12 +12,17 @@ group: how many times longer a peer takes than streamwire (``vs naive``,
 longer the chat pipeline takes than framing the same bytes.
 
 ``--check baseline.json`` compares the run with a committed baseline: it
-fails when a ratio fell by more than the baseline's margin for it, when a
-peak memory ratio grew by more than ``MEMORY_SLACK``, when streamwire's output
-was wrong, or when a group or ratio of the baseline is missing. Margins come
-from the measured run-to-run spread: ``--baseline N`` runs the gate N times
-and writes the median of each ratio with the margin ``max(MIN_MARGIN,
-SPREAD_FACTOR x its largest relative drop below the median)``.
+fails when a ratio to a peer fell by more than the baseline's margin for it,
+when a peak memory ratio grew by more than ``MEMORY_SLACK``, when
+streamwire's output was wrong, or when a group or ratio of the baseline is
+missing. Margins come from the measured run-to-run spread: ``--baseline N``
+runs the gate N times and writes the median of each ratio with the margin
+``max(MIN_MARGIN, SPREAD_FACTOR x its largest relative drop below the
+median)``. A group whose ratio fell is measured once more (``report.py``)
+and fails only if it falls again: a neighbour's burst of load on a shared
+machine does not repeat itself on demand, a regression does. Ratios between
+two streamwire variants (``vs streamwire-stdlib-json``, ...) are reported,
+not checked: they measure only the noise.
 
 Modes: ``full`` (every workload whole, every peer) and ``quick`` (for CI:
 the same groups without the SDK paths and the 1-byte and 64 KiB chunkings,
@@ -213,6 +218,8 @@ def check(run: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
             problems.append(f"{key}: missing from this run")
             continue
         for label, expected in base.get("ratios", {}).items():
+            if label.startswith("vs streamwire"):
+                continue  # two streamwire variants: the noise, not a peer
             got = group["ratios"].get(label)
             margin = base.get("margins", {}).get(label, MIN_MARGIN)
             lower = label in base.get("lower_is_better", ())
@@ -239,6 +246,11 @@ def check(run: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
                     f"(baseline {memory:.2f}x)"
                 )
     return problems
+
+
+def failing_groups(problems: list[str]) -> list[str]:
+    """The groups whose ratios fell (what ``report.py`` measures again)."""
+    return sorted({p.split(":", 1)[0] for p in problems if " fell to " in p or " rose to " in p})
 
 
 def make_baseline(runs: list[dict[str, Any]]) -> dict[str, Any]:

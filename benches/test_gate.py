@@ -101,3 +101,15 @@ def test_the_litellm_groups_are_only_checked_with_their_venv() -> None:
     assert gate.check(run, baseline) == []
     run["litellm"] = True
     assert gate.check(run, baseline) != []
+
+
+def test_streamwire_variants_are_not_checked_and_falls_are_measured_again() -> None:
+    run = _run()
+    run["groups"][0]["ratios"]["vs streamwire-stdlib-json"] = 1.0
+    baseline = _baseline(run)
+    slower = copy.deepcopy(run)
+    slower["groups"][0]["ratios"]["vs streamwire-stdlib-json"] = 0.5
+    assert gate.check(slower, baseline) == []
+    problems = gate.check(_run(7.0), baseline)
+    assert gate.failing_groups(problems) == ["pipeline/openai-chat"]
+    assert gate.failing_groups(["pipeline/x: peak memory grew to 3x"]) == []
