@@ -159,6 +159,7 @@ ROLE_BLOCKS: dict[str, dict[str, Any]] = {
         "input": {},
     },
     "result": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_0", "content": []},
+    "compaction": {"type": "compaction", "content": None},
     "unknown": {"type": "future_block"},
 }
 DELTA_SAMPLES: dict[str, dict[str, Any]] = {
@@ -167,6 +168,7 @@ DELTA_SAMPLES: dict[str, dict[str, Any]] = {
     "thinking_delta": {"type": "thinking_delta", "thinking": "th"},
     "signature_delta": {"type": "signature_delta", "signature": "sig"},
     "input_json_delta": {"type": "input_json_delta", "partial_json": '{"a":1}'},
+    "compaction_delta": {"type": "compaction_delta", "content": "summary"},
     "future_delta": {"type": "future_delta"},
 }
 
@@ -205,6 +207,7 @@ def test_every_role_and_delta_pair(role: str, delta_type: str) -> None:
             "thinking": ["ReasoningDelta"],
             "signature": ["ReasoningDelta"],
             "arguments": ["ToolCallArgumentsDelta"],
+            "compaction": [],
         }[step]
         assert [type(e).__name__ for e in events] == expected
 
@@ -233,3 +236,27 @@ def test_every_block_step(state: str, input: str) -> None:
     else:
         assert not result.conflicts and not result.warnings
         assert [type(e).__name__ for e in events] == (["TextDelta"] if input == "delta" else [])
+
+
+def test_compaction_block_is_kept_for_the_next_turn() -> None:
+    # anthropic-python's accumulator: a compaction_delta's content and
+    # encrypted_content replace the block's; the start's other fields stay.
+    start = {"type": "compaction", "content": None, "signature": "sig"}
+    stream, _ = run(
+        sse(message_start(), block_start(0, start))
+        + sse(block_delta(0, {"type": "compaction_delta", "content": "old"}))
+        + sse(
+            block_delta(0, {"type": "compaction_delta", "content": "new", "encrypted_content": "e"})
+        )
+        + sse(block_stop(0), message_delta("end_turn"), MESSAGE_STOP)
+    )
+    result = stream.result
+    assert result.status == "completed" and result.text == "" and not result.unknown_events
+    assert result.provider_content == (
+        {"type": "compaction", "content": "new", "signature": "sig", "encrypted_content": "e"},
+    )
+    bad, _ = run(
+        sse(message_start(), block_start(0, start))
+        + sse(block_delta(0, {"type": "compaction_delta", "content": 7}))
+    )
+    assert bad.result.status == "protocol_conflict"

@@ -33,6 +33,14 @@ block (``content_block.type``)      deltas, and what they become
 ``*_tool_result``                   none: the provider's tool result (web
 (``web_search_tool_result``, ...)   search, code execution, MCP, ...) arrives
                                     whole at start and is kept verbatim
+``compaction``                      ``compaction_delta``: its ``content`` (the
+                                    summary of the compacted context) and
+                                    ``encrypted_content`` replace the block's,
+                                    as the anthropic SDK's accumulator does
+                                    (anthropic-python 2.14.0,
+                                    ``lib/streaming/_beta_messages.py``); no
+                                    event: the summary is not this turn's
+                                    text, and the block is kept for the next
 ==================================  ===========================================
 
 Each block has its own small machine (``BLOCK_STEPS``): ``missing`` (no
@@ -77,9 +85,11 @@ from ..toolcalls import CallBuffer
 __all__ = ["BLOCK_DELTAS", "BLOCK_STEPS", "DELTA_TYPES", "Block", "Blocks", "block_role"]
 
 #: What a block is for this adapter; derived from its ``type`` by ``block_role``.
-Role = Literal["text", "thinking", "redacted", "call", "server_call", "result", "unknown"]
+Role = Literal[
+    "text", "thinking", "redacted", "call", "server_call", "result", "compaction", "unknown"
+]
 #: What a delta does to its block.
-DeltaAction = Literal["text", "citation", "thinking", "signature", "arguments"]
+DeltaAction = Literal["text", "citation", "thinking", "signature", "arguments", "compaction"]
 BlockState = Literal["missing", "open", "stopped"]
 BlockInput = Literal["start", "delta", "stop"]
 StepAction = Literal["open", "apply", "complete", "conflict", "warn"]
@@ -92,10 +102,18 @@ ROLES: Mapping[str, Role] = {
     "tool_use": "call",
     "server_tool_use": "server_call",
     "mcp_tool_use": "server_call",
+    "compaction": "compaction",
 }
 #: The delta types of the streaming reference.
 DELTA_TYPES = frozenset(
-    {"text_delta", "citations_delta", "thinking_delta", "signature_delta", "input_json_delta"}
+    {
+        "text_delta",
+        "citations_delta",
+        "thinking_delta",
+        "signature_delta",
+        "input_json_delta",
+        "compaction_delta",
+    }
 )
 #: ``(role, delta type) -> action``. A known delta type for a known role that
 #: is not listed here is a protocol conflict (a delta of the wrong kind).
@@ -106,7 +124,10 @@ BLOCK_DELTAS: Mapping[tuple[Role, str], DeltaAction] = {
     ("thinking", "signature_delta"): "signature",
     ("call", "input_json_delta"): "arguments",
     ("server_call", "input_json_delta"): "arguments",
+    ("compaction", "compaction_delta"): "compaction",
 }
+#: The fields of a ``compaction_delta`` that replace the block's (a string or null).
+_COMPACTION_FIELDS = ("content", "encrypted_content")
 #: Each block's own machine: ``(state, input) -> (action, next state)``.
 #: ``missing`` is an index no ``content_block_start`` has opened.
 BLOCK_STEPS: Mapping[tuple[BlockState, BlockInput], tuple[StepAction, BlockState]] = {
@@ -147,6 +168,7 @@ class Block:
         "signature",
         "start",
         "state",
+        "updates",
     )
 
     def __init__(self, index: int, kind: str, role: Role, start: dict[str, Any]) -> None:
@@ -167,6 +189,8 @@ class Block:
         self.call: CallBuffer | None = None
         #: Deltas of unknown types received (an unknown block's start is then not whole).
         self.deltas = 0
+        #: Fields that deltas replaced (a compaction block's ``content``, ...).
+        self.updates: dict[str, Any] = {}
 
 
 class Blocks:
@@ -261,6 +285,12 @@ class Blocks:
             value = delta.get("signature")
             if type(value) is str:
                 self._signature(choice, block, value, out)
+                return
+        elif step == "compaction":
+            fields = [f for f in _COMPACTION_FIELDS if f in delta]
+            if fields and all(delta[f] is None or type(delta[f]) is str for f in fields):
+                for field in fields:
+                    block.updates[field] = delta[field]
                 return
         else:  # citation
             citation = delta.get("citation")
@@ -383,6 +413,8 @@ class Blocks:
                 )
                 return None
             content["input"] = call.arguments
+        elif role == "compaction":
+            content.update(block.updates)
         elif role == "unknown" and block.deltas:
             self._acc.warn(
                 "content_block_unusable",
