@@ -89,6 +89,21 @@ def _checks() -> dict[str, Check]:
         assert result.provider_stop_reason == "end_turn" and not result.conflicts
         assert result.status == "in_progress", "MessageCompleted waits for metadata or EOF"
 
+    def implied_start(stream: sw.Stream, events: list[sw.Event], input: str) -> None:
+        # No messageStart: the first content event implies it (a warning) and applies.
+        result = stream.result
+        assert [w.code for w in result.warnings] == ["missing_message_start"]
+        assert not result.conflicts
+        assert _types(events) == ["MessageStarted", *BLOCK_EVENTS[input]]
+
+    def implied_start_stop(stream: sw.Stream, events: list[sw.Event], input: str) -> None:
+        result = stream.result
+        assert [w.code for w in result.warnings] == ["missing_message_start"]
+        assert _types(events) == ["MessageStarted"]
+        assert result.provider_stop_reason == "end_turn" and not result.conflicts
+        stream.close()
+        assert stream.result.status == "completed", "messageStop decides the ending"
+
     def stop_again(stream: sw.Stream, events: list[sw.Event], input: str) -> None:
         assert events == [] and not stream.result.conflicts, "the same stopReason: a no-op"
 
@@ -125,7 +140,8 @@ def _checks() -> dict[str, Check]:
         "stop_again": stop_again,
         "usage_early": usage_early,
         "final_usage": final_usage,
-        "conflict_before_start": _conflict,
+        "implied_start": implied_start,
+        "implied_start_stop": implied_start_stop,
         "conflict_second_start": _conflict,
         "conflict_after_stop": _conflict,
         "ignore_after_end": after_end,

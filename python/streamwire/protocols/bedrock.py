@@ -13,6 +13,8 @@ member ``p`` (Bedrock adds it against length side channels): it is ignored.
 The stream is a machine with its transitions as data (``PHASES``)::
 
     before   --messageStart-------> message   (MessageStarted)
+    before   --contentBlock*------> message   (implied start, warning; the block applies)
+    before   --messageStop--------> stopped   (implied start, warning; the stop applies)
     message  --contentBlock*------> message   (blocks, below)
     message  --messageStop--------> stopped   (the terminal signal: status decided)
     stopped  --metadata-----------> ended     (final usage; MessageCompleted)
@@ -33,6 +35,17 @@ result already carries the stop reasons, and its status is still
 terminal signal: ``protocol_conflict``; anything after ``metadata`` is
 ignored with a ``data_after_end`` warning. Every other pair of ``PHASES`` is a recorded
 protocol conflict or warning, listed in the table.
+
+A stream without ``messageStart`` (docs/design.md: a decision made here, with
+the evidence). ``messageStart`` carries nothing but the role, which is always
+``assistant``; streams without it appear in other clients' test suites
+(vercel/ai's ``bedrock-tool-call.1.chunks.txt`` and
+``bedrock-tool-no-args.chunks.txt`` begin with ``contentBlockStart``) and are
+what a proxy that drops the first frame produces. Dropping every block would
+make the result say nothing was said, so the first content event implies the
+message start (a ``MessageStarted`` without a role, and a
+``missing_message_start`` warning) and applies; ``messageStop`` still decides
+the ending, and a stream that never sends it stays ``incomplete``.
 
 Content blocks are keyed by ``contentBlockIndex``, each with its own machine
 (``BLOCKS``): a block is absent, open or closed. Only tool-use blocks (and
@@ -117,12 +130,13 @@ PhaseInput = Literal[
 ]
 PhaseAction = Literal[
     "start",
+    "implied_start",
+    "implied_start_stop",
     "block",
     "stop",
     "stop_again",
     "usage_early",
     "final_usage",
-    "conflict_before_start",
     "conflict_second_start",
     "conflict_after_stop",
     "ignore_after_end",
@@ -135,10 +149,10 @@ PhaseAction = Literal[
 #: Exceptions and error frames are accepted in every phase (``_eventstream``).
 PHASES: Mapping[tuple[Phase, PhaseInput], tuple[PhaseAction, Phase]] = {
     ("before", "messageStart"): ("start", "message"),
-    ("before", "contentBlockStart"): ("conflict_before_start", "before"),
-    ("before", "contentBlockDelta"): ("conflict_before_start", "before"),
-    ("before", "contentBlockStop"): ("conflict_before_start", "before"),
-    ("before", "messageStop"): ("conflict_before_start", "before"),
+    ("before", "contentBlockStart"): ("implied_start", "message"),
+    ("before", "contentBlockDelta"): ("implied_start", "message"),
+    ("before", "contentBlockStop"): ("implied_start", "message"),
+    ("before", "messageStop"): ("implied_start_stop", "stopped"),
     ("before", "metadata"): ("usage_early", "before"),
     ("before", "eof"): ("end", "closed"),
     ("message", "messageStart"): ("conflict_second_start", "message"),
@@ -377,8 +391,19 @@ class BedrockConverseStream(EventStreamStream):
                 "missing_metadata",
                 "the stream ended after messageStop without its metadata event: no final usage",
             )
-        elif action == "conflict_before_start":
-            acc.conflict(f"{input} before messageStart; it was ignored")
+        elif action == "implied_start" or action == "implied_start_stop":
+            assert payload is not None
+            acc.warn(
+                "missing_message_start",
+                f"the stream began with {input}, without messageStart; the message start "
+                "was implied",
+            )
+            self._start({}, out)
+            if action == "implied_start":
+                assert self._state is not None
+                self._blocks.step(_BLOCK_INPUTS[input], self._state, payload, out)
+            else:
+                self._stop(payload, out)
         elif action == "conflict_second_start":
             acc.conflict("a second messageStart inside the message; it was ignored")
         elif action == "conflict_after_stop":
