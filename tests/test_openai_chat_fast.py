@@ -124,7 +124,7 @@ def test_text_after_the_finish_reason_is_the_general_paths_conflict() -> None:
 def test_a_chunk_after_done_is_the_general_paths_warning() -> None:
     wire = _sse(_chunk({"role": "assistant", "content": "a"}), "[DONE]", _chunk({"content": "b"}))
     _, result = _run(_Counting, [wire])
-    assert [w.code for w in result.warnings] == ["data_after_done"]
+    assert [w.code for w in result.warnings] == ["missing_finish_reason", "data_after_done"]
     _same_both_ways([wire])
 
 

@@ -25,7 +25,9 @@ after which content for it is a protocol conflict and a repeat of the same
 
 What the chunks may carry, and what becomes of it:
 
-* ``delta.content`` -> ``TextDelta``; ``delta.refusal`` -> ``RefusalDelta``;
+* ``delta.content`` -> ``TextDelta`` (a list of typed parts, as Mistral's
+  reasoning models send it: text parts -> ``TextDelta``, thinking parts ->
+  ``ReasoningDelta``, see ``openai_chat_parts.py``); ``delta.refusal`` -> ``RefusalDelta``;
   ``delta.reasoning_content`` (DeepSeek, vLLM) or ``delta.reasoning``
   (OpenRouter, Groq) -> ``ReasoningDelta`` (the first non-empty of the two in
   a delta: some servers send both with the same text); the signatures in
@@ -39,6 +41,9 @@ What the chunks may carry, and what becomes of it:
   ``finish_reason``, where their arguments are parsed, once.
 * ``delta.function_call`` (the deprecated single function call) -> a call of
   type ``function_call`` with a synthetic id (tool results quote its name).
+* Groq's ``delta.executed_tools`` -> server tool calls (``openai_chat_calls.py``);
+  OpenRouter's ``delta.annotations`` (URL citations) -> kept verbatim in
+  ``provider_content`` (``openai_chat_parts.py``).
 * ``usage`` (on an empty-``choices`` chunk with ``include_usage``, on the
   finish chunk, or on every chunk with continuous usage; Groq's
   ``x_groq.usage``): each report replaces the last; ``usage: null`` is
@@ -51,6 +56,17 @@ What the chunks may carry, and what becomes of it:
   ``error`` -> status error; the truncation reasons of compatible servers
   (``max_tokens``, ``model_context_window_exceeded``) -> length; anything
   else -> other. The raw value is always kept.
+* A choice without a ``finish_reason`` when the stream ends is ``incomplete``
+  with a ``missing_finish_reason`` warning that names the choice and what
+  ended the stream. This is the truthful reading: the stream never said the
+  choice was complete. Some compatible servers never send a
+  ``finish_reason`` at all (Snowflake Cortex's streamed examples end with a
+  usage chunk whose delta is empty, and its REST endpoint with ``[DONE]``):
+  for them, ``missing_finish_reason="completed"`` takes ``[DONE]`` as every
+  unfinished choice's terminal signal (status ``completed``, stop reason
+  ``other``, ``provider_stop_reason`` None, the last usage report final), still
+  with the warning. The end of input without ``[DONE]`` is no terminal signal
+  in either mode (and gives no such warning: the stream was cut).
 * Azure's leading chunk with empty ``choices`` and ``prompt_filter_results``
   is a no-op. Unknown SSE event names become ``UnknownEvent``; unknown fields
   are ignored and counted.
@@ -76,12 +92,14 @@ path on and off, generated streams, each fallback state).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from .._core import ShapeMatcher, SseEvent
 from .._json import loads
 from ..accumulate import ChoiceState
+from ..errors import UsageError
 from ..events import (
     Event,
     MessageStarted,
@@ -97,11 +115,14 @@ from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
 from ._values import int_or_none, nonempty_str
 from .openai_chat_calls import ChatCalls
+from .openai_chat_parts import ChatParts
 from .openai_chat_shapes import ARGUMENTS, TEXT, chunk_shape_specs
 
 __all__ = ["PHASES", "SHAPES", "SHAPE_SPECS", "OpenAIChatStream"]
 
 Phase = Literal["streaming", "done", "closed"]
+#: What a choice without a ``finish_reason`` is when ``[DONE]`` ends the stream.
+MissingFinishReason = Literal["incomplete", "completed"]
 PhaseInput = Literal["chunk", "done", "eof"]
 
 #: The stream-level machine: ``(phase, input) -> (action, next phase)``.
@@ -144,7 +165,15 @@ _CHUNK_FIELDS = frozenset(
 _CHUNK_EXTENSIONS = frozenset({"x_groq", "prompt_filter_results", "provider"})
 #: Delta fields that carry content: after the choice's finish_reason, a conflict.
 _CONTENT_FIELDS = frozenset(
-    {"content", "tool_calls", "reasoning_content", "reasoning", "refusal", "function_call"}
+    {
+        "content",
+        "tool_calls",
+        "reasoning_content",
+        "reasoning",
+        "refusal",
+        "function_call",
+        "executed_tools",
+    }
 )
 _CHOICE_FIELDS = frozenset({"index", "delta", "finish_reason", "logprobs"})
 _CHOICE_EXTENSIONS = frozenset({"content_filter_results", "native_finish_reason"})
@@ -170,18 +199,36 @@ class OpenAIChatStream(SseStream):
     protocol = "openai-chat"
     shapes: ClassVar[ShapeMatcher | None] = SHAPES
 
-    def __init__(self, *, strict_done: bool = False, max_choices: int = 128, **options: Any):
+    def __init__(
+        self,
+        *,
+        strict_done: bool = False,
+        missing_finish_reason: MissingFinishReason = "incomplete",
+        max_choices: int = 128,
+        **options: Any,
+    ):
         """Options: ``strict_done=True`` makes a stream that ends without
         ``[DONE]`` ``incomplete`` even when every choice finished (by default it
-        is ``completed`` with a ``missing_done`` warning); ``max_choices`` caps
-        the number of choices; the rest are ``SseStream``'s and ``Stream``'s."""
+        is ``completed`` with a ``missing_done`` warning);
+        ``missing_finish_reason`` says what a choice that never sent a
+        ``finish_reason`` is when ``[DONE]`` ends the stream: ``"incomplete"``
+        (the default) or ``"completed"``, for compatible servers that never
+        send one (see the module docstring); ``max_choices`` caps the number of
+        choices; the rest are ``SseStream``'s and ``Stream``'s."""
+        if missing_finish_reason not in ("incomplete", "completed"):
+            raise UsageError(
+                "missing_finish_reason must be 'incomplete' or 'completed', "
+                f"not {missing_finish_reason!r}"
+            )
         super().__init__(**options)
         self._strict_done = strict_done
+        self._missing_finish_reason: MissingFinishReason = missing_finish_reason
         self._max_choices = max_choices
         self._phase: Phase = "streaming"
         self._choices = self._acc.choices
         self._calls = self._acc.calls
-        self._tool_calls = ChatCalls(self._acc)
+        self._parts = ChatParts(self._acc)
+        self._tool_calls = ChatCalls(self._acc, self._parts)
         self._finish_error = False
 
     # --- the SSE layer ---------------------------------------------------
@@ -408,6 +455,8 @@ class OpenAIChatStream(SseStream):
                 if type(value) is str:
                     state.text.append(value)
                     out.append(new_text_delta(value, index))
+                elif type(value) is list:
+                    self._parts.on_content_parts(state, value, out)
                 else:
                     self._acc.conflict(f"delta.content of choice {index} is not a string")
             elif key == "tool_calls":
@@ -431,6 +480,10 @@ class OpenAIChatStream(SseStream):
                 self._tool_calls.on_function_call(state, value, out)
             elif key == "reasoning_details":
                 self._on_reasoning_details(state, value, out)
+            elif key == "annotations":
+                self._parts.on_annotations(state, value)
+            elif key == "executed_tools":
+                self._tool_calls.on_executed_tools(state, value, out)
             else:
                 self._acc.unknown_field("choices[].delta." + key)
 
@@ -472,6 +525,10 @@ class OpenAIChatStream(SseStream):
             stop = "content_filter"  # docs/design.md: refusal endings are content_filter
         if stop == "error":
             self._finish_error = True
+        self._end_choice(state, stop, out)
+
+    def _end_choice(self, state: ChoiceState, stop: StopReason, out: list[Event]) -> None:
+        """The choice's terminal signal: its stop reason; its calls are complete."""
         state.stop_reason = stop
         state.terminal = True
         calls = self._calls
@@ -481,8 +538,11 @@ class OpenAIChatStream(SseStream):
                 if completed is not None:
                     out.append(completed)
 
-    def _decide(self, out: list[Event]) -> None:
+    def _decide(self, out: list[Event], *, done: bool = True) -> None:
+        """The stream ended (``done``: by ``[DONE]``): decides every status."""
         acc = self._acc
+        if done:
+            self._unfinished(out)
         if self._finish_error and acc.error is None:
             out.append(
                 acc.fail(
@@ -505,7 +565,35 @@ class OpenAIChatStream(SseStream):
             acc.warn("missing_done", "the stream ended after its finish_reason but without [DONE]")
             if self._strict_done:
                 acc.incomplete_reason = "no [DONE] (strict_done)"
-        self._decide(out)
+        self._decide(out, done=False)
+
+    def _unfinished(self, out: list[Event]) -> None:
+        """``[DONE]`` came before some choices' ``finish_reason``: a warning that
+        says so; with ``missing_finish_reason="completed"``, ``[DONE]`` ends them."""
+        acc = self._acc
+        unfinished = [c for c in self._choices.values() if not c.terminal]
+        if not unfinished:
+            return
+        names = ", ".join(str(c.index) for c in sorted(unfinished, key=_choice_index)[:8])
+        accepted = self._missing_finish_reason == "completed"
+        if accepted:
+            verdict = "[DONE] was taken as their end (missing_finish_reason='completed')"
+        else:
+            verdict = (
+                "they are incomplete (for a server that never sends one, "
+                "missing_finish_reason='completed' takes [DONE] as their end)"
+            )
+        acc.warn(
+            "missing_finish_reason",
+            f"choice(s) {names} sent no finish_reason before [DONE]: {verdict}",
+        )
+        if not accepted:
+            return
+        for state in unfinished:
+            self._end_choice(state, "other", out)
+        usage = acc.usage
+        if usage is not None and not usage.final:
+            out.append(acc.report_usage(dataclasses.replace(usage, final=True)))
 
     # --- usage and errors ------------------------------------------------
 
@@ -574,6 +662,10 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
         final=final,
         raw=ReadOnlyDict(raw),
     )
+
+
+def _choice_index(state: ChoiceState) -> int:
+    return state.index
 
 
 def _dump(value: Mapping[str, Any]) -> str:

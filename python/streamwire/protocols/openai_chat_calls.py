@@ -11,6 +11,16 @@ id), some send ``arguments: null``. A fragment with neither ``index`` nor
 ``id`` cannot be correlated: a protocol conflict. The deprecated
 ``delta.function_call`` is one call per choice with a synthetic id.
 
+Groq's ``delta.executed_tools`` are the tools Groq's compound systems ran
+themselves (web search, code execution; recorded in pydantic-ai's
+``test_groq_model_web_search_tool_stream`` cassette): each entry, keyed by
+its ``index``, is a server tool call (``executor="server"``, never offered
+for execution) of type ``executed_tool``, named by the entry's ``name`` or
+else its ``type`` (``search``), with a synthetic id (Groq sends none) and its
+``arguments`` string as the call's arguments. Groq repeats an entry with the
+tool's output: the repeat must carry the same arguments (else a conflict),
+and the merged entry is kept for the next turn (``openai_chat_parts.py``).
+
 Calls are recorded in the stream's shared ``ToolCalls`` (``toolcalls.py``);
 completion, parsing and release happen there, at the choice's finish_reason.
 """
@@ -20,8 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..accumulate import Accumulator, ChoiceState
-from ..events import Event
+from ..events import Event, Executor
 from ..toolcalls import CallBuffer
+from .openai_chat_parts import ChatParts
 
 __all__ = ["ChatCalls"]
 
@@ -29,9 +40,10 @@ __all__ = ["ChatCalls"]
 class ChatCalls:
     """Turns one chat stream's tool-call fragments into calls and events."""
 
-    def __init__(self, acc: Accumulator) -> None:
+    def __init__(self, acc: Accumulator, parts: ChatParts) -> None:
         self._acc = acc
         self._calls = acc.calls
+        self._parts = parts
 
     def on_tool_calls(self, state: ChoiceState, fragments: Any, out: list[Event]) -> None:
         """Applies a ``delta.tool_calls`` list: each fragment to its call, by key."""
@@ -102,8 +114,10 @@ class ChatCalls:
         elif arguments is not None and arguments != "":
             acc.conflict(f"the arguments of tool call {call.index} are not a string")
 
-    def _open_call(self, key: tuple[Any, ...], choice: int, out: list[Event]) -> CallBuffer | None:
-        call = self._calls.open(key, choice)
+    def _open_call(
+        self, key: tuple[Any, ...], choice: int, out: list[Event], executor: Executor = "client"
+    ) -> CallBuffer | None:
+        call = self._calls.open(key, choice, executor)
         if call is None:
             acc = self._acc
             if acc.error is None or acc.error.type != "too_many_tool_calls":
@@ -160,3 +174,51 @@ class ChatCalls:
         arguments = value.get("arguments")
         if arguments:
             self._append_arguments(call, arguments, out)
+
+    def on_executed_tools(self, state: ChoiceState, entries: Any, out: list[Event]) -> None:
+        """Applies Groq's ``delta.executed_tools``: each entry is a server tool call."""
+        acc = self._acc
+        choice = state.index
+        if type(entries) is not list:
+            acc.conflict(f"delta.executed_tools of choice {choice} is not a list")
+            return
+        for entry in entries:
+            index = entry.get("index") if type(entry) is dict else None
+            if type(index) is not int or type(entry) is not dict:
+                acc.conflict(f"an executed tool of choice {choice} has no integer index")
+                continue
+            key = (choice, "executed", index)
+            call = self._calls.by_key.get(key)
+            if call is None:
+                call = self._open_executed(key, choice, index, entry, out)
+                if call is None:
+                    return
+            arguments = entry.get("arguments")
+            if type(arguments) is str:
+                if call.size == 0 and not call.overflowed:
+                    if arguments:
+                        acc.append_arguments(call, arguments, out)
+                elif not call.overflowed and "".join(call.parts) != arguments:
+                    acc.conflict(f"executed tool {index} of choice {choice} changed its arguments")
+            elif arguments is not None:
+                acc.conflict(f"the arguments of executed tool {index} are not a string")
+            if choice == 0:
+                self._parts.keep_executed_tool(index, entry)
+
+    def _open_executed(
+        self, key: tuple[Any, ...], choice: int, index: int, entry: dict[str, Any], out: list[Event]
+    ) -> CallBuffer | None:
+        call = self._open_call(key, choice, out, executor="server")
+        if call is None:
+            return None
+        # Groq sends no id: a synthetic one, never sent back (nothing to answer).
+        call.id = f"executed_tool-{choice}-{index}"
+        call.id_source = "synthetic"
+        call.type = "executed_tool"
+        name = entry.get("name")
+        if type(name) is not str or not name:
+            name = entry.get("type")
+        if type(name) is str and name:
+            call.name = name[:256]
+        out.append(call.started())
+        return call
