@@ -298,10 +298,19 @@ _LEFT_UNKNOWN = {
 }
 
 
+#: Event types known from real streams that the SDK's models do not list yet.
+_RECORDED_ONLY = {
+    # vercel/ai's openai-apply-patch-tool.1.chunks.txt (fixtures/providers/
+    # openai-responses/vercel-apply-patch): the operation's diff, streamed.
+    "response.apply_patch_call_operation_diff.delta",
+    "response.apply_patch_call_operation_diff.done",
+}
+
+
 def test_every_sdk_event_type_is_known() -> None:
     sdk = _sdk_event_types()
     assert sdk - set(EVENTS) == _LEFT_UNKNOWN
-    assert set(EVENTS) - sdk == set(), "no invented event types"
+    assert set(EVENTS) - sdk == _RECORDED_ONLY, "no invented event types"
 
 
 @pytest.mark.parametrize("kind", sorted(EVENTS))

@@ -242,18 +242,23 @@ class ToolCalls:
         call.parts.append(fragment)
         return True
 
-    def complete(self, call: CallBuffer, *, free_text: bool = False) -> ToolCallCompleted | None:
+    def complete(
+        self, call: CallBuffer, *, free_text: bool = False, builtin: str | None = None
+    ) -> ToolCallCompleted | None:
         """Completes a collecting call: parse once, check, accept or reject.
 
         ``free_text``: the input is text, not JSON (OpenAI Responses' custom
         tools): the arguments are ``{"input": text}``, checked like any others.
+        ``builtin``: the call is of a provider's built-in tool the caller runs
+        (OpenAI Responses' ``shell``, ...): with the request's tools, it is
+        checked against their types, not their names and schemas.
         Returns None (a conflict is recorded) if the call was not collecting.
         """
         if not self.step(call, "complete"):
             return None
         raw = call.raw = "".join(call.parts)
         call.parts = []
-        reason = self._check(call, raw, free_text)
+        reason = self._check(call, raw, free_text, builtin)
         call.invalid_reason = reason
         self.step(call, "reject" if reason else "accept")
         return ToolCallCompleted(
@@ -269,7 +274,9 @@ class ToolCalls:
             choice=call.choice,
         )
 
-    def _check(self, call: CallBuffer, raw: str, free_text: bool) -> str | None:
+    def _check(
+        self, call: CallBuffer, raw: str, free_text: bool, builtin: str | None
+    ) -> str | None:
         if call.overflowed:
             return f"the arguments passed max_tool_argument_chars ({self.max_argument_chars})"
         if free_text:
@@ -292,6 +299,8 @@ class ToolCalls:
             if other is not call and other.id == call.id:
                 return f"the call id {call.id!r} is used by another call"
         if self.toolset is not None and call.executor == "client":
+            if builtin is not None:
+                return self.toolset.check_builtin(builtin)
             return self.toolset.check(call.name, call.arguments)
         return None
 

@@ -16,8 +16,10 @@ Formats accepted (provider references checked 2026-11-29):
 * Bedrock Converse: ``{"toolSpec": {"name", "inputSchema": {"json": ...}}}``,
   or the whole ``toolConfig`` mapping ``{"tools": [...]}``.
 
-Tools without a name (built-in tools such as ``{"type": "web_search"}``) are
-skipped: they are run by the provider and never offered for execution.
+Tools without a name (built-in tools such as ``{"type": "web_search"}``) have
+no schema to check: their ``type`` is recorded, so that a call of a built-in
+tool the caller runs (OpenAI Responses' ``{"type": "shell"}``, ...) is checked
+to have been declared (``check_builtin``).
 
 Schema validation uses the ``jsonschema`` package, an optional dependency
 (``pip install 'streamwire[schema]'``) imported only when a ``ToolSet`` with
@@ -106,7 +108,11 @@ class ToolSet:
         if validation not in VALIDATIONS:
             raise UsageError(f"validation must be 'auto', 'schema' or 'names', not {validation!r}")
         self.validation: Validation = validation
+        if not isinstance(tools, Mapping):
+            tools = list(tools)  # read twice below
         self._specs: dict[str, ToolSpec] = {}
+        #: The types of the declared tools without a name (built-in tools).
+        self.builtins: frozenset[str] = frozenset(_builtin_types(tools))
         for spec in _read_tools(tools):
             if spec.name in self._specs:
                 raise UsageError(f"tool {spec.name!r} is declared twice")
@@ -174,6 +180,15 @@ class ToolSet:
         """The declared tool of this name, or None."""
         return self._specs.get(name)
 
+    def check_builtin(self, tool_type: str) -> str | None:
+        """Why a call of the built-in tool ``tool_type`` is invalid (it was not
+        declared), or None."""
+        if tool_type in self.builtins:
+            return None
+        return (
+            f"the model called the built-in tool {tool_type!r}, which the request did not declare"
+        )
+
     def check(self, name: str, arguments: Any) -> str | None:
         """Why a call to ``name`` with these parsed arguments is invalid, or None."""
         if name not in self._specs:
@@ -186,6 +201,26 @@ class ToolSet:
             return None
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return f"arguments do not match the schema of {name!r} at {where}: {error.message}"
+
+
+#: Keys of a tool definition that name a tool (every format ``_read_tool`` reads).
+_NAMED_KEYS = frozenset(
+    {"name", "function", "toolSpec", "functionDeclarations", "function_declarations"}
+)
+
+
+def _builtin_types(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any]) -> Iterator[str]:
+    """The ``type`` of each declared tool that has no name (a provider's built-in tool)."""
+    if isinstance(tools, Mapping):
+        if "tools" in tools:
+            yield from _builtin_types(tools["tools"])
+            return
+        tools = [tools]
+    for tool in tools:
+        if isinstance(tool, Mapping) and not _NAMED_KEYS & tool.keys():
+            kind = tool.get("type")
+            if isinstance(kind, str) and kind:
+                yield kind
 
 
 def _read_tools(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any]) -> Iterator[ToolSpec]:

@@ -12,7 +12,8 @@ protocol               returned value (what the caller puts in the request)
                        "name", "content"}``
 ``openai-responses``   input item ``{"type": "function_call_output",
 (and ``-ws``)          "call_id", "output"}`` (``custom_tool_call_output``
-                       for a custom tool's call)
+                       for a custom tool's call); the built-in tools the
+                       caller runs have their own (below)
 ``openai-realtime``    client event ``{"type": "conversation.item.create",
                        "item": {"type": "function_call_output", "call_id",
                        "output"}}``
@@ -31,6 +32,32 @@ It refuses (``ToolResultError``) a call id the stream did not produce, and a
 call the provider runs itself: an answer that no call asked for is how
 agent loops get confused. Chat Completions has no error flag: with
 ``is_error=True`` the output is sent as is, and should say that it failed.
+
+The OpenAI Responses built-in tools the caller runs are answered by output
+items of their own (the input item types of the OpenAPI document, as
+openai-python 3.57.0 generates them, and OpenAI's tool guides, checked
+2026-12-01):
+
+=====================  ======================================================
+call type              returned input item
+=====================  ======================================================
+``local_shell_call``   ``{"type": "local_shell_call_output", "id": <call_id>,
+                       "output"}``: the schema names the call's ``call_id``
+                       ``id``; ``output`` is a string (JSON text or the
+                       command's output)
+``shell_call``         ``{"type": "shell_call_output", "call_id", "output":
+                       [{"stdout", "stderr", "outcome"}], "max_output_length"?}``:
+                       pass the list of per-command results, or a string for
+                       one command's stdout (outcome ``exit`` 0, or 1 with
+                       ``is_error``); ``max_output_length`` is the call's, as
+                       the API wants it back
+``apply_patch_call``   ``{"type": "apply_patch_call_output", "call_id",
+                       "status": "completed" | "failed", "output"?}``
+                       (``failed`` with ``is_error``)
+``tool_search_call``   ``{"type": "tool_search_output", "call_id",
+                       "execution": "client", "tools": [...]}``: ``output``
+                       is the list of tool definitions the search loaded
+=====================  ======================================================
 """
 
 from __future__ import annotations
@@ -112,9 +139,70 @@ def _chat(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
 
 
 def _responses(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
-    if call.type == "custom_tool_call":  # a custom tool's result has its own item type
-        return {"type": "custom_tool_call_output", "call_id": call.id, "output": _text(output)}
+    build = _RESPONSES_OUTPUTS.get(call.type)
+    if build is not None:  # a custom or built-in tool's result has its own item type
+        return build(call, output, is_error)
     return {"type": "function_call_output", "call_id": call.id, "output": _text(output)}
+
+
+def _custom_tool(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    return {"type": "custom_tool_call_output", "call_id": call.id, "output": _text(output)}
+
+
+def _local_shell(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    return {"type": "local_shell_call_output", "id": call.id, "output": _text(output)}
+
+
+def _shell(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    if isinstance(output, str):
+        outcome = {"type": "exit", "exit_code": 1 if is_error else 0}
+        output = [{"stdout": output, "stderr": "", "outcome": outcome}]
+    elif not isinstance(output, list):
+        raise ToolResultError(
+            "a shell_call's output is a list of {stdout, stderr, outcome} results "
+            f"(or a string), not {type(output).__name__}"
+        )
+    item: dict[str, Any] = {"type": "shell_call_output", "call_id": call.id, "output": output}
+    action = call.arguments.get("action") if call.arguments is not None else None
+    limit = action.get("max_output_length") if isinstance(action, dict) else None
+    if type(limit) is int:
+        item["max_output_length"] = limit
+    return item
+
+
+def _apply_patch(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "apply_patch_call_output",
+        "call_id": call.id,
+        "status": "failed" if is_error else "completed",
+    }
+    if output is not None:
+        item["output"] = _text(output)
+    return item
+
+
+def _tool_search(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    if not isinstance(output, list):
+        raise ToolResultError(
+            "a tool_search_call's output is the list of tool definitions it loaded, "
+            f"not {type(output).__name__}"
+        )
+    return {
+        "type": "tool_search_output",
+        "call_id": call.id,
+        "execution": "client",
+        "tools": output,
+    }
+
+
+#: Responses call types whose result is not a ``function_call_output``.
+_RESPONSES_OUTPUTS: dict[str, Callable[[ToolCall, Any, bool], dict[str, Any]]] = {
+    "custom_tool_call": _custom_tool,
+    "local_shell_call": _local_shell,
+    "shell_call": _shell,
+    "apply_patch_call": _apply_patch,
+    "tool_search_call": _tool_search,
+}
 
 
 def _realtime(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:

@@ -18,7 +18,9 @@ Content is every string under a content key (``text``, ``content``,
 ``partial_json``, ``arguments``, ``input``, ``args``, ``instructions``,
 ``system``, ``prompt``, ``summary``, ``token``, ``transcript``, citations'
 ``cited_text``, Vertex partial arguments' ``stringValue``, search ``query``
-and ``queries``, a tool's ``output``, a ``code_interpreter_call``'s ``code``),
+and ``queries``, a tool's ``output``, a ``code_interpreter_call``'s ``code``,
+the commands and diffs of OpenAI's shell and apply-patch calls: ``command``,
+``commands``, ``diff``),
 strings in lists under them too, replaced by
 ``"sha256:<hex>"``; an object under ``input``, ``args`` or ``arguments``
 (tool input given whole) becomes ``{"sha256": "<hex of its canonical
@@ -75,6 +77,9 @@ CONTENT_KEYS = frozenset(
         "query",
         "queries",
         "output",
+        "command",
+        "commands",
+        "diff",
     }
 )
 #: Keys whose object value is tool input given whole.

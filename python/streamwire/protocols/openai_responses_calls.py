@@ -16,12 +16,31 @@ The id a tool result must quote is the item's ``call_id``, not its item id
 (``fc_...`` vs ``call_...``; quoting the item id is a classic bug, e.g.
 vercel/ai#11114, nodetool-ai/nodetool#4252): ``ToolCall.id`` is the
 ``call_id``. ``function_call`` and ``custom_tool_call`` items are the caller's
-to execute. The built-in tools (web and file search, code interpreter, image
-generation, MCP, shell, local shell, computer use, apply patch, tool search)
-are reported with ``executor="server"`` and never offered for execution: the
-provider runs them, or their result is another item type than
-``function_call_output`` (``computer_call_output``, ``local_shell_call_output``,
-...). Their id is their ``call_id`` when they have one, else their item id;
+to execute, and so are the built-in tools that OpenAI's tool guides
+(developers.openai.com/api/docs/guides: tools-local-shell, tools-shell,
+tools-apply-patch, tools-tool-search; checked 2026-12-01) say the caller
+runs, each answered by an output item of its own (``sw.tool_result`` builds
+it, see ``toolresults.py``):
+
+==========================  ==================================  ==========================
+item                        the caller runs it when             its result item
+==========================  ==================================  ==========================
+``local_shell_call``        always (Codex's local shell)        ``local_shell_call_output``
+``shell_call``              its ``environment`` is absent or    ``shell_call_output``
+                            ``{"type": "local"}`` (a
+                            ``container_*`` one is hosted)
+``apply_patch_call``        always                              ``apply_patch_call_output``
+``tool_search_call``        ``"execution": "client"``           ``tool_search_output``
+==========================  ==================================  ==========================
+
+The other built-in tools (web and file search, code interpreter, image
+generation, MCP, a hosted shell, computer use, a server-side tool search)
+are reported with ``executor="server"`` and never offered for execution.
+(``computer_call`` is the caller's to run too, but its result is a
+screenshot, which ``sw.tool_result`` does not build: it stays reported
+only.) With the request's ``tools=``, a caller-run built-in call is valid
+when the request declared a tool of its type (``{"type": "shell"}``, ...).
+Their id is their ``call_id`` when they have one, else their item id;
 their name is the item's ``name`` (MCP) or the tool's (``web_search``, ...);
 their ``raw_arguments`` is the streamed ``arguments`` (MCP, tool search), else
 the input fields listed in ``CALLS`` as a JSON object (e.g. ``{"action": ...}``
@@ -30,13 +49,25 @@ of a web search). ``ToolCall.type`` is the item type, verbatim
 tool's free-text input is ``raw_arguments``, and ``arguments`` is
 ``{"input": <text>}``. Calls complete with their done item, or at the
 terminal event (``response.completed`` / ``incomplete``) if still open.
+
+A provisional ``call_id`` (docs/design.md "Tool calls": an identity settled
+only at ``done``). A client-run ``tool_search_call`` announces one ``call_id``
+in ``response.output_item.added`` and carries another in its
+``response.output_item.done`` and in the final response, and the done one is
+the id the ``tool_search_output`` must quote (recorded in vercel/ai's
+``openai-client-tool-search.1.chunks.txt``: ``call_NHis...`` at added,
+``call_RWTI...`` at done and in ``response.completed``). So for item types
+marked ``provisional_id`` the announced ``call_id`` is ignored: the call
+starts without an id (``ToolCallStarted.id`` None) and gets the settled one
+from its done item, with which it completes (``ToolCallCompleted.id``); a
+call whose done item never came has no id and is never executable.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..accumulate import Accumulator
 from ..events import Event, Executor
@@ -45,15 +76,17 @@ from ..toolcalls import ToolCalls
 if TYPE_CHECKING:
     from .openai_responses_items import Item, ItemInput, Items
 
-__all__ = ["CALLS", "CallSpec", "ItemCalls"]
+__all__ = ["BUILTIN_CLIENT_CALLS", "CALLS", "CallSpec", "ItemCalls", "executor_of"]
 
 
 class CallSpec(NamedTuple):
     """How an item type is reported as a tool call."""
 
-    #: ``client`` (the caller runs it) or ``server`` (built in: reported only).
-    executor: Executor
-    #: The tool name when the item carries none.
+    #: ``client`` (the caller runs it) or ``server`` (built in: reported only);
+    #: ``by_item``: decided by the item body (``executor_of``).
+    executor: Executor | Literal["by_item"]
+    #: The tool name when the item carries none (for built-in tools, the type
+    #: of the request's tool: ``shell`` for ``{"type": "shell"}``).
     name: str | None
     #: The item field holding the arguments (streamed by delta events), if any.
     field: str | None
@@ -61,6 +94,8 @@ class CallSpec(NamedTuple):
     inputs: tuple[str, ...] = ()
     #: Free-text input (custom tools) instead of JSON arguments.
     free_text: bool = False
+    #: The announced ``call_id`` is provisional: only the done item's counts.
+    provisional_id: bool = False
 
 
 #: Item types reported as tool calls.
@@ -69,17 +104,44 @@ CALLS: Mapping[str, CallSpec] = {
     "custom_tool_call": CallSpec("client", None, "input", free_text=True),
     "mcp_call": CallSpec("server", None, "arguments"),
     "mcp_approval_request": CallSpec("server", None, "arguments"),
-    "tool_search_call": CallSpec("server", "tool_search", "arguments"),
+    "tool_search_call": CallSpec("by_item", "tool_search", "arguments", provisional_id=True),
     "web_search_call": CallSpec("server", "web_search", None, ("action",)),
     "file_search_call": CallSpec("server", "file_search", None, ("queries",)),
     "code_interpreter_call": CallSpec("server", "code_interpreter", None, ("code", "container_id")),
     "image_generation_call": CallSpec("server", "image_generation", None),
     "mcp_list_tools": CallSpec("server", "mcp_list_tools", None, ("server_label",)),
-    "local_shell_call": CallSpec("server", "local_shell", None, ("action",)),
-    "shell_call": CallSpec("server", "shell", None, ("action",)),
+    "local_shell_call": CallSpec("client", "local_shell", None, ("action",)),
+    "shell_call": CallSpec("by_item", "shell", None, ("action",)),
     "computer_call": CallSpec("server", "computer", None, ("action", "actions")),
-    "apply_patch_call": CallSpec("server", "apply_patch", None, ("operation",)),
+    "apply_patch_call": CallSpec("client", "apply_patch", None, ("operation",)),
 }
+#: Built-in item types the caller runs (their tool type is ``CallSpec.name``).
+BUILTIN_CLIENT_CALLS = frozenset(
+    {"local_shell_call", "shell_call", "apply_patch_call", "tool_search_call"}
+)
+
+
+def executor_of(item_type: str, spec: CallSpec, body: Mapping[str, Any] | None) -> Executor:
+    """Who runs a call item: its spec's executor, or what its body says.
+
+    Without a body (content that arrived before the announcement) a call whose
+    executor depends on it is reported as the provider's: never offered for
+    execution on a guess.
+    """
+    if spec.executor != "by_item":
+        return spec.executor
+    if body is None:
+        return "server"
+    if item_type == "tool_search_call":
+        return "client" if body.get("execution") == "client" else "server"
+    # shell_call: the local environment (or none: the shell tool as first
+    # released, local only) is the caller's; a container is OpenAI's.
+    environment = body.get("environment")
+    if environment is None:
+        return "client"
+    if type(environment) is dict and environment.get("type") == "local":
+        return "client"
+    return "server"
 
 
 class ItemCalls:
@@ -90,10 +152,13 @@ class ItemCalls:
         self._acc = acc
         self._calls: ToolCalls = acc.calls
 
-    def open(self, item: Item, spec: CallSpec, out: list[Event]) -> None:
+    def open(
+        self, item: Item, spec: CallSpec, body: Mapping[str, Any] | None, out: list[Event]
+    ) -> None:
         """Opens a call item's buffer (past ``max_tool_calls``: an error, no buffer)."""
         calls = self._calls
-        call = calls.open(("responses-item", len(self._items.items)), 0, spec.executor)
+        executor = executor_of(item.type, spec, body)
+        call = calls.open(("responses-item", len(self._items.items)), 0, executor)
         acc = self._acc
         if call is None:
             if acc.error is None or acc.error.type != "too_many_tool_calls":
@@ -105,14 +170,17 @@ class ItemCalls:
             call.name = spec.name
         item.call = call
 
-    def identify(self, item: Item, body: Mapping[str, Any]) -> None:
-        """Sets (or checks) the call's identity from an item body."""
+    def identify(self, item: Item, body: Mapping[str, Any], *, settled: bool) -> None:
+        """Sets (or checks) the call's identity from an item body; ``settled``:
+        the done item's (a provisional ``call_id`` counts only there)."""
         call = item.call
         assert call is not None
         spec = CALLS[item.type]
         call_id = body.get("call_id")
-        if call_id is None:
-            call_id = None if spec.executor == "client" else body.get("id")
+        if spec.provisional_id and not settled:
+            call_id = None
+        elif call_id is None:
+            call_id = None if call.executor == "client" else body.get("id")
         name = body.get("name") if spec.name is None else None
         for field, value in (("id", call_id), ("name", name)):
             if value is None:
@@ -225,7 +293,9 @@ class ItemCalls:
         assert call is not None
         if call.state != "collecting":
             return
-        completed = self._calls.complete(call, free_text=CALLS[item.type].free_text)
+        spec = CALLS[item.type]
+        builtin = spec.name if item.type in BUILTIN_CLIENT_CALLS else None
+        completed = self._calls.complete(call, free_text=spec.free_text, builtin=builtin)
         if completed is not None:
             out.append(completed)
 

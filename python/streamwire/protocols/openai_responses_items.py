@@ -31,7 +31,26 @@ value is its deltas; a full copy must equal their concatenation, else the
 stream contradicted itself (``protocol_conflict``); when no delta came (some
 compatible servers send arguments only in ``.done`` or only in the done item,
 see sub2api#6629 and docker/docker-agent#2976), the full copy is the value and
-is emitted as one delta, so that events carry everything.
+is emitted as one delta, so that events carry everything. A full copy is
+reconciled, never appended, whatever else the stream got wrong: one that
+arrives for a part without deltas while the last part of its kind that
+streamed deltas has not been settled yet, and equals that part's text, is
+that text repeated under another id (a server whose ids do not correlate):
+it settles that part, adds no text, and is reported (``full_text_reconciled``).
+
+Item ids that rotate (docs/design.md "Tool calls", decided here with the
+evidence). GitHub Copilot's Responses-compatible endpoint gives every event a
+new ``item_id`` (and every lifecycle event a new response id), while
+``output_index`` stays that of the item (recorded in vercel/ai's
+``github-copilot-id-rotation.1.chunks.txt``, whose test "should correlate
+rotated item ids by output index" is what that client does). An event whose
+``item_id`` is unknown but whose ``output_index`` is that of a known item is
+correlated to that item by ``output_index``, with one ``item_id_rotated``
+warning per item; everything else still holds (the item's type, a call's
+``call_id``, the part kinds, the full copies against the deltas), so a
+server that reuses an index for another item still contradicts itself.
+Rotated ids are not remembered (one per event would grow without bound):
+each lookup misses by id and finds the item by index.
 
 Tool calls (``function_call``, ``custom_tool_call`` and the built-in tools)
 are items too; what is particular to them (the ``call_id`` a result must
@@ -139,7 +158,7 @@ class Part:
 class Item:
     """One output item while the response streams."""
 
-    __slots__ = ("call", "id", "implicit", "index", "redacted", "state", "type")
+    __slots__ = ("call", "id", "implicit", "index", "redacted", "rotated", "state", "type")
 
     def __init__(self, item_id: str | None, index: int | None, item_type: str) -> None:
         self.id = item_id
@@ -151,6 +170,8 @@ class Item:
         self.call: CallBuffer | None = None
         #: The encrypted reasoning already reported (reasoning items).
         self.redacted: str | None = None
+        #: Events named this item under other ids (warned once).
+        self.rotated = False
 
 
 def open_text_part(parts: Mapping[Any, Part], item_id: str, index: int) -> Part | None:
@@ -180,16 +201,36 @@ class Items:
         self._content_order: list[float] = []
         #: The tool calls among the items.
         self.calls = ItemCalls(self, acc)
+        #: Per part kind, the last part that streamed deltas and that no full
+        #: copy has settled yet (see "Settled" above).
+        self._unsettled: dict[PartKind, Part] = {}
 
     # --- finding items -------------------------------------------------------
 
     def find(self, obj: Mapping[str, Any]) -> Item | None:
-        """The item an event names, by ``item_id`` (else ``output_index``)."""
+        """The item an event names, by ``item_id`` (else, or when the id is
+        unknown because ids rotate, by ``output_index``)."""
         item_id = obj.get("item_id")
-        if type(item_id) is str:
-            return self.by_id.get(item_id)
         index = obj.get("output_index")
+        if type(item_id) is str:
+            item = self.by_id.get(item_id)
+            if item is None and type(index) is int:
+                item = self._rotated(item_id, index)
+            return item
         return self.by_index.get(index) if type(index) is int else None
+
+    def _rotated(self, item_id: str, index: int) -> Item | None:
+        """The item at ``output_index`` for an event that names it ``item_id``, an
+        id it was not announced with; warned once per item."""
+        item = self.by_index.get(index)
+        if item is not None and not item.rotated:
+            item.rotated = True
+            self._acc.warn(
+                "item_id_rotated",
+                f"output item {item.id!r} at output_index {index} was named {item_id!r}: "
+                "the provider's item ids rotate; its events are correlated by output_index",
+            )
+        return item
 
     def step(self, item: Item | None, input: ItemInput, where: str) -> tuple[str, ItemState]:
         """Takes the ``ITEM_TRANSITIONS`` transition; a conflict is recorded."""
@@ -213,7 +254,12 @@ class Items:
         return False
 
     def _new_item(
-        self, item_id: str | None, index: Any, item_type: str, out: list[Event]
+        self,
+        item_id: str | None,
+        index: Any,
+        item_type: str,
+        out: list[Event],
+        body: Mapping[str, Any] | None = None,
     ) -> Item | None:
         acc = self._acc
         if not self._reserve(out):
@@ -232,16 +278,26 @@ class Items:
         self.items.append(item)
         spec = CALLS.get(item_type)
         if spec is not None:
-            self.calls.open(item, spec, out)
+            self.calls.open(item, spec, body, out)
         return item
 
     def adopt(
-        self, obj: Mapping[str, Any], item_type: str, event: str, out: list[Event]
+        self,
+        obj: Mapping[str, Any],
+        item_type: str,
+        event: str,
+        out: list[Event],
+        body: Mapping[str, Any] | None = None,
     ) -> Item | None:
-        """An item named by content that arrived before its announcement (warning)."""
+        """An item named by content that arrived before its announcement (warning);
+        ``body``: the item itself, when the event carries it (a done item)."""
         item_id = obj.get("item_id")
         item = self._new_item(
-            item_id if type(item_id) is str else None, obj.get("output_index"), item_type, out
+            item_id if type(item_id) is str else None,
+            obj.get("output_index"),
+            item_type,
+            out,
+            body,
         )
         if item is not None:
             item.implicit = True
@@ -261,21 +317,24 @@ class Items:
             return
         item_type = body.get("type")
         item_id = nonempty_str(body.get("id"))
+        index = obj.get("output_index")
         existing = self.by_id.get(item_id) if item_id is not None else None
+        if existing is None and item_id is not None and type(index) is int:
+            existing = self._rotated(item_id, index)
         action, _ = self.step(existing, "added", "response.output_item.added")
         if action == "announce":
             if not self._known_type(item_type, body, raw, out):
                 return
             assert isinstance(item_type, str)
-            item = self._new_item(item_id, obj.get("output_index"), item_type, out)
+            item = self._new_item(item_id, index, item_type, out, body)
             if item is not None and item.call is not None:
-                self.calls.identify(item, body)
+                self.calls.identify(item, body, settled=False)
                 out.append(item.call.started())
                 self.calls.settle(item, body, out, initial=True)
         elif action == "repeat" and existing is not None:
             self._same_type(existing, item_type)
             if existing.call is not None:
-                self.calls.identify(existing, body)
+                self.calls.identify(existing, body, settled=False)
             existing.implicit = False
 
     def done(self, obj: Mapping[str, Any], raw: str | None, out: list[Event]) -> None:
@@ -291,34 +350,31 @@ class Items:
         if item is None:
             index = obj.get("output_index")
             candidate = self.by_index.get(index) if type(index) is int else None
-            if candidate is not None and (candidate.id is None or item_id is None):
+            if candidate is not None and candidate.id is not None and item_id is not None:
+                item = self._rotated(item_id, candidate.index or 0)
+            else:
                 item = candidate  # a compatible server that omitted the id once
-            elif candidate is not None:
-                self._acc.conflict(
-                    f"output_index {index} changed its item from {candidate.id!r} to {item_id!r}"
-                )
-                return
         action, _ = self.step(item, "done", "response.output_item.done")
         if action == "adopt":
             if not self._known_type(item_type, body, raw, out):
                 return
             assert isinstance(item_type, str)
             adopted = self.adopt(
-                {**obj, "item_id": item_id}, item_type, "response.output_item.done", out
+                {**obj, "item_id": item_id}, item_type, "response.output_item.done", out, body
             )
             if adopted is None:
                 return
             item = adopted
             item.state = "done"
             if item.call is not None:
-                self.calls.identify(item, body)
+                self.calls.identify(item, body, settled=True)
                 out.append(item.call.started())
         if item is None or action == "conflict":
             return
         self._same_type(item, item_type)
         self._settle_body(item, body, out)
         if item.call is not None:
-            self.calls.identify(item, body)
+            self.calls.identify(item, body, settled=True)
             self.calls.settle(item, body, out, initial=False)
             if action in ("finish", "adopt"):
                 self.calls.complete(item, out)
@@ -404,6 +460,10 @@ class Items:
 
     def append(self, part: Part, delta: str, out: list[Event]) -> None:
         """Appends a non-empty delta to a part and emits its event."""
+        self._unsettled[part.kind] = part
+        self._emit(part, delta, out)
+
+    def _emit(self, part: Part, delta: str, out: list[Event]) -> None:
         part.chunks.append(delta)
         kind = part.kind
         choice = self._choice
@@ -428,18 +488,42 @@ class Items:
                 self._acc.conflict(f"{where}: the full {part.kind} is not a string")
             return
         chunks = part.chunks
+        unsettled = self._unsettled
         if not chunks:
             if full:
-                self.append(part, full, out)
+                if not self._repeated(part, full, where):
+                    self._emit(part, full, out)
             return
         joined = chunks[0] if len(chunks) == 1 else "".join(chunks)
         if len(chunks) > 1:
             part.chunks = [joined]
+        if unsettled.get(part.kind) is part:
+            del unsettled[part.kind]
         if joined != full:
             self._acc.conflict(
                 f"{where}: the full {part.kind} of item {part.item.id!r} "
                 f"({len(full)} chars) differs from its deltas ({len(joined)} chars)"
             )
+
+    def _repeated(self, part: Part, full: str, where: str) -> bool:
+        """Whether ``full``, a full copy for a part that streamed nothing, repeats
+        the text of the last part of its kind still unsettled; it then settles
+        that part (see "Settled" above)."""
+        previous = self._unsettled.get(part.kind)
+        if previous is None or previous is part:
+            return False
+        chunks = previous.chunks
+        joined = chunks[0] if len(chunks) == 1 else "".join(chunks)
+        if joined != full:
+            return False
+        previous.chunks = part.chunks = [full]
+        del self._unsettled[part.kind]
+        self._acc.warn(
+            "full_text_reconciled",
+            f"{where}: the full {part.kind} for item {part.item.id!r} repeats the one "
+            f"streamed for item {previous.item.id!r}; it was reconciled, not appended",
+        )
+        return True
 
     def _settle_body(self, item: Item, body: Mapping[str, Any], out: list[Event]) -> None:
         """Settles every part a done message or reasoning item carries."""

@@ -28,7 +28,7 @@ The response-level machine, with its transitions as data (``PHASES``)::
     waiting   --lifecycle--> streaming   (response.created / queued / in_progress)
     waiting   --content----> streaming   (a server that skipped response.created)
     waiting   --terminal---> ended
-    streaming --lifecycle--> streaming   (the response id must not change)
+    streaming --lifecycle--> streaming   (a changed response id: warning, the first kept)
     streaming --content----> streaming   (items, parts, deltas: openai_responses_items.py)
     streaming --terminal---> ended       (response.completed / incomplete / failed)
     ended     --lifecycle--> ended       PROTOCOL CONFLICT (after the terminal event)
@@ -149,6 +149,8 @@ _PROGRESS = (
     "response.shell_call_command.done",
     "response.shell_call_output_content.delta",
     "response.shell_call_output_content.done",
+    "response.apply_patch_call_operation_diff.delta",  # the operation is in the done item
+    "response.apply_patch_call_operation_diff.done",
     "response.compaction.compacting",
 )
 #: Delta events of content parts: type -> (part kind, index field).
@@ -234,6 +236,7 @@ _EVENT_FIELDS = frozenset(
         "status",
         "command",
         "command_index",
+        "diff",
         "output",
         "partial_image_b64",
         "partial_image_index",
@@ -269,6 +272,7 @@ class ResponsesMachine:
         self.sequence: int | None = None
         self._terminal_type: str | None = None
         self._response_id: str | None = None
+        self._id_rotated = False
         self._started = False
 
     @property
@@ -383,9 +387,16 @@ class ResponsesMachine:
         if response_id is not None:
             if self._response_id is None:
                 self._response_id = response_id
-            elif response_id != self._response_id:
-                self._acc.conflict(
-                    f"the response id changed from {self._response_id!r} to {response_id!r}"
+            elif response_id != self._response_id and not self._id_rotated:
+                # One body is one response whatever its ids say: a server whose
+                # ids rotate (see openai_responses_items.py) renames it on every
+                # lifecycle event. The first id is kept; a second response in
+                # the body shows as events after the terminal one.
+                self._id_rotated = True
+                self._acc.warn(
+                    "response_id_rotated",
+                    f"the response id changed from {self._response_id!r} to {response_id!r}; "
+                    "the first is kept",
                 )
 
     def _end(self, obj: dict[str, Any], kind: str, out: list[Event]) -> None:
