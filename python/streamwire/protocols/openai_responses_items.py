@@ -33,10 +33,12 @@ compatible servers send arguments only in ``.done`` or only in the done item,
 see sub2api#6629 and docker/docker-agent#2976), the full copy is the value and
 is emitted as one delta, so that events carry everything. A full copy is
 reconciled, never appended, whatever else the stream got wrong: one that
-arrives for a part without deltas while the last part of its kind that
-streamed deltas has not been settled yet, and equals that part's text, is
-that text repeated under another id (a server whose ids do not correlate):
-it settles that part, adds no text, and is reported (``full_text_reconciled``).
+arrives for a part without deltas, of an item never announced, and that
+repeats the end of what the deltas streamed since a full copy last
+accounted for the choice's text, is that text again under another id (a
+server whose ids do not correlate and that sends no ``output_index``): it
+adds no text, and is reported (``full_text_reconciled``). A server that
+sends only full copies streams no deltas, so its copies are always taken.
 
 Item ids that rotate (docs/design.md "Tool calls", decided here with the
 evidence). GitHub Copilot's Responses-compatible endpoint gives every event a
@@ -134,6 +136,13 @@ _PART_TEXT: Mapping[PartKind, str] = {
     "reasoning": "text",
     "summary": "text",
 }
+#: The list of the choice each part kind's text goes to.
+_GROUPS: Mapping[PartKind, str] = {
+    "text": "text",
+    "refusal": "refusal",
+    "reasoning": "reasoning",
+    "summary": "reasoning",
+}
 #: The item type each part kind belongs to.
 _PART_ITEM: Mapping[PartKind, str] = {
     "text": "message",
@@ -201,9 +210,9 @@ class Items:
         self._content_order: list[float] = []
         #: The tool calls among the items.
         self.calls = ItemCalls(self, acc)
-        #: Per part kind, the last part that streamed deltas and that no full
-        #: copy has settled yet (see "Settled" above).
-        self._unsettled: dict[PartKind, Part] = {}
+        #: Per list of the choice (text, refusal, reasoning): how many of its
+        #: pieces full copies have accounted for (see "Settled" above).
+        self._settled: dict[str, int] = {}
 
     # --- finding items -------------------------------------------------------
 
@@ -460,10 +469,6 @@ class Items:
 
     def append(self, part: Part, delta: str, out: list[Event]) -> None:
         """Appends a non-empty delta to a part and emits its event."""
-        self._unsettled[part.kind] = part
-        self._emit(part, delta, out)
-
-    def _emit(self, part: Part, delta: str, out: list[Event]) -> None:
         part.chunks.append(delta)
         kind = part.kind
         choice = self._choice
@@ -488,40 +493,43 @@ class Items:
                 self._acc.conflict(f"{where}: the full {part.kind} is not a string")
             return
         chunks = part.chunks
-        unsettled = self._unsettled
+        group = _GROUPS[part.kind]
         if not chunks:
-            if full:
-                if not self._repeated(part, full, where):
-                    self._emit(part, full, out)
+            if full and not self._repeated(part, full, group, where):
+                self.append(part, full, out)
+                self._settled[group] = len(self._pieces(group))
             return
         joined = chunks[0] if len(chunks) == 1 else "".join(chunks)
         if len(chunks) > 1:
             part.chunks = [joined]
-        if unsettled.get(part.kind) is part:
-            del unsettled[part.kind]
+        self._settled[group] = len(self._pieces(group))
         if joined != full:
             self._acc.conflict(
                 f"{where}: the full {part.kind} of item {part.item.id!r} "
                 f"({len(full)} chars) differs from its deltas ({len(joined)} chars)"
             )
 
-    def _repeated(self, part: Part, full: str, where: str) -> bool:
-        """Whether ``full``, a full copy for a part that streamed nothing, repeats
-        the text of the last part of its kind still unsettled; it then settles
-        that part (see "Settled" above)."""
-        previous = self._unsettled.get(part.kind)
-        if previous is None or previous is part:
+    def _pieces(self, group: str) -> list[str]:
+        choice = self._choice
+        if group == "text":
+            return choice.text
+        return choice.refusal if group == "refusal" else choice.reasoning
+
+    def _repeated(self, part: Part, full: str, group: str, where: str) -> bool:
+        """Whether ``full``, a full copy for a part of an unannounced item that
+        streamed nothing, repeats what the deltas streamed since the last full
+        copy accounted for the choice's text (see "Settled" above)."""
+        if not part.item.implicit:
             return False
-        chunks = previous.chunks
-        joined = chunks[0] if len(chunks) == 1 else "".join(chunks)
-        if joined != full:
+        pieces = self._pieces(group)
+        streamed = "".join(pieces[self._settled.get(group, 0) :])
+        if not streamed.endswith(full):
             return False
-        previous.chunks = part.chunks = [full]
-        del self._unsettled[part.kind]
+        part.chunks = [full]  # later copies of this part are checked against it
         self._acc.warn(
             "full_text_reconciled",
-            f"{where}: the full {part.kind} for item {part.item.id!r} repeats the one "
-            f"streamed for item {previous.item.id!r}; it was reconciled, not appended",
+            f"{where}: the full {part.kind} for item {part.item.id!r}, which was never "
+            "announced, repeats text already streamed; it was reconciled, not appended",
         )
         return True
 
