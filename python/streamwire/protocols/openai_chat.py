@@ -56,14 +56,15 @@ What the chunks may carry, and what becomes of it:
   ``error`` -> status error; the truncation reasons of compatible servers
   (``max_tokens``, ``model_context_window_exceeded``) -> length; anything
   else -> other. The raw value is always kept.
-* A choice without a ``finish_reason`` when the stream ends is ``incomplete``
-  with a ``missing_finish_reason`` warning that names the choice and what
-  ended the stream. This is the truthful reading: the stream never said the
-  choice was complete. Some compatible servers never send a
-  ``finish_reason`` at all (Snowflake Cortex's streamed examples end with a
-  usage chunk whose delta is empty, and its REST endpoint with ``[DONE]``):
-  for them, ``missing_finish_reason="completed"`` takes ``[DONE]`` as every
-  unfinished choice's terminal signal (status ``completed``, stop reason
+* A choice that has no ``finish_reason`` when ``[DONE]`` ends the stream is
+  ``incomplete``, with a ``missing_finish_reason`` warning that names the
+  choice and the option below. This is the truthful reading: the stream
+  never said the choice was complete. Some compatible servers never send a
+  ``finish_reason`` at all (Snowflake Cortex: its streams are reported to end
+  with ``[DONE]`` only, and the streamed examples of its REST API reference,
+  checked 2026-12-01, end with a usage chunk whose delta is empty): for them,
+  ``missing_finish_reason="completed"`` takes ``[DONE]`` as every unfinished
+  choice's terminal signal (status ``completed``, stop reason
   ``other``, ``provider_stop_reason`` None, the last usage report final), still
   with the warning. The end of input without ``[DONE]`` is no terminal signal
   in either mode (and gives no such warning: the stream was cut).
