@@ -345,6 +345,12 @@ class BedrockConverseStream(EventStreamStream):
         handler(message, out)
 
     def _on_phase_input(self, message: EventStreamMessage, out: list[Event]) -> None:
+        if self._phase == "ended":
+            # PHASES: whatever follows the metadata is ignored (a warning), its
+            # payload unread: the result was decided, and a malformed payload
+            # there must not report an error after MessageCompleted.
+            self._step(message.event_type, None, out)  # type: ignore[arg-type]
+            return
         payload = self._payload(message, out)
         if payload is not None:
             self._apply_phase(message.event_type, payload, out)  # type: ignore[arg-type]
