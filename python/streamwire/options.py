@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .io._driver import IdleReset
     from .protocols._turn import AudioMode
     from .protocols.bedrock_invoke import ModelFormat
+    from .protocols.openai_chat import MissingFinishReason
     from .tooldefs import ToolSet, Validation
 
 __all__ = [
@@ -83,6 +84,7 @@ class OpenAIChatOptions(_SseOptions, total=False):
     """``openai-chat``."""
 
     strict_done: bool
+    missing_finish_reason: MissingFinishReason
     max_choices: int
 
 
