@@ -6,7 +6,10 @@ request: the chat, responses and anthropic items are validated against the
 official SDKs' own request types (pydantic's ``TypeAdapter`` over their
 ``TypedDict``s, strict about keys and value types), bedrock and gemini
 against their documented shapes, and every call id in the turn is answered
-by exactly one tool result quoting it.
+by exactly one tool result quoting it. The tool output is what a caller
+gives each kind of call: a JSON value for a function, the stdout of a
+shell command, the tool definitions a client-run tool search loaded, the
+screenshot a computer call asked for.
 """
 
 from __future__ import annotations
@@ -39,6 +42,42 @@ TOOL_FIXTURES = [
 ]
 
 
+#: The responses call item types the caller answers.
+RESPONSES_CALLS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "tool_search_call",
+        "computer_call",
+    }
+)
+#: What a tool search loaded: tool definitions in the request's own shape.
+LOADED_TOOLS = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "strict": False,
+    }
+]
+SCREENSHOT = {"type": "computer_screenshot", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+
+
+def _output(call: sw.ToolCall) -> Any:
+    """The output a caller gives a call of this kind."""
+    if call.type == "tool_search_call":
+        return LOADED_TOOLS
+    if call.type == "computer_call":
+        return SCREENSHOT
+    if call.type == "shell_call":
+        return "Desktop\n"
+    return {"ok": True}
+
+
 def _result(fixture: Any) -> sw.StreamResult:
     s = sw.stream(fixture.protocol, **fixture.manifest.get("options", {}))
     s.feed(fixture.raw)
@@ -50,9 +89,7 @@ def _ids_in_turn(protocol: str, turn: list[dict[str, Any]]) -> list[str | None]:
     if protocol == "openai-chat":
         return [c["id"] for c in turn[0].get("tool_calls", [])]
     if protocol == "openai-responses":
-        return [
-            i["call_id"] for i in turn if i.get("type") in ("function_call", "custom_tool_call")
-        ]
+        return [i["call_id"] for i in turn if i.get("type") in RESPONSES_CALLS]
     if protocol in ("anthropic", "bedrock-invoke"):
         return [b["id"] for b in turn[0]["content"] if b.get("type") == "tool_use"]
     if protocol == "bedrock-converse":
@@ -65,7 +102,9 @@ def _id_in_result(protocol: str, item: dict[str, Any]) -> str | None:
     if protocol == "openai-chat":
         return str(item["tool_call_id"])
     if protocol == "openai-responses":
-        return str(item["call_id"])
+        # local_shell_call_output names the call's call_id "id" (the schema's)
+        field = "id" if item["type"] == "local_shell_call_output" else "call_id"
+        return str(item[field])
     if protocol in ("anthropic", "bedrock-invoke"):
         return str(item["tool_use_id"])
     if protocol == "bedrock-converse":
@@ -95,7 +134,7 @@ def test_the_turn_and_its_tool_results_make_a_valid_next_request(fixture: Any) -
     assert sw.assistant_message(result)[0]  # ... and a copy: the result is unchanged
     turn = sw.assistant_message(result)
     calls = [c for c in result.tool_calls if c.executor == "client"]
-    answers = [sw.tool_result(result, c.id, {"ok": True}) for c in calls if c.id is not None]
+    answers = [sw.tool_result(result, c, _output(c)) for c in calls if c.id is not None]
     sdk_type = SDK_TYPES.get(protocol)
     if sdk_type is not None:
         answers_as_sent = (

@@ -304,15 +304,22 @@ def test_tool_result_quotes_the_call_id_and_refuses_the_item_id() -> None:
 
 def test_builtin_and_custom_tool_results() -> None:
     stream = _replay("builtin-tools")
-    for call_id in ("ws_bi", "ci_bi", "mcp_bi", "call_cu_bi"):
+    for call_id in ("ws_bi", "ci_bi", "mcp_bi"):
         with pytest.raises(sw.ToolResultError, match="run by the provider"):
             sw.tool_result(stream, call_id, "x")
     assert sw.tool_result(stream, "call_fn_bi", {"sent": True})["output"] == '{"sent": true}'
-    # The local shell is the caller's to run; its result has its own item type.
+    # The local shell and the computer are the caller's to run; their results
+    # have their own item types.
     assert sw.tool_result(stream, "call_lsh_bi", "README.md") == {
         "type": "local_shell_call_output",
         "id": "call_lsh_bi",
         "output": "README.md",
+    }
+    screenshot = {"type": "computer_screenshot", "file_id": "file_1"}
+    assert sw.tool_result(stream, "call_cu_bi", screenshot) == {
+        "type": "computer_call_output",
+        "call_id": "call_cu_bi",
+        "output": screenshot,
     }
     custom = _replay("custom-tool-call")
     assert sw.tool_result(custom, "call_custom", "applied") == {

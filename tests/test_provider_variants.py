@@ -3,7 +3,8 @@
 Each shape has a recorded (or documented) fixture in ``fixtures/providers/``,
 replayed under every chunking by ``test_fixtures.py``; this module covers
 their edges: broken variants, options, the tool results of OpenAI's built-in
-tools the caller runs, and the identities those streams correlate by.
+tools the caller runs (shell, apply patch, tool search, computer use), and
+the identities those streams correlate by.
 """
 
 from __future__ import annotations
@@ -215,6 +216,14 @@ def test_built_in_tool_results_take_their_own_item_shapes() -> None:
     assert failed["max_output_length"] == 100
     with pytest.raises(sw.ToolResultError, match="shell_call's output"):
         sw.tool_result(shell, "call_sh", {"stdout": "x"})
+    timeout = {"stdout": "", "stderr": "", "outcome": {"type": "timeout"}}
+    for runs, why in [
+        ([{"stdout": "x", "outcome": {"type": "timeout"}}], r"output\[0\]: stderr must be"),
+        ([timeout, {**timeout, "outcome": {"type": "exit"}}], r"output\[1\]: outcome must be"),
+        (["x"], r"output\[0\] is not a"),
+    ]:
+        with pytest.raises(sw.ToolResultError, match=why):
+            sw.tool_result(shell, "call_sh", runs)
     patch = _replay("openai-responses/vercel-apply-patch")
     call_id = patch.result.tool_calls[0].id or ""
     assert sw.tool_result(patch, call_id, None, is_error=True) == {
@@ -225,6 +234,8 @@ def test_built_in_tool_results_take_their_own_item_shapes() -> None:
     search = _replay("openai-responses/vercel-client-tool-search")
     with pytest.raises(sw.ToolResultError, match="list of tool definitions"):
         sw.tool_result(search, "call_RWTIIVfxsJW9fecsg6fy23Dy", "get_weather")
+    with pytest.raises(sw.ToolResultError, match=r"output\[0\] is not a tool definition"):
+        sw.tool_result(search, "call_RWTIIVfxsJW9fecsg6fy23Dy", ["get_weather"])
     with pytest.raises(sw.ToolResultError, match="produced no tool call"):
         sw.tool_result(search, "call_NHis2zQiYcIaO6pf9nb5q1wY", [])  # the provisional id
 
@@ -240,6 +251,76 @@ def test_a_provisional_call_id_is_never_released() -> None:
     cut = fixture.raw[: fixture.raw.index(b"event: response.output_item.done")]
     result = _run("openai-responses", cut + _responses({"type": "response.completed"}))
     assert result.tool_calls[0].id is None and not result.executable
+
+
+SCREENSHOT = {"type": "computer_screenshot", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+CHECK = {"id": "cs_1", "code": "malicious_instructions", "message": "Review the page first."}
+COMPUTER = {"type": "computer_call", "id": "cu_1", "call_id": "call_cu", "status": "completed"}
+COMPUTER["actions"] = [{"type": "click", "button": "left", "x": 1, "y": 2}]
+COMPUTER["pending_safety_checks"] = [CHECK]
+
+
+def test_a_computer_call_is_answered_with_a_screenshot() -> None:
+    stream = _replay("openai-responses/dotnet-computer-call")
+    call = stream.result.tool_calls[0]
+    assert (call.executor, call.executable, stream.result.executable) == ("client", True, True)
+    assert sw.tool_result(stream, call, SCREENSHOT) == {
+        "type": "computer_call_output",
+        "call_id": "call_p7K8YjFwNjqMgkKhSiExgFH6",
+        "output": SCREENSHOT,
+    }
+    by_file = {"type": "computer_screenshot", "file_id": "file_1"}
+    assert sw.tool_result(stream, call, by_file)["output"] == by_file
+    for output, why in [
+        ("iVBORw0KGgo=", "is a screenshot"),
+        ({"type": "input_image", "image_url": "https://x/a.png"}, "is a screenshot"),
+        ({"type": "computer_screenshot"}, "is a screenshot"),
+        ({"type": "computer_screenshot", "image_url": "u", "detail": "high"}, "is a screenshot"),
+        ({"type": "computer_screenshot", "image_url": 7}, "image_url must be a non-empty"),
+    ]:
+        with pytest.raises(sw.ToolResultError, match=why):
+            sw.tool_result(stream, call, output)
+    with pytest.raises(sw.ToolResultError, match="no error flag"):
+        sw.tool_result(stream, call, SCREENSHOT, is_error=True)
+    with pytest.raises(sw.ToolResultError, match="not one of the pending_safety_checks"):
+        sw.tool_result(stream, call, SCREENSHOT, acknowledged_safety_checks=[CHECK])
+
+
+def test_pending_safety_checks_are_acknowledged_and_make_a_valid_item() -> None:
+    from openai.types.responses import ResponseInputItemParam
+    from pydantic import TypeAdapter
+
+    preview = [{"type": "computer_use_preview", "display_width": 1024, "display_height": 768}]
+    result = _run("openai-responses", _item_stream(COMPUTER), tools=preview)
+    call = result.tool_calls[0]
+    assert result.executable and call.arguments["actions"] == COMPUTER["actions"]
+    pending = call.arguments["pending_safety_checks"]
+    answer = sw.tool_result(result, call, SCREENSHOT, acknowledged_safety_checks=pending)
+    assert answer["acknowledged_safety_checks"] == [CHECK]
+    TypeAdapter(ResponseInputItemParam).validate_python(answer, strict=True)
+    for checks, why in [
+        ([{"code": "x"}], "with an id"),
+        ([{**CHECK, "code": 3}], "code is not a string"),
+        ("cs_1", "is a list"),
+    ]:
+        with pytest.raises(sw.ToolResultError, match=why):
+            sw.tool_result(result, call, SCREENSHOT, acknowledged_safety_checks=checks)  # type: ignore[arg-type]
+    shell = _run("openai-responses", _item_stream(SHELL))
+    with pytest.raises(sw.ToolResultError, match="answer a computer_call's"):
+        sw.tool_result(shell, "call_sh", "ok", acknowledged_safety_checks=[CHECK])
+
+
+@pytest.mark.parametrize(
+    ("declared", "executable"),
+    [([{"type": "computer"}], True), (None, True), ([{"type": "shell"}], False)],
+)
+def test_a_computer_call_is_checked_against_the_declared_computer_tool(
+    declared: Any, executable: bool
+) -> None:
+    result = _run("openai-responses", _item_stream(COMPUTER), tools=declared)
+    assert result.executable is executable
+    if not executable:
+        assert "built-in tool 'computer'" in (result.tool_calls[0].invalid_reason or "")
 
 
 # --- openai-responses: ids that do not correlate -------------------------------------------

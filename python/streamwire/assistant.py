@@ -12,7 +12,8 @@ protocol               returned items (where they go in the next request)
 ``openai-chat``        one ``messages`` entry ``{"role": "assistant",
                        "content", "refusal"?, "tool_calls"?: [{"id", "type":
                        "function", "function": {"name", "arguments"}}]}``
-                       (a legacy single call: ``"function_call"``)
+                       (a legacy single call: ``"function_call"``); only
+                       the caller's calls (below)
 ``openai-responses``   the response's done output items, verbatim, for
 (and ``-ws``)          ``input`` (messages, reasoning items with their
                        encrypted content, ``function_call`` items, ...)
@@ -32,6 +33,15 @@ call.id, ...)``: both quote the id the stream gave the call (chat
 bedrock ``toolUseId``; a gemini call without an id is matched by name, and
 its synthetic id is sent in neither). The providers require an answer for
 every call the assistant turn carries.
+
+Tools the provider already ran stay in the turn where the protocol has a
+place for them (anthropic ``server_tool_use`` with its result block,
+responses ``web_search_call`` and the other hosted items, each under the
+provider's own id). Chat Completions has none: a ``tool_calls`` entry is a
+call the caller must answer, and Groq's ``executed_tools`` carry no id (the
+result's are synthetic, and a synthetic id is never sent as if it were the
+provider's), so the chat turn holds the caller's calls only; what the
+provider's tools found is in the text.
 
 Choice 0 is the turn (a request with ``n`` > 1 continues one choice). The
 realtime protocols (``openai-realtime``, ``gemini-live``) keep the
@@ -73,7 +83,7 @@ def assistant_message(result_or_stream: StreamResult | Stream) -> list[dict[str,
 
 
 def _chat(result: StreamResult) -> list[dict[str, Any]]:
-    calls = result.tool_calls
+    calls = [call for call in result.tool_calls if call.executor == "client"]
     message: dict[str, Any] = {"role": "assistant", "content": result.text or None}
     if result.refusal:
         message["refusal"] = result.refusal

@@ -229,7 +229,12 @@ class ToolCall(_AsDict):
     not_executable_reason: str | None
     #: The call's own defect (bad JSON, schema, missing id or name, ...), or None.
     invalid_reason: str | None = None
-    #: The provider's call type (``function``; legacy chat ``function_call``).
+    #: The provider's call type: chat ``function`` (legacy ``function_call``,
+    #: Groq's server-run ``executed_tool``); responses the item type
+    #: (``function_call``, ``custom_tool_call``, ``local_shell_call``,
+    #: ``computer_call``, ``web_search_call``, ...); anthropic and bedrock
+    #: ``tool_use``, ``server_tool_use`` (anthropic ``mcp_tool_use``); gemini
+    #: ``function``.
     type: str = "function"
     #: The call's position among its choice's calls.
     index: int = 0

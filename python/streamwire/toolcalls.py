@@ -243,15 +243,20 @@ class ToolCalls:
         return True
 
     def complete(
-        self, call: CallBuffer, *, free_text: bool = False, builtin: str | None = None
+        self,
+        call: CallBuffer,
+        *,
+        free_text: bool = False,
+        builtin: tuple[str, ...] | None = None,
     ) -> ToolCallCompleted | None:
         """Completes a collecting call: parse once, check, accept or reject.
 
         ``free_text``: the input is text, not JSON (OpenAI Responses' custom
         tools): the arguments are ``{"input": text}``, checked like any others.
         ``builtin``: the call is of a provider's built-in tool the caller runs
-        (OpenAI Responses' ``shell``, ...): with the request's tools, it is
-        checked against their types, not their names and schemas.
+        (OpenAI Responses' ``shell``, ...), declared by a request tool of one
+        of these types: with the request's tools, it is checked against their
+        types, not their names and schemas.
         Returns None (a conflict is recorded) if the call was not collecting.
         """
         if not self.step(call, "complete"):
@@ -275,7 +280,7 @@ class ToolCalls:
         )
 
     def _check(
-        self, call: CallBuffer, raw: str, free_text: bool, builtin: str | None
+        self, call: CallBuffer, raw: str, free_text: bool, builtin: tuple[str, ...] | None
     ) -> str | None:
         if call.overflowed:
             return f"the arguments passed max_tool_argument_chars ({self.max_argument_chars})"

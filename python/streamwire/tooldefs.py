@@ -180,13 +180,14 @@ class ToolSet:
         """The declared tool of this name, or None."""
         return self._specs.get(name)
 
-    def check_builtin(self, tool_type: str) -> str | None:
-        """Why a call of the built-in tool ``tool_type`` is invalid (it was not
-        declared), or None."""
-        if tool_type in self.builtins:
+    def check_builtin(self, tool_types: tuple[str, ...]) -> str | None:
+        """Why a call of a built-in tool, declared by a tool of one of
+        ``tool_types``, is invalid (none was declared), or None."""
+        if not self.builtins.isdisjoint(tool_types):
             return None
         return (
-            f"the model called the built-in tool {tool_type!r}, which the request did not declare"
+            f"the model called the built-in tool {tool_types[0]!r}, "
+            "which the request did not declare"
         )
 
     def check(self, name: str, arguments: Any) -> str | None:

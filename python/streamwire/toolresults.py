@@ -1,6 +1,7 @@
 """Tool results, correlated to the call that asked for them, in each protocol's shape.
 
-``tool_result(result_or_stream, call, output, is_error=False)`` builds what
+``tool_result(result_or_stream, call, output, is_error=False,
+acknowledged_safety_checks=None)`` builds what
 the next request must carry to answer one call, in the format of the protocol
 the call came from (provider references checked 2026-11-29):
 
@@ -57,13 +58,27 @@ call type              returned input item
 ``tool_search_call``   ``{"type": "tool_search_output", "call_id",
                        "execution": "client", "tools": [...]}``: ``output``
                        is the list of tool definitions the search loaded
+``computer_call``      ``{"type": "computer_call_output", "call_id", "output":
+                       {"type": "computer_screenshot", "image_url" | "file_id"},
+                       "acknowledged_safety_checks"?}``: ``output`` is the
+                       screenshot taken after the action (an image URL, a
+                       ``data:`` URL for inline bytes, or an uploaded file's
+                       id); the safety checks the user confirmed (the call's
+                       ``pending_safety_checks``) go in
+                       ``acknowledged_safety_checks=``. The item has no error
+                       flag: ``is_error=True`` is refused
 =====================  ======================================================
+
+The values the caller passes are checked before they are put in the item
+(a shell result's fields, a screenshot's, each loaded tool's ``type``, each
+acknowledged check's ``id``), so that a mistake is a ``ToolResultError``
+here, not a rejected request later.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import UsageError
@@ -94,6 +109,7 @@ def tool_result(
     output: Any,
     *,
     is_error: bool = False,
+    acknowledged_safety_checks: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The tool-result message (or block, item, part) answering ``call``.
 
@@ -101,6 +117,8 @@ def tool_result(
     or its id. ``output`` is usually a string; other JSON values are
     serialized where the protocol wants a string, and passed as structured
     content where it accepts that (bedrock ``json``, gemini ``response``).
+    ``acknowledged_safety_checks``: for an OpenAI Responses ``computer_call``
+    only, the pending safety checks of the call that the user confirmed.
     """
     if isinstance(call, ToolCall):
         if call.id is None:
@@ -125,7 +143,15 @@ def tool_result(
         build = _BUILDERS[result.protocol]
     except KeyError:
         raise ToolResultError(f"no tool-result format for protocol {result.protocol!r}") from None
-    return build(found, output, is_error)
+    message = build(found, output, is_error)
+    if acknowledged_safety_checks is not None:
+        if found.type != "computer_call":
+            raise ToolResultError(
+                "acknowledged_safety_checks answer a computer_call's pending safety checks; "
+                f"tool call {call_id!r} is a {found.type}"
+            )
+        message["acknowledged_safety_checks"] = _acknowledged(found, acknowledged_safety_checks)
+    return message
 
 
 def _text(output: Any) -> str:
@@ -157,7 +183,9 @@ def _shell(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
     if isinstance(output, str):
         outcome = {"type": "exit", "exit_code": 1 if is_error else 0}
         output = [{"stdout": output, "stderr": "", "outcome": outcome}]
-    elif not isinstance(output, list):
+    elif isinstance(output, list):
+        output = [_shell_result(n, entry) for n, entry in enumerate(output)]
+    else:
         raise ToolResultError(
             "a shell_call's output is a list of {stdout, stderr, outcome} results "
             f"(or a string), not {type(output).__name__}"
@@ -168,6 +196,29 @@ def _shell(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
     if type(limit) is int:
         item["max_output_length"] = limit
     return item
+
+
+def _shell_result(n: int, entry: Any) -> dict[str, Any]:
+    """One command's result of a shell_call's output, checked (the schema's shape)."""
+    where = f"shell_call output[{n}]"
+    if not isinstance(entry, Mapping):
+        raise ToolResultError(f"{where} is not a {{stdout, stderr, outcome}} object")
+    for field in ("stdout", "stderr"):
+        if not isinstance(entry.get(field), str):
+            raise ToolResultError(f"{where}: {field} must be a string")
+    given = entry.get("outcome")
+    outcome: dict[str, Any] | None = None
+    if isinstance(given, Mapping):
+        if given.get("type") == "timeout":
+            outcome = {"type": "timeout"}
+        elif given.get("type") == "exit" and type(given.get("exit_code")) is int:
+            outcome = {"type": "exit", "exit_code": given["exit_code"]}
+    if outcome is None:
+        raise ToolResultError(
+            f'{where}: outcome must be {{"type": "exit", "exit_code": <int>}} '
+            'or {"type": "timeout"}'
+        )
+    return {"stdout": entry["stdout"], "stderr": entry["stderr"], "outcome": outcome}
 
 
 def _apply_patch(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
@@ -187,12 +238,75 @@ def _tool_search(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
             "a tool_search_call's output is the list of tool definitions it loaded, "
             f"not {type(output).__name__}"
         )
+    for n, tool in enumerate(output):
+        if not isinstance(tool, Mapping) or not isinstance(tool.get("type"), str):
+            raise ToolResultError(
+                f"tool_search_call output[{n}] is not a tool definition (an object with a type)"
+            )
     return {
         "type": "tool_search_output",
         "call_id": call.id,
         "execution": "client",
         "tools": output,
     }
+
+
+#: The fields of a ``computer_screenshot``, one of which gives the image.
+_SCREENSHOT_SOURCES = ("image_url", "file_id")
+
+
+def _computer(call: ToolCall, output: Any, is_error: bool) -> dict[str, Any]:
+    if is_error:
+        raise ToolResultError(
+            "a computer_call_output has no error flag: answer with a screenshot of the "
+            "screen as it is (the model sees what happened)"
+        )
+    shape = '{"type": "computer_screenshot", "image_url": ...} (or "file_id")'
+    if not isinstance(output, Mapping) or output.get("type") != "computer_screenshot":
+        raise ToolResultError(f"a computer_call's output is a screenshot, {shape}")
+    screenshot: dict[str, Any] = {"type": "computer_screenshot"}
+    for field in _SCREENSHOT_SOURCES:
+        value = output.get(field)
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise ToolResultError(f"the screenshot's {field} must be a non-empty string")
+            screenshot[field] = value
+    extra = set(output) - {"type", *_SCREENSHOT_SOURCES}
+    if len(screenshot) == 1 or extra:
+        raise ToolResultError(f"a computer_call's output is a screenshot, {shape}")
+    return {"type": "computer_call_output", "call_id": call.id, "output": screenshot}
+
+
+def _acknowledged(call: ToolCall, checks: Any) -> list[dict[str, Any]]:
+    """The safety checks a caller acknowledges, each one of the call's pending ones."""
+    if isinstance(checks, str | bytes) or not isinstance(checks, Sequence):
+        raise ToolResultError("acknowledged_safety_checks is a list of {id, code?, message?}")
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    pending = arguments.get("pending_safety_checks")
+    pending_ids = (
+        {check.get("id") for check in pending if isinstance(check, dict)}
+        if isinstance(pending, list)
+        else set()
+    )
+    out: list[dict[str, Any]] = []
+    for n, check in enumerate(checks):
+        where = f"acknowledged_safety_checks[{n}]"
+        if not isinstance(check, Mapping) or not isinstance(check.get("id"), str):
+            raise ToolResultError(f"{where} is not a safety check with an id")
+        if check["id"] not in pending_ids:
+            raise ToolResultError(
+                f"{where}: {check['id']!r} is not one of the pending_safety_checks "
+                f"of computer call {call.id!r}"
+            )
+        item: dict[str, Any] = {"id": check["id"]}
+        for field in ("code", "message"):
+            value = check.get(field)
+            if value is not None and not isinstance(value, str):
+                raise ToolResultError(f"{where}: {field} is not a string")
+            if value is not None:
+                item[field] = value
+        out.append(item)
+    return out
 
 
 #: Responses call types whose result is not a ``function_call_output``.
@@ -202,6 +316,7 @@ _RESPONSES_OUTPUTS: dict[str, Callable[[ToolCall, Any, bool], dict[str, Any]]] =
     "shell_call": _shell,
     "apply_patch_call": _apply_patch,
     "tool_search_call": _tool_search,
+    "computer_call": _computer,
 }
 
 

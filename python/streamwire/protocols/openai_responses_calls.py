@@ -31,15 +31,22 @@ item                        the caller runs it when             its result item
                             ``container_*`` one is hosted)
 ``apply_patch_call``        always                              ``apply_patch_call_output``
 ``tool_search_call``        ``"execution": "client"``           ``tool_search_output``
+``computer_call``           always (the caller's screen or      ``computer_call_output``
+                            browser: tools-computer-use)
 ==========================  ==================================  ==========================
 
 The other built-in tools (web and file search, code interpreter, image
-generation, MCP, a hosted shell, computer use, a server-side tool search)
-are reported with ``executor="server"`` and never offered for execution.
-(``computer_call`` is the caller's to run too, but its result is a
-screenshot, which ``sw.tool_result`` does not build: it stays reported
-only.) With the request's ``tools=``, a caller-run built-in call is valid
-when the request declared a tool of its type (``{"type": "shell"}``, ...).
+generation, MCP, a hosted shell, a server-side tool search) are reported
+with ``executor="server"`` and never offered for execution. With the
+request's ``tools=``, a caller-run built-in call is valid when the request
+declared a tool of one of its types (``CallSpec.tool_types``: ``{"type":
+"shell"}``; ``computer`` or the older ``computer_use_preview`` for a
+computer call). A ``computer_call``'s arguments carry its
+``pending_safety_checks`` beside its ``action`` (or batched ``actions``):
+OpenAI's guide asks the caller to have the user confirm each before running
+the action, and to send them back as ``acknowledged_safety_checks``
+(``sw.tool_result(..., acknowledged_safety_checks=...)``); the call is
+executable as any valid call is, and the checks are the caller's to honour.
 Their id is their ``call_id`` when they have one, else their item id;
 their name is the item's ``name`` (MCP) or the tool's (``web_search``, ...);
 their ``raw_arguments`` is the streamed ``arguments`` (MCP, tool search), else
@@ -96,6 +103,9 @@ class CallSpec(NamedTuple):
     free_text: bool = False
     #: The announced ``call_id`` is provisional: only the done item's counts.
     provisional_id: bool = False
+    #: Built-in tools the caller runs: the ``type`` values of the request's
+    #: tool definitions that declare the tool (empty: not such a tool).
+    tool_types: tuple[str, ...] = ()
 
 
 #: Item types reported as tool calls.
@@ -104,21 +114,31 @@ CALLS: Mapping[str, CallSpec] = {
     "custom_tool_call": CallSpec("client", None, "input", free_text=True),
     "mcp_call": CallSpec("server", None, "arguments"),
     "mcp_approval_request": CallSpec("server", None, "arguments"),
-    "tool_search_call": CallSpec("by_item", "tool_search", "arguments", provisional_id=True),
+    "tool_search_call": CallSpec(
+        "by_item", "tool_search", "arguments", provisional_id=True, tool_types=("tool_search",)
+    ),
     "web_search_call": CallSpec("server", "web_search", None, ("action",)),
     "file_search_call": CallSpec("server", "file_search", None, ("queries",)),
     "code_interpreter_call": CallSpec("server", "code_interpreter", None, ("code", "container_id")),
     "image_generation_call": CallSpec("server", "image_generation", None),
     "mcp_list_tools": CallSpec("server", "mcp_list_tools", None, ("server_label",)),
-    "local_shell_call": CallSpec("client", "local_shell", None, ("action",)),
-    "shell_call": CallSpec("by_item", "shell", None, ("action",)),
-    "computer_call": CallSpec("server", "computer", None, ("action", "actions")),
-    "apply_patch_call": CallSpec("client", "apply_patch", None, ("operation",)),
+    "local_shell_call": CallSpec(
+        "client", "local_shell", None, ("action",), tool_types=("local_shell",)
+    ),
+    "shell_call": CallSpec("by_item", "shell", None, ("action",), tool_types=("shell",)),
+    "computer_call": CallSpec(
+        "client",
+        "computer",
+        None,
+        ("action", "actions", "pending_safety_checks"),
+        tool_types=("computer", "computer_use_preview"),
+    ),
+    "apply_patch_call": CallSpec(
+        "client", "apply_patch", None, ("operation",), tool_types=("apply_patch",)
+    ),
 }
-#: Built-in item types the caller runs (their tool type is ``CallSpec.name``).
-BUILTIN_CLIENT_CALLS = frozenset(
-    {"local_shell_call", "shell_call", "apply_patch_call", "tool_search_call"}
-)
+#: Built-in item types the caller runs (when ``executor_of`` says so).
+BUILTIN_CLIENT_CALLS = frozenset(t for t, spec in CALLS.items() if spec.tool_types)
 
 
 def executor_of(item_type: str, spec: CallSpec, body: Mapping[str, Any] | None) -> Executor:
@@ -294,8 +314,9 @@ class ItemCalls:
         if call.state != "collecting":
             return
         spec = CALLS[item.type]
-        builtin = spec.name if item.type in BUILTIN_CLIENT_CALLS else None
-        completed = self._calls.complete(call, free_text=spec.free_text, builtin=builtin)
+        completed = self._calls.complete(
+            call, free_text=spec.free_text, builtin=spec.tool_types or None
+        )
         if completed is not None:
             out.append(completed)
 

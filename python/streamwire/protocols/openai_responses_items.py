@@ -56,7 +56,7 @@ each lookup misses by id and finds the item by index.
 
 Tool calls (``function_call``, ``custom_tool_call`` and the built-in tools)
 are items too; what is particular to them (the ``call_id`` a result must
-quote, built-in tools never offered for execution) is in
+quote, which built-in tools the caller runs) is in
 ``openai_responses_calls.py``. Each done item is kept verbatim, in output
 order, in ``StreamResult.provider_content``: the next turn of a stateless
 conversation sends them back as input items.
