@@ -15,6 +15,7 @@ import sys
 import pytest
 
 import streamwire as sw
+from fixture_replay import manifests
 
 SECRET = "sk-live-SECRET-0123456789"
 
@@ -100,6 +101,35 @@ def test_warnings_and_provider_errors_inform_by_code(caplog: pytest.LogCaptureFi
         (logging.INFO, "server_error"),
     ]
     _assert_no_payload(records)
+
+
+@pytest.mark.parametrize(
+    ("name", "codes"),
+    [
+        ("openai-responses/vercel-copilot-id-rotation", {"response_id_rotated", "item_id_rotated"}),
+        ("bedrock-converse/pyd-nova-tool-no-message-start", {"missing_message_start"}),
+        ("openai-chat/synthetic-no-finish-reason", {"missing_finish_reason"}),
+    ],
+)
+def test_the_warnings_of_recorded_provider_shapes_inform_by_code_only(
+    name: str, codes: set[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The warnings' descriptions quote the provider's ids and what it sent;
+    # the records give the codes alone.
+    fixture = next(f for f in manifests() if f.name == name)
+    caplog.set_level(logging.INFO, logger="streamwire")
+    s = sw.stream(fixture.protocol, **fixture.manifest.get("options", {}))
+    s.feed(fixture.raw)
+    s.close()
+    records = _records(caplog)
+    assert {r.streamwire_code for r in records} == codes  # type: ignore[attr-defined]
+    described = [w.message for w in s.result.warnings] + [s.result.text]
+    for record in records:
+        assert (record.levelno, record.getMessage()) == (
+            logging.INFO,
+            f"{fixture.protocol} stream: warning {record.streamwire_code}",  # type: ignore[attr-defined]
+        )
+        assert not any(text and text in repr(record.args) for text in described)
 
 
 def test_rebuilding_a_result_from_events_logs_nothing_again(
