@@ -144,7 +144,9 @@ def test_every_row_has_every_target_and_unique_features() -> None:
 
 
 def _reported(module: str) -> set[str]:
-    """The feature names a module passes to ``_downgrade`` (literal strings)."""
+    """The feature names a module passes to ``_downgrade`` (literal strings; the
+    one computed name is a built-in call's type, ``_downgrade_builtin``'s, each
+    of ``BUILTIN_CALLS`` a row of its own)."""
     path = REPO / "python" / "streamwire" / "translate" / f"{module}.py"
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -153,8 +155,11 @@ def _reported(module: str) -> set[str]:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "_downgrade"
         ):
-            assert isinstance(node.args[0], ast.Constant), ast.dump(node)
-            found.add(node.args[0].value)
+            if isinstance(node.args[0], ast.Constant):
+                found.add(node.args[0].value)
+            else:
+                assert ast.unparse(node.args[0]) == "call_type", ast.dump(node)
+                found |= set(_mapping.BUILTIN_CALLS)
     return found
 
 
@@ -432,6 +437,22 @@ def test_responses_carries_free_text_tools_natively() -> None:
     assert result.tool_calls[0].raw_arguments == "ls -la"
     assert result.tool_calls[0].type == "custom_tool_call"
     assert enc.downgrades == []
+
+
+@pytest.mark.parametrize("target", ["openai-responses", "anthropic"])
+def test_a_call_held_for_its_identity_and_never_completed_is_declared(target: str) -> None:
+    # The block's start needs the id and name; the source never sent them.
+    source = [
+        START,
+        sw.ToolCallStarted(index=0, id=None, name=None),
+        sw.ToolCallArgumentsDelta(index=0, id=None, delta='{"a":'),
+        _end(None, "incomplete"),
+    ]
+    result, _, _, enc = _roundtrip(target, source)
+    assert result.tool_calls == ()
+    assert [(d.feature, d.count) for d in enc.downgrades if d.feature != "usage_placeholder"] == [
+        ("unfinished_tool_call", 1)
+    ]
 
 
 def _interleaved() -> list[sw.Event]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamwire as sw
 from streamwire.toolcalls import ABANDONED
+from streamwire.translate._mapping import BUILTIN_CALLS
 from streamwire.translate._usage import figures
 
 #: Source status -> the target status it must arrive as, and the downgrade
@@ -203,6 +204,17 @@ def _calls(
             else:
                 kept.append(call)
         expected = kept
+    elif len(expected) > len(tgt_calls) and not partial:
+        # A call held back (identity unknown, or a built-in item sent whole)
+        # that the source never completed is not sent (unfinished_tool_call).
+        sent = {c.id for c in tgt_calls}
+        kept = []
+        for call in expected:
+            if call.invalid_reason == ABANDONED and (call.id is None or call.id not in sent):
+                need("unfinished_tool_call", f"call {call.id} unfinished, not sent")
+            else:
+                kept.append(call)
+        expected = kept
     if partial:
         expected = expected[: len(tgt_calls)]
     if len(expected) != len(tgt_calls):
@@ -222,6 +234,11 @@ def _calls(
             out.append(f"{where}: executable {want.executable} -> {got.executable}")
         if want.type == "custom_tool_call" and target != "openai-responses":
             need("custom_tool_call", f"{where}: free-text input wrapped")
+        if want.executor == "client" and want.type in BUILTIN_CALLS:
+            if got.type != want.type:
+                need(want.type, f"{where}: a {want.type} arrived as a {got.type}")
+            elif target != "openai-responses":
+                out.append(f"{where}: {target} cannot carry a {want.type}, yet one arrived")
         if want.arguments is not None:
             if got.arguments == want.arguments or partial:
                 pass

@@ -63,7 +63,7 @@ from ..events import (
     UsageReported,
 )
 from ..result import Usage
-from ._mapping import downgrade_detail
+from ._mapping import BUILTIN_CALLS, downgrade_detail
 from ._usage import Figures, figures
 
 __all__ = [
@@ -124,6 +124,8 @@ class Call:
     """One tool call as an encoder tracks it (choice, index, identity, arguments)."""
 
     __slots__ = (
+        "arguments",
+        "builtin",
         "choice",
         "closed",
         "completed",
@@ -138,6 +140,7 @@ class Call:
         "item",
         "name",
         "name_sent",
+        "native",
         "opened",
         "parts",
         "prefixed",
@@ -156,6 +159,14 @@ class Call:
         self.id_source = event.id_source
         #: Free-text input (responses custom tools), not JSON.
         self.free_text = event.type == "custom_tool_call"
+        #: The item type of a built-in tool the caller runs (``BUILTIN_CALLS``), or None.
+        self.builtin = (
+            event.type if event.type in BUILTIN_CALLS and event.executor == "client" else None
+        )
+        #: Sent as the built-in item of its own type (responses), not a function call.
+        self.native = False
+        #: The parsed arguments, once the source completed the call.
+        self.arguments: Any = None
         #: Free text sent as JSON ``{"input": ...}`` (targets without free-text tools).
         self.wrap = self.free_text and not native_free_text
         #: The arguments streamed so far, verbatim (as the source sent them).
@@ -342,6 +353,10 @@ class Encoder(ABC):
             counts[feature] = count
         else:
             counts[feature] += count
+
+    def _downgrade_builtin(self, call_type: str) -> None:
+        """A caller-run built-in call sent as a function call (its own row of the table)."""
+        self._downgrade(call_type)
 
     def _figures(self, usage: Usage) -> Figures:
         return figures(usage, self._source)

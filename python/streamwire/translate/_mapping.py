@@ -11,6 +11,11 @@ is data in this module, and nothing else decides it:
   needs it. An encoder can only report a downgrade that is in this table
   (``downgrade_detail`` raises ``KeyError`` otherwise), so what a target loses
   is listed here or nowhere.
+* ``BUILTIN_CALLS``: the built-in tools the caller runs (OpenAI Responses
+  ``local_shell_call``, ``shell_call``, ``apply_patch_call``,
+  ``tool_search_call``, ``computer_call``): the item fields their arguments
+  fill where the target has their items, and a row each, whose downgrade
+  says what a function call in their place loses.
 * ``STOP_REASONS`` / ``RAW_STOP_REASONS``: the normalized ``stop_reason`` to
   each target's raw value, and the raw values a target shares with a source
   (passed through verbatim: an ``anthropic`` ``stop_sequence`` stays one).
@@ -46,14 +51,17 @@ from ..protocols.gemini_chunks import STOP_REASONS as GEMINI_STOP_REASONS
 from ._usage import INPUT_INCLUDES_CACHE, Figures, figures, input_includes_cache
 
 __all__ = [
+    "BUILTIN_CALLS",
     "INPUT_INCLUDES_CACHE",
     "RAW_STOP_REASONS",
     "ROWS",
     "STOP_REASONS",
     "TARGETS",
+    "BuiltinCall",
     "Cell",
     "Figures",
     "Row",
+    "builtin_fields",
     "downgrade_detail",
     "figures",
     "input_includes_cache",
@@ -97,6 +105,118 @@ def _row(feature: str, source: str, **cells: Cell) -> Row:
 def _all(how: str, downgrade: str | None = None) -> dict[str, Cell]:
     cell = Cell(how, downgrade)
     return {t.replace("-", "_"): cell for t in TARGETS}
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinCall:
+    """A built-in tool the caller runs (an OpenAI Responses item type), as carried.
+
+    ``openai-responses`` sends the item of its own type, whole when the call
+    completes (the source's item carries its inputs only when done), with
+    the call's arguments as its input fields; the other targets have no such
+    item and send a function call named after the tool, the arguments as
+    they are.
+    """
+
+    #: The tool's name (the call's ``name``: the request's tool type).
+    tool: str
+    #: The item id's prefix, as OpenAI gives it (``lsh_…``).
+    prefix: str
+    #: The arguments' fields, as the item's own input fields (their JSON type);
+    #: empty: the arguments are the item's ``arguments`` object (a tool search).
+    fields: Mapping[str, type]
+    #: Item fields of fixed value.
+    constants: Mapping[str, object]
+    #: What the arguments look like, for the table.
+    shape: str
+    #: The output item that answers the call (lost with the item type).
+    output: str
+
+
+#: Caller-run built-in calls (``protocols/openai_responses_calls.py``): their
+#: arguments are the item's input fields as a JSON object.
+BUILTIN_CALLS: Mapping[str, BuiltinCall] = {
+    "local_shell_call": BuiltinCall(
+        "local_shell",
+        "lsh",
+        {"action": dict},
+        {},
+        '``{"action": {"type": "exec", "command", "env", ...}}``',
+        "local_shell_call_output",
+    ),
+    "shell_call": BuiltinCall(
+        "shell",
+        "sh",
+        {"action": dict},
+        {},
+        '``{"action": {"commands", "max_output_length", "timeout_ms"}}``',
+        "shell_call_output (each command's stdout, stderr and outcome)",
+    ),
+    "apply_patch_call": BuiltinCall(
+        "apply_patch",
+        "apc",
+        {"operation": dict},
+        {},
+        '``{"operation": {"type", "path", "diff"}}``',
+        "apply_patch_call_output",
+    ),
+    "tool_search_call": BuiltinCall(
+        "tool_search",
+        "tsc",
+        {},
+        {"execution": "client"},
+        "the search's own ``arguments`` object",
+        "tool_search_output (the tool definitions to load)",
+    ),
+    "computer_call": BuiltinCall(
+        "computer",
+        "cu",
+        {"action": dict, "actions": list, "pending_safety_checks": list},
+        {},
+        '``{"action" | "actions", "pending_safety_checks"}``',
+        "computer_call_output (a screenshot, and the acknowledged safety checks)",
+    ),
+}
+
+
+def builtin_fields(call_type: str, arguments: object) -> dict[str, object] | None:
+    """The item's input fields for a built-in call's parsed ``arguments``, or
+    None when they are not the item's (the call is then sent as a function call)."""
+    builtin = BUILTIN_CALLS[call_type]
+    if not isinstance(arguments, dict):
+        return None
+    if not builtin.fields:
+        return {"arguments": arguments, **builtin.constants}
+    if not arguments or any(
+        type(value) is not builtin.fields.get(key) for key, value in arguments.items()
+    ):
+        return None
+    if call_type == "computer_call":
+        if "action" not in arguments and "actions" not in arguments:
+            return None
+        return {"pending_safety_checks": [], **arguments}
+    return {**arguments, **builtin.constants}
+
+
+def _builtin_row(call_type: str, builtin: BuiltinCall) -> Row:
+    lost = (
+        f"a {call_type} sent as a function call named {builtin.tool}, its arguments "
+        f"the item's inputs: the item type is lost, and with it its {builtin.output}"
+    )
+    function = f"a function call ``{builtin.tool}`` with arguments {builtin.shape}"
+    return _row(
+        call_type,
+        f"a call of a built-in tool the caller runs (responses ``{call_type}``)",
+        openai_chat=Cell(function, lost),
+        openai_responses=Cell(
+            f"a ``{call_type}`` item (``call_id``; the arguments as its input fields), "
+            "sent whole when the call completes",
+            f"a {call_type} whose arguments are not its item's inputs was sent as a "
+            f"function call named {builtin.tool}",
+        ),
+        anthropic=Cell(f"a ``tool_use`` block ``{builtin.tool}`` with input {builtin.shape}", lost),
+        gemini=Cell(f"a ``functionCall`` ``{builtin.tool}`` with args {builtin.shape}", lost),
+    )
 
 
 #: The table. Order: identity, content, tool calls, endings, usage, errors, the rest.
@@ -248,6 +368,7 @@ ROWS: tuple[Row, ...] = (
             'free-text tool input wrapped as JSON {"input": ...}',
         ),
     ),
+    *(_builtin_row(call_type, spec) for call_type, spec in BUILTIN_CALLS.items()),
     _row(
         "server_tool_call",
         "a call the provider runs itself (``executor='server'``: web search, code "
@@ -285,12 +406,14 @@ ROWS: tuple[Row, ...] = (
         openai_responses=Cell(
             "left open (no ``output_item.done``) in a cut stream, as the source left it",
             "an unfinished call's item was closed (before the terminal event, or to "
-            "send what followed it): the client's parser completes it",
+            "send what followed it): the client's parser completes it; or, held back "
+            "(its id or name unknown, or a built-in item sent whole), it was not sent",
         ),
         anthropic=Cell(
             "left open (no ``content_block_stop``), as the source left it",
             "an unfinished call's block was stopped to send what followed it: the "
-            "client's parser completes it",
+            "client's parser completes it; or, held back (its id or name unknown), "
+            "it was not sent",
         ),
         gemini=Cell(
             "never sent",

@@ -20,8 +20,12 @@ sequence with this policy, which holds nothing back in the common case:
 
 A call whose id or name is unknown when it starts is held (its fragments
 queued) until its ``ToolCallCompleted`` names it, since both targets need
-them in the block's start. Only choice 0 is carried (both targets stream one
-message): the other choices are a declared downgrade (``extra_choices``).
+them in the block's start; so is a built-in call the caller runs, on a
+target that sends its item (responses: whole, as the inputs come with the
+completion). A held call the source never completed is not sent, and is
+declared (``unfinished_tool_call``). Only choice 0 is carried (both targets
+stream one message): the other choices are a declared downgrade
+(``extra_choices``).
 
 Subclasses (``anthropic.py``, ``openai_responses.py``) write the wire events
 through the hooks at the bottom; the policy is here, once.
@@ -66,6 +70,9 @@ class SequentialEncoder(Encoder):
     #: The arguments a call that streamed none completes with (responses: its
     #: own "{}", which clients ``json.loads``; anthropic: none, ``input`` is {}).
     NO_ARGUMENTS: ClassVar[str] = "{}"
+    #: Whether the target has the items of the built-in tools the caller runs
+    #: (responses): such a call is held and sent whole when it completes.
+    BUILTIN_ITEMS: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -137,6 +144,7 @@ class SequentialEncoder(Encoder):
             return
         self._ended = True
         self._release(out)
+        self._unsent()
         status = event.status
         if status == "completed" or status == "truncated":
             call = self._block_call
@@ -177,8 +185,16 @@ class SequentialEncoder(Encoder):
         if self._failed or self._ended:
             return
         self._release(out)
+        self._unsent()
         if self._message:
             self._ensure_started(out)
+
+    def _unsent(self) -> None:
+        """Declares the held calls the source never completed: never sent, as
+        the target's start of a call needs what only the completion brings."""
+        unsent = sum(1 for c in self._calls.values() if c.held and not (c.completed or c.dropped))
+        if unsent:
+            self._downgrade("unfinished_tool_call", unsent)
 
     # --- the policy ---------------------------------------------------------------------
 
@@ -322,7 +338,10 @@ class SequentialEncoder(Encoder):
                 self._client_calls += 1
             if call.wrap:
                 self._downgrade("custom_tool_call")
-            if call.id is None or call.name is None:
+            if call.builtin is not None and not self.BUILTIN_ITEMS:
+                self._downgrade_builtin(call.builtin)
+                call.builtin = None
+            if call.id is None or call.name is None or call.builtin is not None:
                 call.held = True
                 return True
         if call.dropped or call.held or call.opened:
@@ -358,6 +377,7 @@ class SequentialEncoder(Encoder):
             return True
         call.id = call.id or event.id
         call.name = call.name or event.name
+        call.arguments = event.arguments
         if call.held:
             if call.id is None or call.name is None:
                 self._downgrade("tool_call_identity")

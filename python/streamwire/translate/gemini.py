@@ -209,6 +209,8 @@ class GeminiEncoder(Encoder):
             return
         if call.free_text:
             self._downgrade("custom_tool_call")
+        if call.builtin is not None:
+            self._downgrade_builtin(call.builtin)
         cand = self._candidates.get(event.choice) or self._candidate(event.choice)
         cand.order.append((call, None))
 

@@ -168,6 +168,8 @@ class OpenAIChatEncoder(Encoder):
         choice.calls += 1
         if call.free_text:
             self._downgrade("custom_tool_call")
+        if call.builtin is not None:
+            self._downgrade_builtin(call.builtin)
         call.opened = True
         self._fragment(call, "", out, start=True)
 

@@ -26,6 +26,13 @@ event is ``event: <type>`` / ``data: {"type": <type>, "sequence_number": n,
   - ``function_call`` (``call_id`` = the call id, ``name``; arguments by
     ``function_call_arguments.delta`` / ``.done``) and ``custom_tool_call``
     (``custom_tool_call_input.delta`` / ``.done``);
+  - the built-in tools the caller runs (``local_shell_call``, ``shell_call``,
+    ``apply_patch_call``, ``tool_search_call``, ``computer_call``): the item
+    of the call's own type, its arguments as the item's input fields
+    (``_mapping.BUILTIN_CALLS``), sent whole when the call completes (added
+    and done, no argument events: a responses source streams their inputs
+    in the done item too); arguments that are not the item's inputs make a
+    ``function_call`` instead, declared;
 
 * the terminal event with the whole output and the usage:
   ``response.completed``, or ``response.incomplete`` with
@@ -51,7 +58,7 @@ from typing import Any, ClassVar
 from ..events import MessageCompleted, ReasoningDelta
 from ..result import Usage
 from ._base import Call, dumps, quote, sse
-from ._mapping import lossy_stop_reason
+from ._mapping import BUILTIN_CALLS, builtin_fields, lossy_stop_reason
 from ._sequence import SequentialEncoder
 
 __all__ = ["OpenAIResponsesEncoder"]
@@ -115,6 +122,7 @@ class OpenAIResponsesEncoder(SequentialEncoder):
         "call": "call",
     }
     FREE_TEXT = True
+    BUILTIN_ITEMS = True
 
     def __init__(self, **options: Any) -> None:
         """Options are ``Encoder``'s."""
@@ -222,7 +230,16 @@ class OpenAIResponsesEncoder(SequentialEncoder):
             item = {"id": self._item_id("rs"), "type": "reasoning", "summary": []}
         else:
             assert call is not None
-            if call.free_text:
+            fields = self._builtin_fields(call)
+            if fields is not None:
+                item = {
+                    "id": self._item_id(BUILTIN_CALLS[call.type].prefix),
+                    "type": call.type,
+                    "status": "in_progress",
+                    "call_id": call.id,
+                    **fields,
+                }
+            elif call.free_text:
                 item = {
                     "id": self._item_id("ctc"),
                     "type": "custom_tool_call",
@@ -247,6 +264,19 @@ class OpenAIResponsesEncoder(SequentialEncoder):
         )
         if kind in _PARTS:
             self._open_part(kind, out)
+
+    def _builtin_fields(self, call: Call) -> dict[str, Any] | None:
+        """A built-in call's item input fields, or None: not a built-in call, or
+        arguments that are not its item's (sent as a function call, declared)."""
+        if call.builtin is None:
+            return None
+        fields = builtin_fields(call.builtin, call.arguments)
+        if fields is None:
+            self._downgrade_builtin(call.builtin)
+            call.builtin = None
+            return None
+        call.native = True
+        return fields
 
     def _where(self) -> dict[str, Any]:
         return {"item_id": self._item["id"], "output_index": self._output_index}
@@ -336,8 +366,8 @@ class OpenAIResponsesEncoder(SequentialEncoder):
         self._send(_PARTS[kind][2], body, out)
 
     def _emit_arguments(self, call: Call, fragment: str, out: list[bytes]) -> None:
-        if not fragment:
-            return
+        if not fragment or call.native:
+            return  # a built-in item carries its inputs whole
         kind = (
             "response.custom_tool_call_input.delta"
             if call.free_text
@@ -363,7 +393,9 @@ class OpenAIResponsesEncoder(SequentialEncoder):
     def _close(self, group: str, out: list[bytes]) -> None:
         item = self._item
         call = self._block_call
-        if call is not None:
+        if call is not None and call.native:
+            item["status"] = "completed"
+        elif call is not None:
             raw = self._value(call.raw())
             if call.free_text:
                 self._send(
