@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from ..events import StopReason
 from ..protocols.anthropic_machine import STOP_REASONS as ANTHROPIC_STOP_REASONS
 from ..protocols.gemini_chunks import STOP_REASONS as GEMINI_STOP_REASONS
+from ..protocols.openai_responses_calls import BUILTIN_CLIENT_CALLS
+from ..protocols.openai_responses_calls import CALLS as RESPONSES_CALLS
 from ._usage import INPUT_INCLUDES_CACHE, Figures, figures, input_includes_cache
 
 __all__ = [
@@ -122,59 +124,91 @@ class BuiltinCall:
     tool: str
     #: The item id's prefix, as OpenAI gives it (``lsh_…``).
     prefix: str
-    #: The arguments' fields, as the item's own input fields (their JSON type);
-    #: empty: the arguments are the item's ``arguments`` object (a tool search).
+    #: The item's input fields the arguments hold, with their JSON type; none:
+    #: the arguments are the item's ``arguments`` object (a tool search).
     fields: Mapping[str, type]
+    #: The fields of which the arguments must hold one.
+    one_of: tuple[str, ...]
+    #: Item fields the arguments may leave out, and their value then.
+    defaults: Mapping[str, object]
     #: Item fields of fixed value.
     constants: Mapping[str, object]
     #: What the arguments look like, for the table.
     shape: str
-    #: The output item that answers the call (lost with the item type).
+    #: The output item that answers the call (lost with the item type), for the table.
     output: str
+
+
+#: The JSON type of each input field of a built-in call item.
+_INPUT_TYPES: Mapping[str, type] = {
+    "action": dict,
+    "actions": list,
+    "operation": dict,
+    "pending_safety_checks": list,
+}
+
+
+def _builtin(
+    call_type: str,
+    prefix: str,
+    shape: str,
+    output: str,
+    *,
+    one_of: tuple[str, ...] = (),
+    defaults: Mapping[str, object] | None = None,
+    constants: Mapping[str, object] | None = None,
+) -> BuiltinCall:
+    """A row of ``BUILTIN_CALLS``: the tool name and input fields are the adapter's."""
+    spec = RESPONSES_CALLS[call_type]
+    assert spec.name is not None and call_type in BUILTIN_CLIENT_CALLS, call_type
+    fields = {name: _INPUT_TYPES[name] for name in spec.inputs}
+    return BuiltinCall(
+        spec.name,
+        prefix,
+        fields,
+        one_of or tuple(fields),
+        defaults or {},
+        constants or {},
+        shape,
+        output,
+    )
 
 
 #: Caller-run built-in calls (``protocols/openai_responses_calls.py``): their
 #: arguments are the item's input fields as a JSON object.
 BUILTIN_CALLS: Mapping[str, BuiltinCall] = {
-    "local_shell_call": BuiltinCall(
-        "local_shell",
+    "local_shell_call": _builtin(
+        "local_shell_call",
         "lsh",
-        {"action": dict},
-        {},
         '``{"action": {"type": "exec", "command", "env", ...}}``',
         "local_shell_call_output",
     ),
-    "shell_call": BuiltinCall(
-        "shell",
+    "shell_call": _builtin(
+        "shell_call",
         "sh",
-        {"action": dict},
-        {},
         '``{"action": {"commands", "max_output_length", "timeout_ms"}}``',
         "shell_call_output (each command's stdout, stderr and outcome)",
     ),
-    "apply_patch_call": BuiltinCall(
-        "apply_patch",
+    "apply_patch_call": _builtin(
+        "apply_patch_call",
         "apc",
-        {"operation": dict},
-        {},
         '``{"operation": {"type", "path", "diff"}}``',
         "apply_patch_call_output",
     ),
-    "tool_search_call": BuiltinCall(
-        "tool_search",
+    "tool_search_call": _builtin(
+        "tool_search_call",
         "tsc",
-        {},
-        {"execution": "client"},
         "the search's own ``arguments`` object",
         "tool_search_output (the tool definitions to load)",
+        constants={"execution": "client"},
     ),
-    "computer_call": BuiltinCall(
-        "computer",
+    "computer_call": _builtin(
+        "computer_call",
         "cu",
-        {"action": dict, "actions": list, "pending_safety_checks": list},
-        {},
         '``{"action" | "actions", "pending_safety_checks"}``',
         "computer_call_output (a screenshot, and the acknowledged safety checks)",
+        one_of=("action", "actions"),
+        defaults={"pending_safety_checks": []},
     ),
 }
 
@@ -187,15 +221,11 @@ def builtin_fields(call_type: str, arguments: object) -> dict[str, object] | Non
         return None
     if not builtin.fields:
         return {"arguments": arguments, **builtin.constants}
-    if not arguments or any(
-        type(value) is not builtin.fields.get(key) for key, value in arguments.items()
-    ):
+    if any(type(value) is not builtin.fields.get(key) for key, value in arguments.items()):
         return None
-    if call_type == "computer_call":
-        if "action" not in arguments and "actions" not in arguments:
-            return None
-        return {"pending_safety_checks": [], **arguments}
-    return {**arguments, **builtin.constants}
+    if not any(key in arguments for key in builtin.one_of):
+        return None
+    return {**builtin.defaults, **arguments, **builtin.constants}
 
 
 def _builtin_row(call_type: str, builtin: BuiltinCall) -> Row:
