@@ -30,6 +30,7 @@ from servers.clients import CLIENTS, fetch
 from servers.stream_server import Scenario, StreamServer, shared_server
 from streamwire.io import Recording, replay, verify
 from streamwire.io._driver import Driver
+from streamwire.io._redact import redact_json
 from streamwire.io._wire import content_types, http_protocols
 from streamwire.io.record import FORMAT, RecordedChunk
 from streamwire.io.serialize import event_dict, result_dict
@@ -201,6 +202,20 @@ def test_every_fixture_round_trips_plain_and_hashed(fixture: Fixture) -> None:
     for secret in secrets:
         if len(secret) >= 12 and secret.strip():
             assert json.dumps(secret, ensure_ascii=False)[1:-1] not in hashed_text, secret
+
+
+def test_the_actions_of_computer_and_local_shell_calls_are_hashed_whole() -> None:
+    env = {"API_TOKEN": "tok-SECRET"}
+    items = [
+        {"type": "computer_call", "call_id": "c1", "action": {"type": "type", "text": "pw"}},
+        {"type": "computer_call", "call_id": "c2", "actions": [{"type": "click", "x": 1}]},
+        {"type": "local_shell_call", "call_id": "c3", "action": {"command": ["ls"], "env": env}},
+    ]
+    redacted = redact_json({"output": items, "type": ["not", "a", "name"]})
+    assert "SECRET" not in json.dumps(redacted) and '"x": 1' not in json.dumps(redacted)
+    for got in redacted["output"]:
+        assert got["call_id"].startswith("c")  # ids are kept
+        assert set(got.get("action") or got["actions"]) == {"sha256"}
 
 
 # --- replay itself -----------------------------------------------------------------------

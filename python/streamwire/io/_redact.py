@@ -24,8 +24,11 @@ the commands and diffs of OpenAI's shell and apply-patch calls: ``command``,
 strings in lists under them too, replaced by
 ``"sha256:<hex>"``; an object under ``input``, ``args`` or ``arguments``
 (tool input given whole) becomes ``{"sha256": "<hex of its canonical
-JSON>"}``; logprob ``bytes`` become ``[]``. Ids, names, types, stop reasons,
-usage and error objects are kept.
+JSON>"}``, and so do the actions of OpenAI's computer and local shell calls
+(a ``computer_call``'s ``action`` and ``actions``: clicks, typed text, key
+presses; a ``local_shell_call``'s ``action``: its environment and working
+directory beside the command); logprob ``bytes`` become ``[]``. Ids, names,
+types, stop reasons, usage and error objects are kept.
 
 Each rewritten unit (event, message, array element) goes into the chunk in
 which the original unit ended, so the chunk count and arrival times survive
@@ -98,14 +101,28 @@ def _hash_value(value: Any) -> dict[str, str]:
 
 #: Content under other keys in objects of a given ``type``.
 TYPED_CONTENT_KEYS = {"code_interpreter_call": frozenset({"code"})}
+#: Tool input given whole under other keys in objects of a given ``type``.
+TYPED_INPUT_KEYS = {
+    "computer_call": frozenset({"action", "actions"}),
+    "local_shell_call": frozenset({"action"}),
+}
+_NONE: frozenset[str] = frozenset()
 
 
 def redact_json(value: Any) -> Any:
     """A JSON value with its content replaced by hashes (see the module docstring)."""
     if isinstance(value, dict):
-        typed = TYPED_CONTENT_KEYS.get(value.get("type"), frozenset())  # type: ignore[arg-type]
+        kind = value.get("type")
+        if not isinstance(kind, str):
+            return {key: _member(key, item) for key, item in value.items()}
+        typed = TYPED_CONTENT_KEYS.get(kind, _NONE)
+        whole = TYPED_INPUT_KEYS.get(kind, _NONE)
         return {
-            key: _content(key, item) if key in typed else _member(key, item)
+            key: _hash_value(item)
+            if key in whole and isinstance(item, dict | list)
+            else _content(key, item)
+            if key in typed
+            else _member(key, item)
             for key, item in value.items()
         }
     if isinstance(value, list):
