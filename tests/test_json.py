@@ -51,3 +51,62 @@ def test_digit_runs_are_found(text: str, length: int) -> None:
     assert has_digit_run(text, length) is expected
     assert has_digit_run(text.encode(), length) is expected
     assert has_digit_run("\ud800" + text, length) is expected
+
+
+# --- nesting (docs/design.md "Limits and memory": JSON nested too deep) --------
+
+DEPTH = _json.MAX_DEPTH
+DECODERS = [
+    pytest.param(_json.loads, id="loads"),
+    pytest.param(lambda text: loads_payload(text.encode()), id="loads_payload"),
+    pytest.param(lambda text: _json.loads_checked(text), id="stdlib"),
+]
+
+
+def _nested(depth: int, inner: str = "") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+@pytest.mark.parametrize("decode", DECODERS[:2])
+def test_nesting_up_to_the_cap_decodes(decode: Any) -> None:
+    assert decode(_nested(DEPTH)) == json.loads(_nested(DEPTH))
+    assert decode('{"a":' + _nested(DEPTH - 1) + "}")["a"] == json.loads(_nested(DEPTH - 1))
+
+
+@pytest.mark.parametrize("depth", [DEPTH + 1, 1000, 1025, 100_000])
+@pytest.mark.parametrize("decode", DECODERS[:2])
+def test_nesting_past_the_cap_raises_the_depth_error(decode: Any, depth: int) -> None:
+    for text in (_nested(depth), "[" * depth, '{"a":' * depth + "1" + "}" * depth):
+        with pytest.raises(_json.JsonDepthError):
+            decode(text)
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    text = json.dumps(["[" * 5000, "{" * 5000, '\\"[' * 1000])
+    assert _json.loads(text) == json.loads(text)
+
+
+def test_the_stdlib_decoder_turns_a_recursion_error_into_the_depth_error() -> None:
+    # Within the cap, but from a caller with little stack left: never a RecursionError.
+    from hostile_streams import at_stack_depth
+
+    text = _nested(DEPTH)
+    for decode in (_json.loads_checked, _json.loads):
+        outcome = at_stack_depth(40, lambda d=decode: _try(d, text))  # type: ignore[misc]
+        assert outcome in ("ok", "JsonDepthError"), outcome
+
+
+def _try(decode: Any, text: str) -> str:
+    try:
+        decode(text)
+    except _json.JsonDepthError:
+        return "JsonDepthError"
+    except RecursionError:
+        return "RecursionError"
+    return "ok"
+
+
+def test_failure_names_the_depth_error_apart_from_invalid_json() -> None:
+    assert _json.failure(_json.JsonDepthError(), "[[[", "a payload")[0] == "json_too_deep"
+    kind, message = _json.failure(ValueError("x"), "nope", "a payload")
+    assert (kind, message) == ("invalid_json", "a payload is not JSON: 'nope'")

@@ -30,6 +30,7 @@ __all__ = [
     "encode_eventstream",
     "encode_sse",
     "has_digit_run",
+    "json_nesting_exceeds",
     "utf8_length",
 ]
 
@@ -292,6 +293,10 @@ def utf8_length(text: str) -> int:
 def has_digit_run(data: str | Buffer, length: int) -> bool:
     """Whether ``data`` holds a run of at least ``length`` consecutive ASCII
     digits (a JSON integer outside the 64-bit range has 19 or more)."""
+
+def json_nesting_exceeds(data: str | Buffer, limit: int) -> bool:
+    """Whether the JSON text ``data`` nests arrays and objects more than
+    ``limit`` levels deep (brackets inside strings do not count)."""
 
 @final
 class Utf8Decoder:

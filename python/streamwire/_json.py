@@ -18,6 +18,19 @@ Every SSE data payload of a JSON protocol is decoded exactly once, here. RFC
   an integer has at least 19 digits, so a text with a 19-digit run goes to the
   standard library directly (``has_digit_run``, a probe every 19 bytes in
   Rust). So the outcome never depends on whether orjson is installed.
+
+Nesting is capped (docs/design.md "Limits and memory"): a text whose arrays
+and objects nest more than ``MAX_DEPTH`` levels raises ``JsonDepthError``, a
+``ValueError``, before any decoder runs. The screen (``json_nesting_exceeds``,
+in Rust) costs one vectorized bracket count, and only for texts longer than
+``MAX_DEPTH``. Without it, the standard library's decoder recurses once per
+level and raises ``RecursionError`` (not a ``ValueError``: it escaped every
+adapter) at a depth that depends on the caller's stack, while orjson stops at
+1024 levels; so the cap keeps the outcome the same for both, and keeps the
+decoded value shallow enough for everything that walks it later (schema
+validation, re-encoding, recordings). A caller whose own stack is already
+within ``MAX_DEPTH`` levels of the recursion limit still gets a
+``JsonDepthError``, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -27,9 +40,9 @@ import json.scanner
 from collections.abc import Callable
 from typing import Any
 
-from ._core import has_digit_run
+from ._core import has_digit_run, json_nesting_exceeds
 
-__all__ = ["ACCELERATED", "loads"]
+__all__ = ["ACCELERATED", "MAX_DEPTH", "JsonDepthError", "check_depth", "failure", "loads"]
 
 # The C scanner the decoder itself uses (``JSONDecoder.scan_once``); typeshed
 # types make_scanner's argument as its own class, hence the ignore.
@@ -37,6 +50,31 @@ _scan_once = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-t
 _JSON_WS = " \t\n\r"
 #: The fewest digits of an integer outside the 64-bit range (2**63 has 19).
 WIDE_INT_DIGITS = 19
+#: The deepest nesting of arrays and objects a decoded text may have.
+MAX_DEPTH = 256
+
+
+class JsonDepthError(ValueError):
+    """A JSON text nests deeper than ``MAX_DEPTH`` levels (or deeper than the
+    caller's remaining stack allows); adapters report it as ``json_too_deep``."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the JSON text nests deeper than {MAX_DEPTH} levels")
+
+
+def failure(exc: ValueError, text: str | bytes, what: str) -> tuple[str, str]:
+    """The error type and message of a failed decode of ``what`` (``"a data
+    payload"``, ...): ``json_too_deep`` for ``JsonDepthError``, else
+    ``invalid_json`` with the text's beginning."""
+    if isinstance(exc, JsonDepthError):
+        return "json_too_deep", f"{what} nests deeper than {MAX_DEPTH} levels"
+    return "invalid_json", f"{what} is not JSON: {text[:80]!r}"
+
+
+def check_depth(text: str | bytes) -> None:
+    """Raises ``JsonDepthError`` if ``text`` nests deeper than ``MAX_DEPTH``."""
+    if len(text) > MAX_DEPTH and json_nesting_exceeds(text, MAX_DEPTH):
+        raise JsonDepthError
 
 
 def _loads_stdlib(text: str) -> Any:
@@ -51,21 +89,35 @@ def _loads_stdlib(text: str) -> Any:
     return value
 
 
+def loads_checked(text: str) -> Any:
+    """The standard library's decode of a text that passed ``check_depth``."""
+    try:
+        return _loads_stdlib(text)
+    except RecursionError:
+        raise JsonDepthError from None
+
+
 def _make_loads() -> tuple[Callable[[str], Any], bool]:
     try:
         import orjson
     except ImportError:
-        return _loads_stdlib, False
+
+        def loads_stdlib(text: str) -> Any:
+            check_depth(text)
+            return loads_checked(text)
+
+        return loads_stdlib, False
     orjson_loads = orjson.loads
     orjson_error = orjson.JSONDecodeError
 
     def loads_accelerated(text: str) -> Any:
+        check_depth(text)
         if has_digit_run(text, WIDE_INT_DIGITS):
-            return _loads_stdlib(text)
+            return loads_checked(text)
         try:
             return orjson_loads(text)
         except orjson_error:
-            return _loads_stdlib(text)
+            return loads_checked(text)
 
     return loads_accelerated, True
 
@@ -74,4 +126,7 @@ loads: Callable[[str], Any]
 #: Whether the optional ``orjson`` accelerator is in use.
 ACCELERATED: bool
 loads, ACCELERATED = _make_loads()
-loads.__doc__ = "Decodes one JSON text; raises ValueError (json.JSONDecodeError) if invalid."
+loads.__doc__ = (
+    "Decodes one JSON text; raises ValueError if invalid (json.JSONDecodeError) "
+    "or nested too deep (JsonDepthError)."
+)

@@ -11,13 +11,21 @@ moment it arrives, "whatever came before or after it".
 ``result_from_events`` rebuilds a result from unified events alone: the tests
 use it to prove that the events carry everything the result says, and the
 gateway translation checks compare results across protocols with it.
+
+Reading ``result`` after every chunk must stay cheap, so a snapshot rebuilds
+only what changed since the last one: each text is extended by the pieces
+that arrived since (``Joined``), each call's ``ToolCall`` is rebuilt only when
+its state or arguments changed, and ``provider_content`` and
+``provider_metrics`` are handed out as they are, never copied value by value
+(the items are shared by the results of one stream: read-only). What remains
+per read is the copy of the texts into fresh ``str`` objects, which a frozen
+result needs.
 """
 
 from __future__ import annotations
 
 import bisect
-import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._core import utf8_length
@@ -49,10 +57,10 @@ from .result import (
     StreamWarning,
     Usage,
 )
-from .toolcalls import ABANDONED, CallBuffer, ToolCalls
+from .toolcalls import ABANDONED, TOO_DEEP, CallBuffer, ToolCalls
 from .tooldefs import ToolSet
 
-__all__ = ["Accumulator", "ChoiceState", "result_from_events"]
+__all__ = ["Accumulator", "ChoiceState", "Frozen", "Joined", "result_from_events"]
 
 #: Caps on what a result keeps for logging, so a hostile stream cannot grow it.
 MAX_RECORDS = 100
@@ -69,12 +77,72 @@ _RANK: dict[Status, int] = {
 }
 
 
+class Joined:
+    """The join of a list of str pieces that only grows, kept between snapshots.
+
+    ``of(pieces)`` joins only the pieces added since its last call (the list
+    is recognized by its length and its last joined piece); if the list was
+    rewritten otherwise, it joins it all again. ``nbytes`` is the UTF-8 length
+    of the joined text, counted the same way.
+    """
+
+    __slots__ = ("count", "last", "nbytes", "start", "text")
+
+    def __init__(self, start: int = 0) -> None:
+        #: The pieces joined are ``pieces[start:]``.
+        self.start = start
+        self.count = start
+        self.last: str | None = None
+        self.text = ""
+        self.nbytes = 0
+
+    def of(self, pieces: list[str]) -> str:
+        """``pieces[start:]`` joined."""
+        n = len(pieces)
+        count = self.count
+        fresh = count == self.start
+        if n == count and (fresh or pieces[-1] is self.last):
+            return self.text
+        if n > count and (fresh or pieces[count - 1] is self.last):
+            new = pieces[count] if n == count + 1 else "".join(pieces[count:])
+            self.text += new
+            self.nbytes += utf8_length(new)
+        else:
+            self.text = "".join(pieces[self.start :])
+            self.nbytes = utf8_length(self.text)
+        self.count = n
+        self.last = pieces[-1] if n > self.start else None
+        return self.text
+
+
+class Frozen:
+    """``tuple(items)`` of a list that only grows (appends or inserts), rebuilt
+    only when its length changed since the last call."""
+
+    __slots__ = ("count", "items", "value")
+
+    def __init__(self) -> None:
+        self.items: list[Any] | None = None
+        self.count = 0
+        self.value: tuple[Any, ...] = ()
+
+    def of(self, items: list[Any]) -> tuple[Any, ...]:
+        """The items as a tuple."""
+        if items is not self.items or len(items) != self.count:
+            self.items = items
+            self.count = len(items)
+            self.value = tuple(items)
+        return self.value
+
+
 class ChoiceState:
     """What one choice (candidate) produced so far."""
 
     __slots__ = (
         "finish_reason",
+        "frozen_signatures",
         "index",
+        "joined",
         "reasoning",
         "refusal",
         "signatures",
@@ -97,6 +165,23 @@ class ChoiceState:
         self.terminal = False
         #: The decided status, once the stream ended.
         self.status: Status | None = None
+        #: The snapshot's joins of ``text``, ``reasoning``, ``refusal``, and its signatures.
+        self.joined = (Joined(), Joined(), Joined())
+        self.frozen_signatures = Frozen()
+
+    def coalesce_tail(self, field: str, parts: list[str], joined: str) -> None:
+        """Replaces the tail of one of the choice's piece lists (``"text"`` or
+        ``"reasoning"``) by ``joined`` when that tail is ``parts`` (a closing
+        block's pieces, whose join is ``joined``): the concatenation is
+        unchanged, whichever block each piece came from, and the list holds
+        one string instead of every delta. Left as it is when a snapshot
+        already joined part of that tail (its ``Joined`` extends the list)."""
+        pieces: list[str] = getattr(self, field)
+        n = len(parts)
+        if n > 1 and pieces[-n:] == parts:
+            cache = self.joined[0 if field == "text" else 1]
+            if cache.count <= len(pieces) - n:
+                pieces[-n:] = [joined]
 
 
 class Accumulator:
@@ -131,8 +216,12 @@ class Accumulator:
         self.http_ok = None if http_status is None else 200 <= http_status < 300
         self.message_id: str | None = None
         self.model: str | None = None
-        #: The provider's own content items, for ``StreamResult.provider_content``.
+        #: The provider's own content items, for ``StreamResult.provider_content``;
+        #: they only grow (``add_content``, or appended or inserted by the adapter).
         self.provider_content: list[dict[str, Any]] = []
+        #: An adapter that renders its content items itself (Gemini's parts)
+        #: sets this instead: the items as a tuple, for each snapshot.
+        self.content_view: Callable[[], tuple[dict[str, Any], ...]] | None = None
         #: The block index of each ``provider_content`` item (``add_content``).
         self._content_indexes: list[int] = []
         #: The provider's own metrics, for ``StreamResult.provider_metrics``.
@@ -159,6 +248,9 @@ class Accumulator:
         #: Conflicts, warnings and errors go to the ``streamwire`` logger
         #: (off when a result is rebuilt from events already logged).
         self.logs = True
+        # What the last snapshot built, reused while unchanged (see the module docstring).
+        self._frozen = (Frozen(), Frozen(), Frozen())  # conflicts, warnings, provider_content
+        self._unknown_view: tuple[int, Any, Any] = (-1, None, None)
 
     # --- recording -------------------------------------------------------
 
@@ -297,6 +389,27 @@ class Accumulator:
         else:
             out.append(self.arguments_too_large(call))
 
+    def complete_call(
+        self,
+        call: CallBuffer,
+        out: list[Event],
+        *,
+        free_text: bool = False,
+        builtin: tuple[str, ...] | None = None,
+    ) -> None:
+        """Completes a collecting call (``ToolCalls.complete``) and emits its
+        ``ToolCallCompleted``. Arguments nested deeper than ``_json.MAX_DEPTH``
+        also end the stream in a ``limit`` error (``json_too_deep``), as
+        arguments over ``max_tool_argument_chars`` do."""
+        completed = self.calls.complete(call, free_text=free_text, builtin=builtin)
+        if completed is None:
+            return
+        out.append(completed)
+        if completed.invalid_reason == TOO_DEEP:
+            out.append(
+                self.fail("limit", "json_too_deep", None, f"tool call {call.index}: {TOO_DEEP}")
+            )
+
     def arguments_too_large(self, call: CallBuffer) -> ErrorReceived:
         """Marks ``call`` overflowed; the stream's ``limit`` error for it."""
         call.overflowed = True
@@ -325,9 +438,16 @@ class Accumulator:
         ordered = sorted(self.choices.values(), key=_index)
         results = [self._choice_result(c, status) for c in ordered]
         first = next((r for r in results if r.index == 0), None)
-        text_bytes = sum(utf8_length(r.text) for r in results)
+        text_bytes = sum(c.joined[0].nbytes for c in ordered)
         calls = [c for r in results for c in r.tool_calls]
-        argument_bytes = sum(utf8_length(c.raw_arguments) for c in calls)
+        argument_bytes = self.calls.argument_bytes()
+        count, unknown_events, unknown_fields = self._unknown_view
+        if count != self.unknown_count:
+            unknown_events = ReadOnlyDict(self.unknown_events)
+            unknown_fields = ReadOnlyDict(self.unknown_fields)
+            self._unknown_view = (self.unknown_count, unknown_events, unknown_fields)
+        conflicts, warnings, content = self._frozen
+        view = self.content_view
         metrics = Metrics(
             bytes_received=self.bytes_received,
             wire_events=self.wire_events,
@@ -358,10 +478,10 @@ class Accumulator:
             choices=tuple(results),
             message_id=self.message_id,
             model=self.model,
-            unknown_events=ReadOnlyDict(self.unknown_events),
-            unknown_fields=ReadOnlyDict(self.unknown_fields),
-            conflicts=tuple(self.conflicts),
-            warnings=tuple(self.warnings),
+            unknown_events=unknown_events,
+            unknown_fields=unknown_fields,
+            conflicts=conflicts.of(self.conflicts),
+            warnings=warnings.of(self.warnings),
             metrics=metrics,
             http_ok=self.http_ok,
             framing_ok=self.framing_ok,
@@ -369,8 +489,8 @@ class Accumulator:
             tool_args_complete=all(
                 c.arguments is not None and c.invalid_reason != ABANDONED for c in calls
             ),
-            provider_content=tuple(copy.deepcopy(self.provider_content)),
-            provider_metrics=ReadOnlyDict(copy.deepcopy(self.provider_metrics)),
+            provider_content=content.of(self.provider_content) if view is None else view(),
+            provider_metrics=ReadOnlyDict(self.provider_metrics),
         )
         self.cached = result
         return result
@@ -380,13 +500,14 @@ class Accumulator:
         # docs/design.md: executable only when the *stream* completed; with n > 1 a
         # truncated or unfinished sibling choice holds back every batch.
         verdict = self.calls.release(choice.index, stream_status, choice.stop_reason)
+        text, reasoning, refusal = choice.joined
         return ChoiceResult(
             index=choice.index,
             status=status,
-            text="".join(choice.text),
-            reasoning="".join(choice.reasoning),
-            reasoning_signatures=tuple(choice.signatures),
-            refusal="".join(choice.refusal),
+            text=text.of(choice.text),
+            reasoning=reasoning.of(choice.reasoning),
+            reasoning_signatures=choice.frozen_signatures.of(choice.signatures),
+            refusal=refusal.of(choice.refusal),
             tool_calls=self.calls.snapshot(choice.index, verdict),
             executable=verdict[0],
             not_executable_reason=verdict[1],
@@ -498,13 +619,3 @@ def _count(counts: dict[str, int], key: str) -> None:
 
 def _index(choice: ChoiceState) -> int:
     return choice.index
-
-
-def coalesce_tail(pieces: list[str], parts: list[str], joined: str) -> None:
-    """Replaces the tail of ``pieces`` (a choice's text, say) by ``joined``
-    when that tail is ``parts`` (a closing block's pieces, whose join is
-    ``joined``): the concatenation is unchanged, whichever block each piece
-    came from, and the snapshot joins one string instead of every delta again."""
-    n = len(parts)
-    if n > 1 and pieces[-n:] == parts:
-        pieces[-n:] = [joined]

@@ -335,14 +335,17 @@ class StreamResult(_AsDict):
     #: bedrock-invoke: the ``content`` blocks: text with citations, thinking
     #: with its signature, redacted thinking, tool use, server tool use and
     #: results; openai-responses: the done output items, verbatim, in output
-    #: order). Plain JSON values, copied for each result. Empty for protocols
+    #: order). Plain JSON values, shared by every result of the stream (so
+    #: that reading ``result`` stays cheap): treat them as read-only, and
+    #: ``copy.deepcopy`` them before changing one. Empty for protocols
     #: that keep none. Not rebuilt by ``result_from_events``.
     provider_content: tuple[dict[str, Any], ...] = ()
     #: The provider's own metrics of the stream, verbatim, under the names the
     #: provider gives them (bedrock-converse: the metadata event's ``metrics``,
     #: ``trace``, ``performanceConfig``, ``serviceTier``; bedrock-invoke:
     #: ``amazon-bedrock-invocationMetrics``). Empty when the provider sent
-    #: none. Copied for each result. Not rebuilt by ``result_from_events``.
+    #: none. A new mapping for each result; its values are shared, read-only.
+    #: Not rebuilt by ``result_from_events``.
     provider_metrics: Mapping[str, Any] = field(default_factory=dict)
 
     def tool_call(self, call_id: str) -> ToolCall | None:

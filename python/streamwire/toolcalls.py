@@ -33,6 +33,7 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from . import _json
+from ._core import utf8_length
 from .errors import UsageError
 from .events import ToolCallCompleted, ToolCallStarted
 from .kinds import CallState, Executor, IdSource
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABANDONED",
+    "TOO_DEEP",
     "TRANSITIONS",
     "CallInput",
     "CallState",
@@ -84,6 +86,8 @@ TRANSITIONS: Mapping[tuple[CallState, CallInput], CallState] = {
 STATES: tuple[CallState, ...] = get_args(CallState)
 #: The ``invalid_reason`` of a call whose stream ended before the call completed.
 ABANDONED = "the stream ended before the call was complete"
+#: The ``invalid_reason`` of a call whose arguments nest deeper than ``_json.MAX_DEPTH``.
+TOO_DEEP = f"the arguments nest deeper than {_json.MAX_DEPTH} levels"
 INPUTS: tuple[CallInput, ...] = get_args(CallInput)
 
 
@@ -128,6 +132,7 @@ class CallBuffer:
         "parts",
         "raw",
         "size",
+        "snapshot",
         "state",
         "type",
     )
@@ -147,6 +152,9 @@ class CallBuffer:
         self.raw: str | None = None
         self.arguments: dict[str, Any] | None = None
         self.invalid_reason: str | None = None
+        #: The last snapshot of the call: ``(what it was built from, ToolCall,
+        #: UTF-8 bytes of its arguments)``, reused while that is unchanged.
+        self.snapshot: tuple[tuple[Any, ...], ToolCall, int] | None = None
 
     def set_identity(self, field: Literal["id", "name", "type"], value: str | None) -> str | None:
         """Sets an identity field once; returns a conflict description or None.
@@ -291,6 +299,8 @@ class ToolCalls:
         else:
             try:
                 value = _json.loads(raw)
+            except _json.JsonDepthError:
+                return TOO_DEEP
             except ValueError as exc:
                 return f"the arguments are not valid JSON: {exc}"
             if not isinstance(value, dict):
@@ -354,12 +364,29 @@ class ToolCalls:
                 ok, why = False, call.invalid_reason
             else:
                 ok, why = executable, reason
-            out.append(
-                ToolCall(
+            # What the ToolCall is built from (the arguments by their size:
+            # they only grow while collecting, and are set once at the end).
+            raw = call.raw
+            key = (
+                call.state,
+                call.size,
+                None if raw is None else len(raw),
+                call.id,
+                call.name,
+                call.type,
+                call.invalid_reason,
+                call.id_source,
+                ok,
+                why,
+            )
+            cached = call.snapshot
+            if cached is None or cached[0] != key:
+                arguments = call.raw_arguments()
+                snapshot = ToolCall(
                     id=call.id,
                     name=call.name,
                     arguments=call.arguments,
-                    raw_arguments=call.raw_arguments(),
+                    raw_arguments=arguments,
                     state=call.state,
                     executable=ok,
                     not_executable_reason=why,
@@ -370,8 +397,18 @@ class ToolCalls:
                     executor=call.executor,
                     id_source=call.id_source,
                 )
-            )
+                cached = call.snapshot = (key, snapshot, utf8_length(arguments))
+            out.append(cached[1])
         return tuple(out)
+
+    def argument_bytes(self) -> int:
+        """UTF-8 bytes of every call's arguments, as of each call's last snapshot."""
+        return sum(
+            call.snapshot[2]
+            for calls in self.by_choice.values()
+            for call in calls
+            if call.snapshot is not None
+        )
 
 
 class ToolLedger:

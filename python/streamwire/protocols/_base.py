@@ -12,8 +12,13 @@ the unified events the data completed; it never reads a socket or a clock
 * ``result``: a ``StreamResult``, valid at any time, final after close/cancel.
 
 Bad upstream input never raises out of an adapter; it becomes an event and a
-status. Feeding after ``close()`` or ``cancel()`` is caller misuse and raises
-``UsageError``. ``close()`` and ``cancel()`` are idempotent.
+status. That holds whatever the caller's stack: values are decoded at most
+``_json.MAX_DEPTH`` levels deep, and if walking one still runs out of stack
+(``RecursionError``, a caller already deep in its own recursion), the stream
+ends in a ``limit`` error of type ``json_too_deep`` (``stack_exhausted``) and
+reads no more of its input, so its state stays what it was. Feeding after
+``close()`` or ``cancel()`` is caller misuse and raises ``UsageError``.
+``close()`` and ``cancel()`` are idempotent.
 
 ``SseStream`` is the base of the SSE protocols: it owns the Rust
 ``SseDecoder`` and turns a ``FramingError`` into an ``error`` result with
@@ -34,9 +39,11 @@ from .._core import (
     SseDecoder,
     SseEvent,
 )
+from .._json import MAX_DEPTH
 from ..accumulate import Accumulator
 from ..errors import FramingError, UsageError
 from ..events import (
+    ErrorReceived,
     Event,
     ReasoningDelta,
     RefusalDelta,
@@ -54,6 +61,7 @@ __all__ = [
     "Stream",
     "feed_framed",
     "retryable_hint",
+    "stack_exhausted",
 ]
 
 #: Default cap on one call's arguments, in characters (code points).
@@ -62,6 +70,18 @@ DEFAULT_MAX_TOOL_ARGUMENT_CHARS = 8 * 1024 * 1024
 DEFAULT_MAX_TOOL_CALLS = 1024
 
 Clock = Callable[[], float]
+#: The message of ``stack_exhausted``.
+STACK_EXHAUSTED = (
+    "the stack ran out while reading a nested value: the caller's own stack left "
+    f"too little room for values nested up to {MAX_DEPTH} levels"
+)
+
+
+def stack_exhausted(acc: Accumulator) -> ErrorReceived:
+    """The error of a ``RecursionError`` met while interpreting input."""
+    return acc.fail("limit", "json_too_deep", None, STACK_EXHAUSTED)
+
+
 #: Events that count as content for ``time_to_first_content``.
 _CONTENT = frozenset(
     {TextDelta, ReasoningDelta, RefusalDelta, ToolCallStarted, ToolCallArgumentsDelta}
@@ -140,8 +160,11 @@ class Stream(ABC):
         acc = self._acc
         acc.cached = None
         out: list[Event] = []
-        self._end_input(out)
-        self._on_eof(out)
+        try:
+            self._end_input(out)
+            self._on_eof(out)
+        except RecursionError:
+            out.append(stack_exhausted(acc))
         if not acc.ended:
             out.extend(acc.finish())
         return self._emit(out)
@@ -314,7 +337,11 @@ def feed_framed(
         return cast(list[Event], stream._emit(out))
     if not units:
         return out
-    interpret(units, out)
+    try:
+        interpret(units, out)
+    except RecursionError:
+        stream._framing_failed = True  # the rest of the input is counted, not parsed
+        out.append(stack_exhausted(stream._acc))
     return cast(list[Event], stream._emit(out))
 
 

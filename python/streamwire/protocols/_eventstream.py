@@ -71,7 +71,7 @@ from .._core import (
     ShapeMatcher,
     has_digit_run,
 )
-from .._json import ACCELERATED, WIDE_INT_DIGITS, loads
+from .._json import ACCELERATED, WIDE_INT_DIGITS, check_depth, failure, loads
 from ..errors import FramingError, UsageError
 from ..events import Event
 from ._base import Stream, feed_framed, retryable_hint
@@ -133,6 +133,7 @@ def _make_loads_payload() -> Any:
     orjson_error = orjson.JSONDecodeError
 
     def loads_payload(payload: bytes) -> Any:
+        check_depth(payload)
         if has_digit_run(payload, WIDE_INT_DIGITS):
             return loads(payload.decode("utf-8"))
         try:
@@ -143,7 +144,8 @@ def _make_loads_payload() -> Any:
     return loads_payload
 
 
-#: Decodes a payload's JSON; raises ValueError (``UnicodeDecodeError`` included).
+#: Decodes a payload's JSON; raises ValueError (``UnicodeDecodeError`` and
+#: ``JsonDepthError`` included).
 loads_payload: Callable[[bytes], Any] = _make_loads_payload()
 
 
@@ -300,16 +302,10 @@ class EventStreamStream(Stream):
         """The message's JSON object payload; None (an error recorded) if it is not one."""
         try:
             value = loads_payload(message.payload)
-        except ValueError:  # UnicodeDecodeError is a ValueError too
-            out.append(
-                self._acc.fail(
-                    "framing",
-                    "invalid_json",
-                    None,
-                    f"the payload of a {message.event_type} event is not JSON: "
-                    f"{_preview(message.payload)!r}",
-                )
-            )
+        except ValueError as exc:  # UnicodeDecodeError is a ValueError too
+            what = f"the payload of a {message.event_type} event"
+            kind, note = failure(exc, _preview(message.payload), what)
+            out.append(self._acc.fail("framing", kind, None, note))
             return None
         if type(value) is not dict:
             out.append(

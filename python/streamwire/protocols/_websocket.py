@@ -48,7 +48,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from .._core import DEFAULT_MAX_EVENT_BYTES
-from .._json import loads
+from .._json import failure, loads
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import (
@@ -60,7 +60,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..result import StreamError, StreamResult, StreamWarning
-from ._base import Stream
+from ._base import STACK_EXHAUSTED, Stream
 from ._lane import Lane
 from ._turn import REVOKED, AudioMode, Turn, b64_size, refuse_cancelled
 
@@ -247,8 +247,8 @@ class WebSocketSession(Stream, Generic[M]):
             else:
                 try:
                     obj = loads(message)
-                except ValueError:
-                    problem = _not_json(message)
+                except ValueError as exc:
+                    problem = failure(exc, message, "a message")
                 else:
                     if type(obj) is not dict:
                         problem = ("invalid_payload", "a message is not a JSON object")
@@ -258,7 +258,11 @@ class WebSocketSession(Stream, Generic[M]):
         if problem is not None:
             self._bad_message(problem[0], problem[1], out)
         else:
-            self._on_message(obj, raw, out)
+            try:
+                self._on_message(obj, raw, out)
+            except RecursionError:
+                # Messages are whole: the next one is read; this one's responses failed.
+                self._bad_message("json_too_deep", STACK_EXHAUSTED, out, phase="limit")
         routed = self._routed
         if routed is not None:
             routed.acc.wire_events += 1
@@ -292,8 +296,8 @@ class WebSocketSession(Stream, Generic[M]):
             )
         try:
             obj = loads(text)
-        except ValueError:
-            return None, None, size, _not_json(text)
+        except ValueError as exc:
+            return None, None, size, failure(exc, text, "a message")
         if type(obj) is not dict:
             return None, None, size, ("invalid_payload", "a message is not a JSON object")
         return obj, text, size, None
@@ -304,20 +308,27 @@ class WebSocketSession(Stream, Generic[M]):
             f"a message of {size} bytes passed max_message_bytes ({self._max_message_bytes})",
         )
 
-    def _bad_message(self, kind: str, message: str, out: list[Event]) -> None:
+    def _bad_message(
+        self,
+        kind: str,
+        message: str,
+        out: list[Event],
+        *,
+        phase: Literal["framing", "limit"] = "framing",
+    ) -> None:
         """A message that could not be read: an error for the responses in flight."""
         turns = [t for t in self._turns if t.in_flight]
         if not turns:
-            self._session_error("framing", kind, None, message, False, None, out)
+            self._session_error(phase, kind, None, message, False, None, out)
             return
         for turn in turns:
             start = len(out)
-            out.append(turn.acc.fail("framing", kind, None, message, retryable=False))
+            out.append(turn.acc.fail(phase, kind, None, message, retryable=False))
             self.attribute(turn, out, start)
 
     def _session_error(
         self,
-        phase: Literal["framing", "provider", "transport"],
+        phase: Literal["framing", "provider", "transport", "limit"],
         type: str | None,
         code: str | int | None,
         message: str | None,
@@ -533,10 +544,6 @@ class WebSocketSession(Stream, Generic[M]):
         if self.lanes and not self._closed and self._clock is None:
             self._lane = self._open_lane()
         return self._emit(out) if out else out
-
-
-def _not_json(text: str) -> tuple[str, str]:
-    return ("invalid_json", f"a message is not JSON: {text[:80]!r}")
 
 
 def session_result_for(source: StreamResult | Stream, call_id: str) -> StreamResult:

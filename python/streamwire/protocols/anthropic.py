@@ -150,8 +150,8 @@ class AnthropicStream(SseStream):
         data = event.data
         try:
             obj = loads(data)
-        except ValueError:
-            machine.on_not_json(data, out, event.event)
+        except ValueError as exc:
+            machine.on_not_json(data, out, event.event, exc)
             return
         machine.on_event(obj, out, event.event, data)
 

@@ -73,7 +73,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..accumulate import Accumulator, ChoiceState, coalesce_tail
+from ..accumulate import Accumulator, ChoiceState
 from ..events import (
     Event,
     Executor,
@@ -376,9 +376,7 @@ class Blocks:
                 if type(start_input) is dict and start_input:
                     fragment = json.dumps(start_input, ensure_ascii=False)
                     self.arguments(block, fragment, out)
-            completed = self._calls.complete(call)
-            if completed is not None:
-                out.append(completed)
+            self._acc.complete_call(call, out)
         content = self._content(block)
         if content is not None:
             self._acc.add_content(block.index, content)
@@ -393,13 +391,13 @@ class Blocks:
         if role == "text":
             content["text"] = text = "".join(block.parts)
             if choice is not None:
-                coalesce_tail(choice.text, block.parts, text)
+                choice.coalesce_tail("text", block.parts, text)
             if block.citations or "citations" in content:
                 content["citations"] = list(block.citations)
         elif role == "thinking":
             content["thinking"] = thinking = "".join(block.parts)
             if choice is not None:
-                coalesce_tail(choice.reasoning, block.parts, thinking)
+                choice.coalesce_tail("reasoning", block.parts, thinking)
             if block.signature is not None:
                 content["signature"] = block.signature
         elif role in _CALL_ROLES:

@@ -57,7 +57,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal, TypeGuard
 
-from .._json import loads
+from .._json import failure, loads
 from ..accumulate import Accumulator, ChoiceState
 from ..errors import UsageError
 from ..events import Event, MessageStarted, StopReason, UnknownEvent
@@ -212,13 +212,20 @@ class AnthropicMachine:
         text = data if isinstance(data, str) else data.decode("utf-8", "replace")
         try:
             obj = loads(text)
-        except ValueError:
-            self.on_not_json(text, out, name)
+        except ValueError as exc:
+            self.on_not_json(text, out, name, exc)
             return
         self.on_event(obj, out, name, text)
 
-    def on_not_json(self, data: str, out: list[Event], name: str | None = None) -> None:
-        """A payload that is not JSON: a keep-alive, an error text, or a framing error."""
+    def on_not_json(
+        self,
+        data: str,
+        out: list[Event],
+        name: str | None = None,
+        exc: ValueError | None = None,
+    ) -> None:
+        """A payload that is not JSON (``exc``: why the decode failed): a
+        keep-alive, an error text, or a framing error."""
         self._check_open()
         acc = self._acc
         stripped = data.strip()
@@ -231,8 +238,8 @@ class AnthropicMachine:
         elif name == "error":
             self.on_event({"type": "error", "error": {"message": data}}, out, name, data)
         else:
-            message = f"a data payload is not JSON: {data[:80]!r}"
-            out.append(acc.fail("framing", "invalid_json", None, message))
+            kind, message = failure(exc or ValueError(), data, "a data payload")
+            out.append(acc.fail("framing", kind, None, message))
 
     def on_event(
         self, obj: Any, out: list[Event], name: str | None = None, raw: str | None = None

@@ -101,7 +101,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, cast
 
 from .._core import EventStreamMessage, ShapeMatcher
-from .._json import ACCELERATED
+from .._json import ACCELERATED, check_depth
 from ..accumulate import ChoiceState
 from ..events import (
     Event,
@@ -206,7 +206,11 @@ _fast_loads: Callable[[bytes], Any] = _eventstream.loads_payload
 if ACCELERATED:
     import orjson
 
-    _fast_loads = orjson.loads
+    def _orjson_screened(payload: bytes, _loads: Callable[[bytes], Any] = orjson.loads) -> Any:
+        check_depth(payload)  # the general path's cap (orjson alone allows 1024 levels)
+        return _loads(payload)
+
+    _fast_loads = _orjson_screened
 #: The fast path's payload shape, matched in Rust while framing: a text delta,
 #: exactly ``contentBlockIndex`` and ``delta`` (and Bedrock's padding ``p``),
 #: the delta exactly its ``text``; it captures (block index, text).

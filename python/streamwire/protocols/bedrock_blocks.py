@@ -45,7 +45,7 @@ import binascii
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..accumulate import Accumulator, ChoiceState, coalesce_tail
+from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 
@@ -181,9 +181,7 @@ class ConverseBlocks:
         block.state = "closed"
         call = block.call
         if call is not None and call.state == "collecting":
-            completed = self._acc.calls.complete(call)
-            if completed is not None:
-                out.append(completed)
+            self._acc.complete_call(call, out)
         content = self._content(block)
         if content is not None:
             self._acc.add_content(block.index, content)
@@ -341,7 +339,7 @@ class ConverseBlocks:
             text = "".join(block.parts)
             state = self._acc.choices.get(0)
             if state is not None:
-                coalesce_tail(state.text, block.parts, text)
+                state.coalesce_tail("text", block.parts, text)
             return {"text": text} if text else None
         if kind == "reasoning":
             if block.redacted and not block.parts:

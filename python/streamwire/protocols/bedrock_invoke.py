@@ -107,8 +107,8 @@ class BedrockInvokeStream(EventStreamStream):
             return
         try:
             obj = loads(text)
-        except ValueError:
-            self._machine.on_not_json(text, out)
+        except ValueError as exc:
+            self._machine.on_not_json(text, out, None, exc)
             return
         if type(obj) is dict:
             self._observe(obj, out)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core import DEFAULT_MAX_EVENT_BYTES, SseEvent
-from .._json import loads
+from .._json import failure, loads
 from ..errors import UsageError
 from ..events import Event
 from ..result import StreamResult
@@ -120,24 +120,23 @@ class GeminiStream(SseStream):
             data = event.data
             try:
                 chunk = loads(data)
-            except ValueError:
-                self._not_json(data, out)
+            except ValueError as exc:
+                self._not_json(data, exc, out)
                 continue
             on_chunk(chunk, out)
 
-    def _not_json(self, data: str, out: list[Event]) -> None:
+    def _not_json(self, data: str, exc: ValueError, out: list[Event]) -> None:
         stripped = data.strip()
         if not stripped:
             return  # an empty data payload is a keep-alive
         if stripped == "[DONE]":
             self._acc.warn("unexpected_done", "a [DONE] payload (not Gemini's) was ignored")
             return
-        message = f"a data payload is not JSON: {data[:80]!r}"
-        out.append(self._acc.fail("framing", "invalid_json", None, message))
+        kind, message = failure(exc, data, "a data payload")
+        out.append(self._acc.fail("framing", kind, None, message))
 
     def _sync_counters(self) -> None:
         super()._sync_counters()
         if self._json is not None:
             fed = self._decoder.bytes_fed + self._skipped
             sync_json_counters(self._acc, self._json, fed)
-        self._acc.provider_content = self._chunks.provider_content()

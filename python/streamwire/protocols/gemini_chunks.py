@@ -210,11 +210,12 @@ class GeminiChunks:
         self._usage_final = False
         #: The JSON text of the last usage the fast path saw (None: unknown).
         self._usage_text: str | None = None
+        acc.content_view = self.provider_content
 
-    def provider_content(self) -> list[dict[str, Any]]:
+    def provider_content(self) -> tuple[dict[str, Any], ...]:
         """Candidate 0's parts in Gemini's request format (``StreamResult.provider_content``)."""
         cand = self.candidates.get(0)
-        return [] if cand is None else cand.provider_content()
+        return () if cand is None else cand.provider_content()
 
     # --- chunks ----------------------------------------------------------
 

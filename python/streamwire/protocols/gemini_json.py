@@ -42,11 +42,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from .._core import DEFAULT_MAX_EVENT_BYTES, ArraySplitter, ShapeMatcher
-from .._json import loads
+from .._json import failure, loads
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
-from ._base import Stream
+from ._base import Stream, stack_exhausted
 from .gemini_chunks import SHAPES, GeminiChunks
 
 __all__ = ["SCAN_TRANSITIONS", "ArraySplitter", "GeminiJsonStream", "JsonBody"]
@@ -94,23 +94,35 @@ class JsonBody:
         self._acc = acc
         self._chunks = chunks
         self.scanner = ArraySplitter(max_element_bytes)
+        #: Interpreting an element ran out of stack (``stack_exhausted``): the
+        #: rest of the body is counted (``ignored_bytes``), not split.
+        self.stopped = False
+        self.ignored_bytes = 0
 
     def feed(self, data: bytes | bytearray | memoryview, out: list[Event]) -> None:
         """Feeds body bytes; appends the events of every completed element."""
         scanner = self.scanner
+        if self.stopped:
+            self.ignored_bytes += memoryview(data).nbytes
+            return
         if scanner.error is not None:
             scanner.feed(data)  # after an error: counted, not parsed
             return
         shapes = self.shapes
-        items = scanner.feed(data) if shapes is None else scanner.feed_matched(data, shapes)
-        for item in items:
-            if isinstance(item, tuple):
-                _, text, index, usage, response_id, ticket = item
-                if self._chunks.fast_text(text, index, usage, response_id, out):
-                    continue
-                self._element(scanner.matched_element(ticket), out)
-            else:
-                self._element(item, out)
+        try:
+            items = scanner.feed(data) if shapes is None else scanner.feed_matched(data, shapes)
+            for item in items:
+                if isinstance(item, tuple):
+                    _, text, index, usage, response_id, ticket = item
+                    if self._chunks.fast_text(text, index, usage, response_id, out):
+                        continue
+                    self._element(scanner.matched_element(ticket), out)
+                else:
+                    self._element(item, out)
+        except RecursionError:
+            self.stopped = True  # the rest is counted, not parsed
+            out.append(stack_exhausted(self._acc))
+            return
         if scanner.error is not None:
             kind, message, _ = scanner.error
             out.append(self._acc.fail("framing", kind, None, message, retryable=False))
@@ -118,7 +130,7 @@ class JsonBody:
     def close(self) -> None:
         """The input ended: records what was left unfinished."""
         acc = self._acc
-        if self.scanner.error is not None:
+        if self.scanner.error is not None or self.stopped:
             return
         pending, unclosed = self.scanner.finish()
         if pending and not acc.ended:
@@ -134,9 +146,9 @@ class JsonBody:
         text = element.decode("utf-8", "replace")
         try:
             chunk = loads(text)
-        except ValueError:
-            message = f"an element is not JSON: {text[:80]!r}"
-            out.append(self._acc.fail("framing", "invalid_json", None, message))
+        except ValueError as exc:
+            kind, message = failure(exc, text, "an element")
+            out.append(self._acc.fail("framing", kind, None, message))
             return
         self._chunks.on_chunk(chunk, out)
 
@@ -173,12 +185,11 @@ class GeminiJsonStream(Stream):
 
     def _sync_counters(self) -> None:
         sync_json_counters(self._acc, self._body, 0)
-        self._acc.provider_content = self._chunks.provider_content()
 
 
 def sync_json_counters(acc: Accumulator, body: JsonBody, extra_bytes: int) -> None:
     """Copies a JSON body's counters into the accumulator."""
     scanner = body.scanner
-    acc.bytes_received = scanner.bytes_fed + extra_bytes
+    acc.bytes_received = scanner.bytes_fed + body.ignored_bytes + extra_bytes
     acc.wire_events = scanner.elements
     acc.peak_buffered_bytes = max(acc.peak_buffered_bytes, scanner.peak_buffered_bytes)

@@ -376,7 +376,7 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
         self.phase = "idle"
 
     def _sync_turn(self, turn: Turn[LiveTurn]) -> None:
-        turn.acc.provider_content = turn.machine.cand.provider_content()
+        turn.acc.content_view = turn.machine.cand.provider_content
 
     # --- withdrawals, usage, unknowns -------------------------------------------------------
 

@@ -54,7 +54,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..accumulate import Accumulator, ChoiceState
+from ..accumulate import Accumulator, ChoiceState, Joined
 from ..events import Event, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 from .gemini_partial_args import PartialArgs
@@ -129,10 +129,10 @@ class _Text:
 
     The text itself lives once, in the choice's ``text`` (or ``reasoning``)
     list: the run is the slice ``source[start:end]`` (``end`` None while the run
-    is the candidate's last item).
+    is the candidate's last item, joined incrementally for each snapshot).
     """
 
-    __slots__ = ("end", "signature", "source", "start", "thought")
+    __slots__ = ("end", "joined", "signature", "source", "start", "thought")
 
     def __init__(self, thought: bool, signature: str | None, source: list[str]) -> None:
         self.thought = thought
@@ -140,9 +140,18 @@ class _Text:
         self.source = source
         self.start = len(source)
         self.end: int | None = None
+        self.joined = Joined(self.start)
+
+    def open(self) -> bool:
+        """Whether the run can still grow (it is the candidate's last item)."""
+        return self.end is None
 
     def render(self) -> dict[str, Any]:
-        part: dict[str, Any] = {"text": "".join(self.source[self.start : self.end])}
+        if self.end is None:
+            text = self.joined.of(self.source)
+        else:
+            text = "".join(self.source[self.start : self.end])
+        part: dict[str, Any] = {"text": text}
         if self.thought:
             part["thought"] = True
         if self.signature is not None:
@@ -159,6 +168,10 @@ class _CallPart:
         self.call = call
         self.signature = signature
         self.args = args
+
+    def open(self) -> bool:
+        """Whether the call is still streaming its arguments."""
+        return self.call.state == "collecting"
 
     def render(self) -> dict[str, Any]:
         call = self.call
@@ -178,7 +191,7 @@ class _CallPart:
 class Candidate:
     """One candidate's state beyond its ``ChoiceState``: the call machine and content."""
 
-    __slots__ = ("args", "call", "content", "phase", "plain", "state")
+    __slots__ = ("args", "call", "content", "phase", "plain", "rendered", "state", "view")
 
     def __init__(self, state: ChoiceState) -> None:
         self.state = state
@@ -191,6 +204,10 @@ class Candidate:
         #: The last item is a run of plain text (no thought, no signature) that
         #: more plain text extends.
         self.plain = False
+        #: ``content[:len(rendered)]`` rendered, once each item can no longer
+        #: change (a closed run, a completed call); and that prefix as a tuple.
+        self.rendered: list[dict[str, Any]] = []
+        self.view: tuple[dict[str, Any], ...] = ()
 
     def add(self, item: dict[str, Any] | _Text | _CallPart) -> None:
         """Appends a content item, closing the text run before it."""
@@ -207,10 +224,29 @@ class Candidate:
         self.add(_Text(False, None, self.state.text))
         self.plain = True
 
-    def provider_content(self) -> list[dict[str, Any]]:
-        """The parts in Gemini's request format (verbatim parts are not copied:
-        ``Accumulator.snapshot`` deep-copies ``provider_content``)."""
-        return [item if isinstance(item, dict) else item.render() for item in self.content]
+    def provider_content(self) -> tuple[dict[str, Any], ...]:
+        """The parts in Gemini's request format. Verbatim parts are not copied,
+        and a part is rendered once it can no longer change: each snapshot
+        renders only the open tail (the text run still growing, a call still
+        streaming)."""
+        content, rendered = self.content, self.rendered
+        settled = len(rendered)
+        while settled < len(content):
+            item = content[settled]
+            if isinstance(item, dict):
+                rendered.append(item)
+            elif item.open():
+                break
+            else:
+                rendered.append(item.render())
+            settled += 1
+        if len(self.view) != settled:
+            self.view = tuple(rendered)
+        if settled == len(content):
+            return self.view
+        return self.view + tuple(
+            item if isinstance(item, dict) else item.render() for item in content[settled:]
+        )
 
 
 class GeminiParts:
@@ -547,6 +583,4 @@ class GeminiParts:
         return f"gemini-{base}-{choice}-{index}"
 
     def _complete(self, call: CallBuffer, out: list[Event]) -> None:
-        completed = self._calls.complete(call)
-        if completed is not None:
-            out.append(completed)
+        self._acc.complete_call(call, out)

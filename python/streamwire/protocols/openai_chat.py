@@ -98,7 +98,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from .._core import ShapeMatcher, SseEvent
-from .._json import loads
+from .._json import failure, loads
 from ..accumulate import ChoiceState
 from ..errors import UsageError
 from ..events import (
@@ -320,8 +320,8 @@ class OpenAIChatStream(SseStream):
         data = event.data
         try:
             chunk = loads(data)
-        except ValueError:
-            self._not_json(data, out)
+        except ValueError as exc:
+            self._not_json(data, exc, out)
             return
         if type(chunk) is not dict:
             message = "a data payload is not a JSON object"
@@ -335,18 +335,15 @@ class OpenAIChatStream(SseStream):
         else:
             out.append(self._acc.unknown_event(event.event, event.data))
 
-    def _not_json(self, data: str, out: list[Event]) -> None:
+    def _not_json(self, data: str, exc: ValueError, out: list[Event]) -> None:
         stripped = data.strip()
         if stripped == "[DONE]":
             self._step("done", None, out)
         elif not stripped:
             pass  # an empty data payload is a keep-alive
         else:
-            out.append(
-                self._acc.fail(
-                    "framing", "invalid_json", None, f"a data payload is not JSON: {data[:80]!r}"
-                )
-            )
+            kind, message = failure(exc, data, "a data payload")
+            out.append(self._acc.fail("framing", kind, None, message))
 
     def _step(self, input: PhaseInput, event: SseEvent | None, out: list[Event]) -> None:
         """Takes the ``PHASES`` transition for ``input`` and performs its action."""
@@ -535,9 +532,7 @@ class OpenAIChatStream(SseStream):
         calls = self._calls
         for call in calls.by_choice.get(state.index, ()):
             if call.state == "collecting":
-                completed = calls.complete(call)
-                if completed is not None:
-                    out.append(completed)
+                self._acc.complete_call(call, out)
 
     def _decide(self, out: list[Event], *, done: bool = True) -> None:
         """The stream ended (``done``: by ``[DONE]``): decides every status."""

@@ -410,9 +410,7 @@ class RealtimeItems:
     def _complete(self, item: _Item, out: list[Event]) -> None:
         call = item.call
         if call is not None and call.state == "collecting":
-            completed = self._acc.calls.complete(call)
-            if completed is not None:
-                out.append(completed)
+            self._acc.complete_call(call, out)
 
     def complete_open(self, out: list[Event]) -> None:
         """The response completed: every call still collecting is complete."""

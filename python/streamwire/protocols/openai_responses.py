@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core import ShapeMatcher, SseEvent
-from .._json import loads
+from .._json import failure, loads
 from ..events import Event, new_text_delta
 from ..result import StreamResult
 from ..toolresults import UNKNOWN_ID_HINTS
@@ -131,8 +131,8 @@ class OpenAIResponsesStream(SseStream):
         data = event.data
         try:
             obj = loads(data)
-        except ValueError:
-            self._not_json(event, out)
+        except ValueError as exc:
+            self._not_json(event, exc, out)
             return
         if type(obj) is not dict:
             message = "a data payload is not a JSON object"
@@ -153,7 +153,7 @@ class OpenAIResponsesStream(SseStream):
                 f"an SSE event named {name!r} carries a payload of type {kind!r}",
             )
 
-    def _not_json(self, event: SseEvent, out: list[Event]) -> None:
+    def _not_json(self, event: SseEvent, exc: ValueError, out: list[Event]) -> None:
         data = event.data
         stripped = data.strip()
         if stripped == "[DONE]":
@@ -163,8 +163,8 @@ class OpenAIResponsesStream(SseStream):
         elif event.event == "error":
             self.machine.on_event({"type": "error", "message": data}, out, data)
         else:
-            message = f"a data payload is not JSON: {data[:80]!r}"
-            out.append(self._acc.fail("framing", "invalid_json", None, message))
+            kind, message = failure(exc, data, "a data payload")
+            out.append(self._acc.fail("framing", kind, None, message))
 
     def _on_eof(self, out: list[Event]) -> None:
         self.machine.on_eof(out)

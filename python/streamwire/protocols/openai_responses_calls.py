@@ -314,11 +314,9 @@ class ItemCalls:
         if call.state != "collecting":
             return
         spec = CALLS[item.type]
-        completed = self._calls.complete(
-            call, free_text=spec.free_text, builtin=spec.tool_types or None
+        self._acc.complete_call(
+            call, out, free_text=spec.free_text, builtin=spec.tool_types or None
         )
-        if completed is not None:
-            out.append(completed)
 
     def complete_open(self, out: list[Event]) -> None:
         """The response reached its terminal event: every open call is complete."""

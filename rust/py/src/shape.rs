@@ -343,25 +343,38 @@ fn spec_of(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Spec> {
     }
 }
 
+/// Runs `screen` over the UTF-8 bytes of `data` (a str, or any buffer).
+fn screen_text<T>(data: &Bound<'_, PyAny>, screen: impl Fn(&[u8]) -> T) -> PyResult<T> {
+    if let Ok(s) = data.downcast::<PyString>() {
+        if let Ok(text) = s.to_str() {
+            return Ok(screen(text.as_bytes()));
+        }
+        // Lone surrogates: no UTF-8 form; encoded otherwise, they change no
+        // digit and no bracket.
+        let bytes = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+        return Ok(screen(Bytes::borrow(&bytes)?.as_slice()));
+    }
+    Ok(screen(Bytes::borrow(data)?.as_slice()))
+}
+
 /// Whether `data` (str, or bytes) holds a run of at least `length` ASCII
 /// digits (see `streamwire_core::shape::has_digit_run`).
 #[pyfunction]
 fn has_digit_run(data: &Bound<'_, PyAny>, length: usize) -> PyResult<bool> {
-    if let Ok(s) = data.downcast::<PyString>() {
-        if let Ok(text) = s.to_str() {
-            return Ok(streamwire_core::shape::has_digit_run(text.as_bytes(), length));
-        }
-        // Lone surrogates: no UTF-8 form, and no digits are lost by encoding
-        // them otherwise.
-        let bytes = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
-        return Ok(streamwire_core::shape::has_digit_run(Bytes::borrow(&bytes)?.as_slice(), length));
-    }
-    Ok(streamwire_core::shape::has_digit_run(Bytes::borrow(data)?.as_slice(), length))
+    screen_text(data, |bytes| streamwire_core::shape::has_digit_run(bytes, length))
+}
+
+/// Whether the JSON text `data` (str, or bytes) nests deeper than `limit`
+/// levels (see `streamwire_core::shape::nesting_exceeds`).
+#[pyfunction]
+fn json_nesting_exceeds(data: &Bound<'_, PyAny>, limit: usize) -> PyResult<bool> {
+    screen_text(data, |bytes| streamwire_core::shape::nesting_exceeds(bytes, limit))
 }
 
 /// Adds this module's class and function to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ShapeMatcher>()?;
     m.add_function(wrap_pyfunction!(has_digit_run, m)?)?;
+    m.add_function(wrap_pyfunction!(json_nesting_exceeds, m)?)?;
     Ok(())
 }

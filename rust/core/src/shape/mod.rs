@@ -422,6 +422,64 @@ fn deepest_required_key(pattern: &Pattern, depth: usize) -> Option<(usize, &str)
     }
 }
 
+/// Whether the JSON text `data` nests arrays and objects more than `limit`
+/// levels deep.
+///
+/// Brackets inside strings do not count (a string ends at its first
+/// unescaped quote; an unterminated one ends the text). It is a screen for a
+/// recursive decoder, not a validator: on text that is not JSON it answers
+/// for the brackets as written, unmatched closing brackets lowering the
+/// depth no further than zero, so a `true` means that a decoder following the
+/// text would have gone deeper than `limit` before it could fail. Text with at
+/// most `limit` opening brackets in all is answered by one vectorized count.
+pub fn nesting_exceeds(data: &[u8], limit: usize) -> bool {
+    if data.len() <= limit || memchr::memchr2_iter(b'[', b'{', data).count() <= limit {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut at = 0usize;
+    while let Some(found) = memchr::memchr3(b'"', b'[', b'{', &data[at..]) {
+        let i = at + found;
+        match data[i] {
+            b'"' => match string_end(data, i + 1) {
+                Some(end) => {
+                    // Closing brackets between the last opening one and here.
+                    depth = depth.saturating_sub(closings(&data[at..i]));
+                    at = end;
+                    continue;
+                }
+                None => return false,
+            },
+            _ => {
+                depth = depth.saturating_sub(closings(&data[at..i])) + 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+        }
+        at = i + 1;
+    }
+    false
+}
+
+/// The offset just past the string whose contents start at `from`, or None
+/// if it is not terminated.
+fn string_end(data: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let found = memchr::memchr2(b'"', b'\\', data.get(from..)?)?;
+        let i = from + found;
+        if data[i] == b'"' {
+            return Some(i + 1);
+        }
+        from = i + 2; // an escape and the byte it escapes
+    }
+}
+
+/// The closing brackets in `data` (which holds no quote).
+fn closings(data: &[u8]) -> usize {
+    memchr::memchr2_iter(b']', b'}', data).count()
+}
+
 /// Whether `data` holds a run of at least `len` consecutive ASCII digits.
 ///
 /// A JSON integer outside the 64-bit range has at least 19 digits, so a text

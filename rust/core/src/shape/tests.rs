@@ -697,3 +697,73 @@ fn digit_runs_are_found_wherever_they_are() {
         }
     }
 }
+
+#[test]
+fn nesting_is_measured_outside_strings() {
+    // The reference: one byte at a time, strings skipped, as the doc says.
+    fn naive(data: &[u8], limit: usize) -> bool {
+        let (mut depth, mut i) = (0usize, 0usize);
+        while i < data.len() {
+            match data[i] {
+                b'"' => {
+                    i += 1;
+                    loop {
+                        match data.get(i) {
+                            None => return false,
+                            Some(b'"') => break,
+                            Some(b'\\') => i += 2,
+                            Some(_) => i += 1,
+                        }
+                    }
+                }
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > limit {
+                        return true;
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            i += 1;
+        }
+        false
+    }
+    let samples: [&[u8]; 12] = [
+        b"",
+        b"[]",
+        b"[[[]]]",
+        b"{\"a\": [{\"b\": []}]}",
+        b"[\"[[[[\", [\"{{{{\"]]",
+        b"[\"\\\"[[[\", []]",
+        b"[\"\\\\\", [[]]]",
+        b"]]]][[[",
+        b"[[[\"unterminated [[[[",
+        b"[\"\\",
+        b"{\"a\":{\"b\":{\"c\":{}}}}",
+        b"[[], [[]], [[[]]], [[[[]]]]]",
+    ];
+    for data in samples {
+        for limit in 0..6 {
+            assert_eq!(super::nesting_exceeds(data, limit), naive(data, limit), "{data:?} {limit}");
+        }
+    }
+    // Every byte string of the interesting alphabet up to length 7.
+    let alphabet = b"[]{}\"\\x";
+    let mut data = Vec::new();
+    for len in 0..=7u32 {
+        for mut n in 0..alphabet.len().pow(len) {
+            data.clear();
+            for _ in 0..len {
+                data.push(alphabet[n % alphabet.len()]);
+                n /= alphabet.len();
+            }
+            for limit in 0..4 {
+                assert_eq!(super::nesting_exceeds(&data, limit), naive(&data, limit), "{data:?}");
+            }
+        }
+    }
+    let deep = [vec![b'['; 300], vec![b']'; 300]].concat();
+    assert!(super::nesting_exceeds(&deep, 256));
+    assert!(!super::nesting_exceeds(&deep, 300));
+}
