@@ -38,6 +38,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .._json import MAX_DEPTH
+
 __all__ = ["PartialArgs", "parse_json_path"]
 
 Segment = str | int
@@ -169,7 +171,10 @@ class PartialArgs:
             return "", f"a partialArgs fragment has no jsonPath: {_dumps(fragment)[:120]}"
         segments = parse_json_path(raw_path)
         if segments is None:
-            return "", f"the partialArgs jsonPath {raw_path!r} names no single argument"
+            return "", f"the partialArgs jsonPath {raw_path[:120]!r} names no single argument"
+        if len(segments) >= MAX_DEPTH:
+            # Arguments nest no deeper than any decoded JSON may (_json.MAX_DEPTH).
+            return "", f"the partialArgs jsonPath {raw_path[:120]!r} nests deeper than {MAX_DEPTH}"
         continues = fragment.get("willContinue") is True
         field = next((f for f in VALUE_FIELDS if f in fragment), None)
         value = fragment.get(field) if field is not None else None
@@ -183,10 +188,10 @@ class PartialArgs:
             self._string = None
         problem = _check_value(field, value)
         if problem is not None:
-            return "".join(out), f"{problem} at {raw_path!r}"
+            return "".join(out), f"{problem} at {raw_path[:120]!r}"
         parent, problem = self._parent(segments)
         if problem is not None:
-            return "".join(out), f"the partialArgs jsonPath {raw_path!r} {problem}"
+            return "".join(out), f"the partialArgs jsonPath {raw_path[:120]!r} {problem}"
         leaf = segments[-1]
         if self.ordered and self._in_order(segments, parent):
             out.append(self._write(segments, field, value, continues))

@@ -59,6 +59,10 @@ class ChatCalls:
                 continue
             index = fragment.get("index")
             call_id = fragment.get("id")
+            if call_id is not None and type(call_id) is not str:
+                # Checked before the id keys anything (a list or object is unhashable).
+                acc.conflict(f"the id of a tool call fragment of choice {choice} is not a string")
+                continue
             if type(index) is int:
                 key: tuple[Any, ...] = (choice, index)
                 call = by_key.get(key)
@@ -67,7 +71,7 @@ class ChatCalls:
                     call = by_key.get((choice, "id", call_id))
                     if call is not None:
                         by_key[key] = call
-            elif index is None and call_id and type(call_id) is str:
+            elif index is None and call_id:
                 key = (choice, "id", call_id)
                 call = by_key.get(key)
             else:
