@@ -260,7 +260,7 @@ def test_caps_are_typed_errors() -> None:
     ]
     for options, kind in (
         ({"max_tool_calls": 2}, "too_many_tool_calls"),
-        ({"max_output_items": 2}, "too_many_output_items"),
+        ({"max_content_blocks": 2}, "too_many_content_blocks"),
     ):
         stream = sw.stream("openai-responses", **options)
         stream.feed(_sse(_created(), *added))

@@ -57,13 +57,15 @@ from .result import (
     StreamWarning,
     Usage,
 )
-from .toolcalls import ABANDONED, TOO_DEEP, CallBuffer, ToolCalls
+from .toolcalls import ABANDONED, MAX_RECORDS, TOO_DEEP, CallBuffer, ToolCalls
 from .tooldefs import ToolSet
 
 __all__ = ["Accumulator", "ChoiceState", "Frozen", "Joined", "result_from_events"]
 
-#: Caps on what a result keeps for logging, so a hostile stream cannot grow it.
-MAX_RECORDS = 100
+#: The longest unknown event name or field path a result keeps, and the
+#: longest conflict or warning message (longer ones are cut, marked ``...``).
+MAX_NAME_CHARS = 200
+MAX_MESSAGE_CHARS = 1000
 _OTHER = "<other>"
 
 _RANK: dict[Status, int] = {
@@ -193,7 +195,9 @@ class Accumulator:
         *,
         toolset: ToolSet | None = None,
         max_tool_argument_chars: int = 8 * 1024 * 1024,
+        max_total_tool_argument_chars: int = 16 * 1024 * 1024,
         max_tool_calls: int = 1024,
+        max_content_blocks: int = 4096,
         request_id: str | None = None,
         http_status: int | None = None,
     ) -> None:
@@ -203,9 +207,13 @@ class Accumulator:
         self.calls = ToolCalls(
             toolset=toolset,
             max_argument_chars=max_tool_argument_chars,
+            max_total_chars=max_total_tool_argument_chars,
             max_calls=max_tool_calls,
             conflicts=self.conflicts,
         )
+        #: The cap on content blocks (output items and parts, Gemini parts), and the count.
+        self.max_content_blocks = max_content_blocks
+        self.content_blocks = 0
         self.usage: Usage | None = None
         self.error: StreamError | None = None
         self.warnings: list[StreamWarning] = []
@@ -258,27 +266,44 @@ class Accumulator:
         """The stream contradicted itself: status ``protocol_conflict``."""
         self.deltas_ok = False
         if len(self.conflicts) < MAX_RECORDS:
-            self.conflicts.append(message)
+            self.conflicts.append(_cut(message, MAX_MESSAGE_CHARS))
             if self.logs:
                 log_conflict(self.protocol, self.request_id, len(self.conflicts))
 
     def warn(self, code: str, message: str) -> None:
         """Records a warning (the first ``MAX_RECORDS`` are kept)."""
         if len(self.warnings) < MAX_RECORDS:
-            self.warnings.append(StreamWarning(code=code, message=message))
+            self.warnings.append(StreamWarning(code=code, message=_cut(message, MAX_MESSAGE_CHARS)))
             if self.logs:
                 log_warning(self.protocol, self.request_id, code)
 
     def unknown_event(self, provider_type: str, raw: str) -> UnknownEvent:
-        """Counts an unknown event and returns its ``UnknownEvent``."""
+        """Counts an unknown event and returns its ``UnknownEvent``. The result
+        keeps the first ``MAX_RECORDS`` names, each cut to ``MAX_NAME_CHARS``,
+        and the rest under ``<other>``, with exact counts."""
         _count(self.unknown_events, provider_type)
         self.unknown_count += 1
         return UnknownEvent(provider_type=provider_type, raw=raw)
 
     def unknown_field(self, path: str) -> None:
-        """Counts an unknown field (by its path, e.g. ``choices[].delta.x``)."""
+        """Counts an unknown field (by its path, e.g. ``choices[].delta.x``),
+        kept as ``unknown_event`` keeps names."""
         _count(self.unknown_fields, path)
         self.unknown_count += 1
+
+    def reserve_block(self, out: list[Event]) -> bool:
+        """Counts one more content block (an output item or content part, a
+        Gemini part); False past ``max_content_blocks``, when the stream ends
+        in a ``limit`` error (``too_many_content_blocks``, reported once) and
+        the block is not kept."""
+        if self.content_blocks < self.max_content_blocks:
+            self.content_blocks += 1
+            return True
+        if self.content_blocks == self.max_content_blocks:
+            self.content_blocks += 1  # past the cap: reported once
+            message = f"more than max_content_blocks ({self.max_content_blocks}) content blocks"
+            out.append(self.fail("limit", "too_many_content_blocks", None, message))
+        return False
 
     def fail(
         self,
@@ -413,12 +438,9 @@ class Accumulator:
     def arguments_too_large(self, call: CallBuffer) -> ErrorReceived:
         """Marks ``call`` overflowed; the stream's ``limit`` error for it."""
         call.overflowed = True
+        cap = call.overflow or f"max_tool_argument_chars ({self.calls.max_argument_chars})"
         return self.fail(
-            "limit",
-            "tool_arguments_too_large",
-            None,
-            f"tool call {call.index} passed max_tool_argument_chars "
-            f"({self.calls.max_argument_chars})",
+            "limit", "tool_arguments_too_large", None, f"tool call {call.index} passed {cap}"
         )
 
     def add_content(self, index: int, content: dict[str, Any]) -> None:
@@ -611,7 +633,12 @@ def result_from_events(events: Iterable[Event], *, protocol: str) -> StreamResul
     return acc.snapshot()
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _count(counts: dict[str, int], key: str) -> None:
+    key = _cut(key, MAX_NAME_CHARS)
     if key not in counts and len(counts) >= MAX_RECORDS:
         key = _OTHER
     counts[key] = counts.get(key, 0) + 1

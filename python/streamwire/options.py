@@ -60,7 +60,9 @@ class StreamOptions(TypedDict, total=False):
     validation: Validation
     clock: Callable[[], float] | None
     max_tool_argument_chars: int
+    max_total_tool_argument_chars: int
     max_tool_calls: int
+    max_content_blocks: int
     request_id: str | None
     http_status: int | None
 
@@ -91,8 +93,6 @@ class OpenAIChatOptions(_SseOptions, total=False):
 class OpenAIResponsesOptions(_SseOptions, total=False):
     """``openai-responses``."""
 
-    max_output_items: int
-
 
 class AnthropicOptions(_SseOptions, total=False):
     """``anthropic``."""
@@ -114,8 +114,6 @@ class GeminiJsonOptions(StreamOptions, total=False):
 class BedrockConverseOptions(_EventStreamOptions, total=False):
     """``bedrock-converse``."""
 
-    max_content_blocks: int
-
 
 class BedrockInvokeOptions(_EventStreamOptions, total=False):
     """``bedrock-invoke``."""
@@ -125,8 +123,6 @@ class BedrockInvokeOptions(_EventStreamOptions, total=False):
 
 class OpenAIResponsesWsOptions(_WebSocketOptions, total=False):
     """``openai-responses-ws``."""
-
-    max_output_items: int
 
 
 class OpenAIRealtimeOptions(_WebSocketOptions, total=False):

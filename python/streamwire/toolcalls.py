@@ -21,10 +21,21 @@ Caller side (driven through a ``ToolLedger``)::
 Each call has its own buffer, keyed as its protocol keys it (chat: choice and
 ``tool_calls`` index; anthropic: content-block index; responses: item id).
 Identity fields are set once: a repeat of the same value is a no-op, a
-different value is a protocol conflict. Arguments accumulate as a list of
-fragments, joined and parsed once when the call completes. Whether calls may
-be executed is decided for the whole batch (a choice's calls) when the stream
-ends: all of them or none.
+different value is a protocol conflict. Every id is counted per choice as it
+is set, so the duplicate check at completion is one lookup, whatever the
+number of calls. Arguments accumulate as a list of fragments, joined and
+parsed once when the call completes. Whether calls may be executed is
+decided for the whole batch (a choice's calls) when the stream ends: all of
+them or none.
+
+Argument memory is bounded twice (docs/design.md "Limits and memory"): per
+call by ``max_tool_argument_chars``, and per stream by
+``max_total_tool_argument_chars``. Fragments are kept compactly: a call may
+grow up to its ``allowance`` without a check beyond one comparison (the
+adapters' fast paths make only that one); past it, ``make_room`` joins the
+fragments received since the last time into one string (a two-character
+fragment alone costs ~30 bytes per character, a joined one 1) and grants the
+call more of the stream's budget, about 64 fragments' worth at a time.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABANDONED",
+    "MAX_RECORDS",
     "TOO_DEEP",
     "TRANSITIONS",
     "CallInput",
@@ -86,6 +98,14 @@ TRANSITIONS: Mapping[tuple[CallState, CallInput], CallState] = {
 STATES: tuple[CallState, ...] = get_args(CallState)
 #: The ``invalid_reason`` of a call whose stream ended before the call completed.
 ABANDONED = "the stream ended before the call was complete"
+#: Caps on what a result keeps for logging (conflicts, warnings, unknown
+#: names, violations), so a hostile stream cannot grow them.
+MAX_RECORDS = 100
+#: The fewest and most characters ``make_room`` grants a call at a time.
+_GRANT_MIN = 256
+_GRANT_MAX = 1 << 16
+#: About how many fragments a grant is sized for (between two compactions).
+_GRANT_FRAGMENTS = 64
 #: The ``invalid_reason`` of a call whose arguments nest deeper than ``_json.MAX_DEPTH``.
 TOO_DEEP = f"the arguments nest deeper than {_json.MAX_DEPTH} levels"
 INPUTS: tuple[CallInput, ...] = get_args(CallInput)
@@ -120,14 +140,19 @@ class CallBuffer:
     """The mutable state of one call while its stream runs (adapter-internal)."""
 
     __slots__ = (
+        "allowance",
         "arguments",
         "choice",
         "executor",
         "id",
         "id_source",
+        "ids",
         "index",
         "invalid_reason",
+        "mark",
+        "marked_size",
         "name",
+        "overflow",
         "overflowed",
         "parts",
         "raw",
@@ -137,17 +162,30 @@ class CallBuffer:
         "type",
     )
 
-    def __init__(self, choice: int, index: int, executor: Executor) -> None:
+    def __init__(
+        self, choice: int, index: int, executor: Executor, ids: dict[str, int] | None = None
+    ) -> None:
         self.choice = choice
         self.index = index
         self.executor: Executor = executor
+        #: How many calls of the choice have each id (``ToolCalls.ids``).
+        self.ids: dict[str, int] = {} if ids is None else ids
         self.id: str | None = None
         self.id_source: IdSource = "provider"
         self.name: str | None = None
         self.type: str | None = None
         self.parts: list[str] = []
+        #: Characters of arguments so far, and how far they may grow before
+        #: ``ToolCalls.make_room`` is asked (0: at the first fragment).
         self.size = 0
+        self.allowance = 0
+        #: ``parts[:mark]`` is compacted (``marked_size`` characters).
+        self.mark = 0
+        self.marked_size = 0
         self.overflowed = False
+        #: The cap an overflowed call passed (``max_tool_argument_chars`` or
+        #: ``max_total_tool_argument_chars``).
+        self.overflow = ""
         self.state: CallState = "collecting"
         self.raw: str | None = None
         self.arguments: dict[str, Any] | None = None
@@ -164,9 +202,13 @@ class CallBuffer:
         """
         if not value:
             return None
+        if type(value) is not str:
+            return f"the {field} of tool call {self.index} of choice {self.choice} is not a string"
         current = getattr(self, field)
         if current is None:
             setattr(self, field, value)
+            if field == "id":
+                self.ids[value] = self.ids.get(value, 0) + 1
             return None
         if current == value:
             return None
@@ -204,12 +246,21 @@ class ToolCalls:
         max_argument_chars: int,
         max_calls: int,
         conflicts: list[str],
+        max_total_chars: int | None = None,
     ) -> None:
         self.toolset = toolset
         self.max_argument_chars = max_argument_chars
+        #: The stream's cap on the arguments of all its calls together.
+        self.max_total_chars = (
+            2 * max_argument_chars if max_total_chars is None else max_total_chars
+        )
+        #: Characters granted to calls (their allowances), at most ``max_total_chars``.
+        self.granted = 0
         self.max_calls = max_calls
         self.by_key: dict[Hashable, CallBuffer] = {}
         self.by_choice: dict[int, list[CallBuffer]] = {}
+        #: Per choice, how many of its calls have each id.
+        self.ids: dict[int, dict[str, int]] = {}
         self.count = 0
         #: Where protocol conflicts are recorded (the stream's list).
         self.conflicts = conflicts
@@ -221,7 +272,10 @@ class ToolCalls:
         if self.count >= self.max_calls:
             return None
         calls = self.by_choice.setdefault(choice, [])
-        call = CallBuffer(choice, len(calls), executor)
+        ids = self.ids.get(choice)
+        if ids is None:
+            ids = self.ids[choice] = {}
+        call = CallBuffer(choice, len(calls), executor, ids)
         calls.append(call)
         self.by_key[key] = call
         self.count += 1
@@ -232,23 +286,65 @@ class ToolCalls:
         try:
             call.state = transition(call.state, input, call.id)
         except ToolCallStateError as exc:
-            self.violations.append(exc)
-            self.conflicts.append(
-                f"tool call {call.index} of choice {call.choice}: cannot {input} "
-                f"in state {exc.state}"
-            )
+            if len(self.violations) < MAX_RECORDS:
+                self.violations.append(exc)
+            if len(self.conflicts) < MAX_RECORDS:
+                self.conflicts.append(
+                    f"tool call {call.index} of choice {call.choice}: cannot {input} "
+                    f"in state {exc.state}"
+                )
             return False
         return True
 
     def append(self, call: CallBuffer, fragment: str) -> bool:
-        """Adds an arguments fragment; False if it would pass ``max_argument_chars``."""
+        """Adds an arguments fragment; False (the call overflowed) if it would
+        pass ``max_argument_chars`` or the stream's ``max_total_chars``."""
         size = call.size + len(fragment)
-        if size > self.max_argument_chars:
+        if size > call.allowance and not self.make_room(call, size):
             call.overflowed = True
             return False
         call.size = size
         call.parts.append(fragment)
         return True
+
+    def make_room(self, call: CallBuffer, size: int) -> bool:
+        """Lets ``call`` grow to ``size`` characters: compacts its fragments and
+        grants it more of the stream's budget. False (``call.overflow`` names
+        the cap) if either cap would be passed: the caller marks the overflow."""
+        if size > self.max_argument_chars:
+            call.overflow = f"max_tool_argument_chars ({self.max_argument_chars})"
+            return False
+        parts, mark = call.parts, call.mark
+        pending = len(parts) - mark
+        if pending < 0:  # an adapter replaced the parts by their join
+            call.mark, call.marked_size = len(parts), call.size
+            mark, pending = call.mark, 0
+        if pending > 1:
+            parts[mark:] = ["".join(parts[mark:])]
+        if pending:
+            average = (call.size - call.marked_size) // pending
+            call.mark, call.marked_size = len(parts), call.size
+        else:
+            average = 0
+        grant = min(max(average * _GRANT_FRAGMENTS, _GRANT_MIN), _GRANT_MAX)
+        target = min(size + grant, self.max_argument_chars)
+        if self.granted + target - call.allowance > self.max_total_chars:
+            self._reclaim(call)
+            target = min(target, call.allowance + self.max_total_chars - self.granted)
+            if target < size:
+                call.overflow = f"max_total_tool_argument_chars ({self.max_total_chars})"
+                return False
+        self.granted += target - call.allowance
+        call.allowance = target
+        return True
+
+    def _reclaim(self, keep: CallBuffer) -> None:
+        """Takes back every other call's unused allowance (near the stream's cap)."""
+        for calls in self.by_choice.values():
+            for call in calls:
+                if call is not keep and call.allowance > call.size:
+                    self.granted -= call.allowance - call.size
+                    call.allowance = call.size
 
     def complete(
         self,
@@ -271,6 +367,9 @@ class ToolCalls:
             return None
         raw = call.raw = "".join(call.parts)
         call.parts = []
+        # The joined text keeps its characters; the rest of the grant goes back.
+        self.granted -= call.allowance - call.size
+        call.allowance = call.size
         reason = self._check(call, raw, free_text, builtin)
         call.invalid_reason = reason
         self.step(call, "reject" if reason else "accept")
@@ -291,7 +390,7 @@ class ToolCalls:
         self, call: CallBuffer, raw: str, free_text: bool, builtin: tuple[str, ...] | None
     ) -> str | None:
         if call.overflowed:
-            return f"the arguments passed max_tool_argument_chars ({self.max_argument_chars})"
+            return f"the arguments passed {call.overflow or 'max_tool_argument_chars'}"
         if free_text:
             call.arguments = {"input": raw}
         elif not raw.strip():
@@ -310,9 +409,8 @@ class ToolCalls:
             return "the call has no tool name"
         if call.id is None:
             return "the call has no id"
-        for other in self.by_choice[call.choice]:
-            if other is not call and other.id == call.id:
-                return f"the call id {call.id!r} is used by another call"
+        if call.ids.get(call.id, 0) > 1:
+            return f"the call id {call.id!r} is used by another call"
         if self.toolset is not None and call.executor == "client":
             if builtin is not None:
                 return self.toolset.check_builtin(builtin)

@@ -55,8 +55,10 @@ from ..result import StreamResult
 from ..tooldefs import VALIDATIONS, ToolSet, Validation
 
 __all__ = [
+    "DEFAULT_MAX_CONTENT_BLOCKS",
     "DEFAULT_MAX_TOOL_ARGUMENT_CHARS",
     "DEFAULT_MAX_TOOL_CALLS",
+    "DEFAULT_MAX_TOTAL_TOOL_ARGUMENT_CHARS",
     "SseStream",
     "Stream",
     "feed_framed",
@@ -66,8 +68,14 @@ __all__ = [
 
 #: Default cap on one call's arguments, in characters (code points).
 DEFAULT_MAX_TOOL_ARGUMENT_CHARS = 8 * 1024 * 1024
+#: Default cap on the arguments of all the calls of one stream, in characters.
+DEFAULT_MAX_TOTAL_TOOL_ARGUMENT_CHARS = 16 * 1024 * 1024
 #: Default cap on the number of tool calls in one stream.
 DEFAULT_MAX_TOOL_CALLS = 1024
+#: Default cap on the content blocks of one stream (WebSocket: of one
+#: response): Anthropic and Bedrock content blocks, Responses and Realtime
+#: output items and content parts, Gemini parts.
+DEFAULT_MAX_CONTENT_BLOCKS = 4096
 
 Clock = Callable[[], float]
 #: The message of ``stack_exhausted``.
@@ -102,7 +110,9 @@ class Stream(ABC):
         validation: Validation = "auto",
         clock: Clock | None = None,
         max_tool_argument_chars: int = DEFAULT_MAX_TOOL_ARGUMENT_CHARS,
+        max_total_tool_argument_chars: int = DEFAULT_MAX_TOTAL_TOOL_ARGUMENT_CHARS,
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        max_content_blocks: int = DEFAULT_MAX_CONTENT_BLOCKS,
         request_id: str | None = None,
         http_status: int | None = None,
     ) -> None:
@@ -120,7 +130,14 @@ class Stream(ABC):
             clock: a monotonic clock (e.g. ``time.monotonic``) for the timing
                 metrics; None (the default) records no timings.
             max_tool_argument_chars: cap on one call's arguments.
+            max_total_tool_argument_chars: cap on the arguments of all calls
+                together (a call that would pass it ends the stream in a
+                ``limit`` error, as one that passes its own cap does).
             max_tool_calls: cap on the number of calls.
+            max_content_blocks: cap on the content blocks (Anthropic and
+                Bedrock blocks, Responses and Realtime output items plus
+                content parts, Gemini parts); one more ends the stream in a
+                ``limit`` error, ``too_many_content_blocks``.
             request_id: the request id from the HTTP response headers, used in
                 error reports when the in-stream error carries none.
             http_status: the HTTP status, when the caller knows it (``http_ok``).
@@ -133,7 +150,9 @@ class Stream(ABC):
             self.protocol,
             toolset=tools,
             max_tool_argument_chars=max_tool_argument_chars,
+            max_total_tool_argument_chars=max_total_tool_argument_chars,
             max_tool_calls=max_tool_calls,
+            max_content_blocks=max_content_blocks,
             request_id=request_id,
             http_status=http_status,
         )

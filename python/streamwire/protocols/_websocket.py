@@ -382,7 +382,9 @@ class WebSocketSession(Stream, Generic[M]):
             self.protocol,
             toolset=calls.toolset,
             max_tool_argument_chars=calls.max_argument_chars,
+            max_total_tool_argument_chars=calls.max_total_chars,
             max_tool_calls=calls.max_calls,
+            max_content_blocks=base.max_content_blocks,
             request_id=base.request_id,
         )
         acc.http_ok = base.http_ok

@@ -107,7 +107,7 @@ class AnthropicStream(SseStream):
     def _on_sse(self, events: Sequence[SseEvent | tuple[Any, ...]], out: list[Event]) -> None:
         machine = self._machine
         by_index = machine.blocks.by_index
-        max_chars = self._acc.calls.max_argument_chars
+        make_room = self._acc.calls.make_room
         choice = machine.choice if machine.phase == "open" else None
         for event in events:
             if type(event) is not tuple:
@@ -132,7 +132,7 @@ class AnthropicStream(SseStream):
                     call = block.call
                     if call is not None and not call.overflowed:
                         size = call.size + sum(map(len, values))
-                        if size <= max_chars:
+                        if size <= call.allowance or make_room(call, size):
                             call.size = size
                             call.parts += values
                             out += new_arguments_deltas(values, call.index, call.id, 0)

@@ -216,6 +216,8 @@ class Blocks:
         if type(kind) is not str or not kind:
             acc.conflict(f"content_block_start {index} has no content_block with a type")
             return
+        if not acc.reserve_block(out):  # max_content_blocks
+            return
         role = block_role(kind)
         block = self.by_index[index] = Block(index, kind, role, start)
         if role == "text":

@@ -236,13 +236,12 @@ class BedrockConverseStream(EventStreamStream):
     protocol = "bedrock-converse"
     shapes = SHAPES
 
-    def __init__(self, *, max_content_blocks: int = 4096, **options: Any) -> None:
-        """Options: ``max_content_blocks`` caps the number of content blocks
-        (more end the stream in ``error``); the rest are ``EventStreamStream``'s
-        (``max_message_bytes``) and ``Stream``'s."""
+    def __init__(self, **options: Any) -> None:
+        """Options are ``EventStreamStream``'s (``max_message_bytes``) and
+        ``Stream``'s (``max_content_blocks`` caps the content blocks, ...)."""
         super().__init__(**options)
         self._phase: Phase = "before"
-        self._blocks = ConverseBlocks(self._acc, max_content_blocks)
+        self._blocks = ConverseBlocks(self._acc)
         self._by_index = self._blocks.by_index
         self._state: ChoiceState | None = None
         self._text: list[str] = []  # the choice's text pieces, once it exists

@@ -122,9 +122,8 @@ class Block:
 class ConverseBlocks:
     """The content blocks of one stream and what they produce (adapter-internal)."""
 
-    def __init__(self, acc: Accumulator, max_blocks: int) -> None:
+    def __init__(self, acc: Accumulator) -> None:
         self._acc = acc
-        self._max_blocks = max_blocks
         self.by_index: dict[int, Block] = {}
         #: ``contentBlockDelta.delta.citation`` values, verbatim, with their block.
         self.citations: list[dict[str, Any]] = []
@@ -190,11 +189,7 @@ class ConverseBlocks:
     # --- opening ---------------------------------------------------------------
 
     def _new(self, index: int, kind: BlockKind, out: list[Event]) -> Block | None:
-        if len(self.by_index) >= self._max_blocks:
-            acc = self._acc
-            if acc.error is None or acc.error.type != "too_many_content_blocks":
-                message = f"more than max_content_blocks ({self._max_blocks}) content blocks"
-                out.append(acc.fail("limit", "too_many_content_blocks", None, message))
+        if not self._acc.reserve_block(out):  # max_content_blocks
             return None
         block = self.by_index[index] = Block(index, kind)
         return block

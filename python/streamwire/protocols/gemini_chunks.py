@@ -242,6 +242,8 @@ class GeminiChunks:
             return False
         if text:  # GeminiParts.text, inlined
             if not cand.plain:
+                if not self._acc.reserve_block(out):  # max_content_blocks
+                    return False  # the general path drops the part
                 cand.open_plain()
             state = cand.state
             state.text.append(text)

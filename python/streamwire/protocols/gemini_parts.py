@@ -283,6 +283,8 @@ class GeminiParts:
         if not text:
             return
         if not cand.plain:
+            if not self._acc.reserve_block(out):  # max_content_blocks
+                return
             cand.open_plain()
         cand.state.text.append(text)
         out.append(new_text_delta(text, cand.state.index))
@@ -315,7 +317,8 @@ class GeminiParts:
                 else:
                     acc.conflict(f"a functionCall of candidate {index} is not an object")
             elif OTHER_PARTS.intersection(part) or signature is not None:
-                cand.add(part)
+                if self._acc.reserve_block(out):  # max_content_blocks
+                    cand.add(part)
             for key in part:
                 if key not in OTHER_PARTS and key not in PART_QUALIFIERS and key != "functionCall":
                     acc.unknown_field("candidates[].content.parts[]." + key)
@@ -340,15 +343,17 @@ class GeminiParts:
         if not text and signature is None:
             return  # an empty part adds nothing
         thought = part.get("thought") is True
+        content = cand.content
+        run = content[-1] if content else None
+        extends = (
+            (type(run) is _Text and run.thought and run.signature is None and signature is None)
+            if thought
+            else (signature is None and cand.plain)
+        )
+        if not extends and not self._acc.reserve_block(out):  # max_content_blocks
+            return
         if thought:
-            content = cand.content
-            run = content[-1] if content else None
-            if (
-                type(run) is not _Text
-                or not run.thought
-                or run.signature is not None
-                or signature is not None
-            ):
+            if not extends:
                 cand.add(_Text(True, signature, state.reasoning))
             if signature is not None:
                 state.signatures.append(signature)
@@ -551,6 +556,8 @@ class GeminiParts:
     ) -> CallBuffer | None:
         acc = self._acc
         choice = cand.state.index
+        if not acc.reserve_block(out):  # max_content_blocks
+            return None
         position = len(self._calls.by_choice.get(choice, ()))
         call = self._calls.open((choice, position), choice)
         if call is None:
@@ -560,9 +567,9 @@ class GeminiParts:
             return None
         call_id = fc.get("id")
         if type(call_id) is str and call_id:
-            call.id = call_id
+            call.set_identity("id", call_id)
         else:
-            call.id = self._synthetic_id(choice, call.index)
+            call.set_identity("id", self._synthetic_id(choice, call.index))
             call.id_source = "synthetic"
         name = fc.get("name")
         if type(name) is str:

@@ -237,7 +237,7 @@ class OpenAIChatStream(SseStream):
     def _on_sse(self, events: Sequence[SseEvent | tuple[Any, ...]], out: list[Event]) -> None:
         states = self._choices
         by_key = self._calls.by_key
-        max_chars = self._calls.max_argument_chars
+        make_room = self._calls.make_room
         append = out.append
         streaming = self._phase == "streaming"
         for event in events:
@@ -273,7 +273,10 @@ class OpenAIChatStream(SseStream):
                             if len(values) == 1:  # parallel calls interleave: runs of one
                                 fragment = values[0]
                                 size = call.size + len(fragment)
-                                if size <= max_chars:  # else: the general path records it
+                                # Past its allowance the call's fragments are
+                                # compacted (ToolCalls.make_room); past a cap the
+                                # general path records the overflow.
+                                if size <= call.allowance or make_room(call, size):
                                     if fragment:
                                         call.size = size
                                         call.parts.append(fragment)
@@ -285,7 +288,7 @@ class OpenAIChatStream(SseStream):
                                     continue
                             else:
                                 size = call.size + sum(map(len, values))
-                                if size <= max_chars:
+                                if size <= call.allowance or make_room(call, size):
                                     if "" in values:
                                         values = [v for v in values if v]
                                     if values:

@@ -167,7 +167,7 @@ class ChatCalls:
             if call is None:
                 return
             # The deprecated function_call has no id: tool results quote its name.
-            call.id = f"function_call-{state.index}"
+            call.set_identity("id", f"function_call-{state.index}")
             call.id_source = "synthetic"
             call.type = "function_call"
         name = value.get("name")

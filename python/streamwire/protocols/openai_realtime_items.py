@@ -171,13 +171,13 @@ class RealtimeItems:
             if part_kind is None:
                 out.append(self._acc.unknown_event(f"part:{part.get('type')}", _dump(obj)))
                 return
-            chunks = self._part(item, index, part_kind, kind)
+            chunks = self._part(item, index, part_kind, kind, out)
             if chunks is not None:
                 field = "text" if part_kind == "text" else "transcript"
                 self._settle(chunks, part.get(field), kind, out)
             return
         part_kind = "text" if handler.startswith("text") else "audio"
-        chunks = self._part(item, index, part_kind, kind)
+        chunks = self._part(item, index, part_kind, kind, out)
         if chunks is None:
             return
         if handler.endswith("_delta"):
@@ -210,6 +210,8 @@ class RealtimeItems:
                 guessed = "mcp_call"
             self._acc.warn("item_not_announced", f"{kind} arrived for unannounced item {key!r}")
             item = self._new_item(key, guessed, {"call_id": obj.get("call_id")}, out)
+            if item is None:
+                return None
         item.state = following
         return item
 
@@ -238,6 +240,8 @@ class RealtimeItems:
             if action == "adopt":
                 self._acc.warn("item_not_announced", f"{kind} arrived for unannounced item {key!r}")
             item = self._new_item(key, item_type, body, out)
+            if item is None:
+                return
         elif item.type != item_type:
             self._acc.conflict(f"item {key!r} changed its type from {item.type!r} to {item_type!r}")
             return
@@ -258,7 +262,9 @@ class RealtimeItems:
 
     def _new_item(
         self, key: str | None, item_type: str, body: dict[str, Any], out: list[Event]
-    ) -> _Item:
+    ) -> _Item | None:
+        if not self._acc.reserve_block(out):  # max_content_blocks
+            return None
         item = self.items[key] = _Item(key, item_type)
         self._order.append(key)
         executor = _CALL_ITEMS.get(item_type)
@@ -296,12 +302,16 @@ class RealtimeItems:
 
     # --- parts ------------------------------------------------------------------------------
 
-    def _part(self, item: _Item, index: int, kind: PartKind, event: str) -> list[str] | None:
+    def _part(
+        self, item: _Item, index: int, kind: PartKind, event: str, out: list[Event]
+    ) -> list[str] | None:
         if item.type != "message":
             self._acc.conflict(f"{event} arrived for item {item.id!r} of type {item.type!r}")
             return None
         found = self.parts.get((item.id, index))
         if found is None:
+            if not self._acc.reserve_block(out):  # max_content_blocks
+                return None
             chunks: list[str] = []
             self.parts[(item.id, index)] = (kind, chunks)
             return chunks

@@ -71,13 +71,12 @@ class OpenAIResponsesStream(SseStream):
     protocol = "openai-responses"
     shapes = SHAPES
 
-    def __init__(self, *, max_output_items: int = 4096, **options: Any) -> None:
-        """Options: ``max_output_items`` caps the output items plus their
-        content parts (a larger response ends in ``error``, type
-        ``too_many_output_items``); the rest are ``SseStream``'s and ``Stream``'s."""
+    def __init__(self, **options: Any) -> None:
+        """Options are ``SseStream``'s and ``Stream``'s (``max_content_blocks``
+        caps the output items plus their content parts, ...)."""
         super().__init__(**options)
         #: The response's state machine (``openai_responses_machine.py``).
-        self.machine = ResponsesMachine(self._acc, max_output_items=max_output_items)
+        self.machine = ResponsesMachine(self._acc)
         #: The fast path's last part: ``(item_id, content_index, part)``, or None.
         self._fast: tuple[str, int, Part] | None = None
 

@@ -195,11 +195,9 @@ def open_text_part(parts: Mapping[Any, Part], item_id: str, index: int) -> Part 
 class Items:
     """Every output item of one response, keyed by item id and output index."""
 
-    def __init__(self, acc: Accumulator, choice: ChoiceState, max_items: int) -> None:
+    def __init__(self, acc: Accumulator, choice: ChoiceState) -> None:
         self._acc = acc
         self._choice = choice
-        self._max_items = max_items
-        self._count = 0
         self.by_id: dict[str, Item] = {}
         self.by_index: dict[int, Item] = {}
         #: Parts by ``(item id, channel, index)``; channel ``content`` or ``summary``.
@@ -251,17 +249,6 @@ class Items:
             item.state = following
         return action, following
 
-    def _reserve(self, out: list[Event]) -> bool:
-        """Counts one more item or part; False (an error, once) past ``max_items``."""
-        if self._count < self._max_items:
-            self._count += 1
-            return True
-        acc = self._acc
-        if acc.error is None or acc.error.type != "too_many_output_items":
-            message = f"more than max_output_items ({self._max_items}) output items and parts"
-            out.append(acc.fail("limit", "too_many_output_items", None, message))
-        return False
-
     def _new_item(
         self,
         item_id: str | None,
@@ -271,7 +258,7 @@ class Items:
         body: Mapping[str, Any] | None = None,
     ) -> Item | None:
         acc = self._acc
-        if not self._reserve(out):
+        if not self._acc.reserve_block(out):
             return None
         item = Item(item_id, index if type(index) is int else None, item_type)
         if item_id is not None:
@@ -457,7 +444,7 @@ class Items:
                     f"announced at {item.index}"
                 )
                 return None
-            if not self._reserve(out):
+            if not self._acc.reserve_block(out):
                 return None
             part = self.parts[key] = Part(item, kind)
         elif part.kind != kind:
@@ -567,7 +554,7 @@ class Items:
     def _part_at(
         self, item: Item, kind: PartKind, channel: str, index: int, out: list[Event]
     ) -> Part | None:
-        if not self._reserve(out):
+        if not self._acc.reserve_block(out):
             return None
         part = self.parts[(item.id, channel, index)] = Part(item, kind)
         return part

@@ -256,9 +256,9 @@ _INCOMPLETE_STOPS: Mapping[str, StopReason] = {
 class ResponsesMachine:
     """Interprets the typed events of one OpenAI Responses response."""
 
-    def __init__(self, acc: Accumulator, *, max_output_items: int = 4096) -> None:
-        """``acc`` receives everything (one accumulator per response);
-        ``max_output_items`` caps output items plus content parts."""
+    def __init__(self, acc: Accumulator) -> None:
+        """``acc`` receives everything (one accumulator per response); its
+        ``max_content_blocks`` caps output items plus content parts."""
         self._acc = acc
         self.phase: Phase = "waiting"
         choice = acc.choices.get(0)
@@ -267,7 +267,7 @@ class ResponsesMachine:
         #: The response's one choice (Responses has no ``n``).
         self.choice = choice
         #: The output items, their parts and calls.
-        self.items = Items(acc, choice, max_output_items)
+        self.items = Items(acc, choice)
         #: The last ``sequence_number`` seen, if any.
         self.sequence: int | None = None
         self._terminal_type: str | None = None

@@ -143,11 +143,10 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
 
     protocol = "openai-responses-ws"
 
-    def __init__(self, *, max_output_items: int = 4096, **options: Any) -> None:
-        """Options: ``max_output_items`` caps each response's output items and
-        parts; the rest are ``WebSocketSession``'s and ``Stream``'s."""
+    def __init__(self, **options: Any) -> None:
+        """Options are ``WebSocketSession``'s and ``Stream``'s
+        (``max_content_blocks`` caps each response's output items and parts)."""
         super().__init__(**options)
-        self._max_output_items = max_output_items
         self.phase: SessionPhase = "idle"
         self._matcher: MessageMatcher | None = None
         self._spare: _DeltaLane | None = None
@@ -285,7 +284,7 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
         self, obj: dict[str, Any], implicit: bool, out: list[Event]
     ) -> Turn[ResponsesMachine]:
         acc = self.new_acc()
-        machine = ResponsesMachine(acc, max_output_items=self._max_output_items)
+        machine = ResponsesMachine(acc)
         turn = self.new_turn(_response_id(obj), machine, acc)
         if implicit:
             acc.warn(
