@@ -20,10 +20,11 @@ Two passes. The systematic one (``field_cases``) confuses every field: for
 each protocol, each distinct field path of its fixtures (by event type:
 ``content_block_delta/delta.text``), once for each value of ``SYSTEMATIC``
 and once deleted, fed whole. The random one (``make_case``) stacks up to
-five mutations of any kind. Each random case is fed under a random chunking (WebSocket: as ``str``, ``bytes`` or
-``dict``), its result read at random points, and ended by ``close()`` or, at
-a random point, ``cancel()``; HTTP cases also go through ``sw.translate``
-into a random target, whose output the target's own adapter must read. A
+five mutations of any kind. Each random case is fed under a random chunking
+(WebSocket: as ``str``, ``bytes`` or ``dict``), its result read at random
+points, and ended by ``close()`` or, at a random point, ``cancel()``; HTTP
+cases also go through ``sw.translate`` into a random target, whose output the
+target's own adapter must read. A
 case fails when anything raises, a status or error is not typed, an event
 or the result is not serializable, or the result changes when read twice.
 
@@ -49,10 +50,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import streamwire as sw  # noqa: E402
-from fixture_replay import Fixture, manifests  # noqa: E402
-from streamwire.io.serialize import event_dict, result_dict  # noqa: E402
-from wire_units import NOT_JSON, WEBSOCKET, Unit, Wire, decode_wire  # noqa: E402
+import streamwire as sw
+from fixture_replay import Fixture, manifests
+from streamwire.io.serialize import event_dict, result_dict
+from wire_units import NOT_JSON, Unit, Wire, decode_wire
 
 __all__ = ["Case", "Failure", "fuzz", "make_case", "run_case"]
 

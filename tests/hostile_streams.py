@@ -141,7 +141,7 @@ def _rewrite(node: Any, text: str, value: Any, first: list[bool]) -> Any:
             out[key] = _fragment(first, text)  # responses and realtime argument deltas
         elif key == "input" and isinstance(item, str):
             out[key] = _fragment(first, text)  # bedrock-converse toolUse.input
-        elif key == "function" and isinstance(item, dict) and isinstance(item.get("arguments"), str):
+        elif key == "function" and isinstance(item, dict) and type(item.get("arguments")) is str:
             out[key] = {**item, "arguments": _fragment(first, text)}  # a chat fragment
         elif key in _WHOLE and isinstance(item, str) and item:
             out[key] = text  # an announcement's "" stays: the deltas follow it

@@ -54,7 +54,7 @@ def test_a_payload_nested_too_deep_ends_in_a_typed_error(protocol: str, depth: i
     wire = _deep_payload_wire(protocol, depth)
     reference: list[sw.Event] | None = None
     for label, chunks in chunkings_of(wire):
-        stream, events, result = run(protocol, wire, chunks)
+        _, events, result = run(protocol, wire, chunks)
         assert result.status == "error", label
         assert result.error is not None
         assert (result.error.phase, result.error.type) == ("framing", "json_too_deep"), label

@@ -52,7 +52,9 @@ def test_coalescing_never_changes_the_concatenation(
 
 
 @given(st.lists(st.lists(st.sampled_from(["a", "数", "🙂", "\ud800", ""]), max_size=4)))
-def test_joined_extends_a_growing_list_and_rejoins_a_rewritten_one(batches: list[list[str]]) -> None:
+def test_joined_extends_a_growing_list_and_rejoins_a_rewritten_one(
+    batches: list[list[str]],
+) -> None:
     for start in (0, 1):
         pieces = ["head"]
         joined = Joined(start)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ import streamwire as sw
 from streamwire.io._wire import framing_of
 
 __all__ = ["NOT_JSON", "Unit", "Wire", "decode_wire", "dumps"]
+
 
 class _NotJson:
     """The marker of a payload that is not JSON; copies of it are itself."""
@@ -48,9 +50,14 @@ NOT_JSON: Any = _NotJson()
 WEBSOCKET = frozenset({"openai-responses-ws", "openai-realtime", "gemini-live"})
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON, non-ASCII kept (lone surrogates too, as JSON allows)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, non-ASCII kept, lone surrogates written as their escapes
+    (as an upstream sends them: its bytes are UTF-8)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def _loads(text: str) -> Any:

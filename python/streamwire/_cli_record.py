@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ._capture import protocol_from_url
 from ._cli_base import CliError, Command, open_input
 from ._clifmt import event_line
+from ._json import dumps
 
 if TYPE_CHECKING:
     from .kinds import HttpProtocolName
@@ -229,7 +230,7 @@ def _save(args: argparse.Namespace, recording: Any, protocol: str) -> list[str]:
     raw_path.write_bytes(raw)
     manifest = fixture_manifest(recording, args.case or base.name, raw_path.name, raw)
     manifest_path = base.with_name(base.name + ".json")
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    manifest_path.write_text(dumps(manifest, indent=2) + "\n")  # lone surrogates escaped
     return [str(rec_path), f"{raw_path} + {manifest_path} (a fixture; check its expect)"]
 
 

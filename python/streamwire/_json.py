@@ -31,18 +31,35 @@ decoded value shallow enough for everything that walks it later (schema
 validation, re-encoding, recordings). A caller whose own stack is already
 within ``MAX_DEPTH`` levels of the recursion limit still gets a
 ``JsonDepthError``, never a ``RecursionError``.
+
+Writing JSON back (``dumps``, ``escape_surrogates``): a JSON string may hold a
+lone surrogate (``"\\ud800"`` is valid JSON, and upstreams send it); decoded,
+it is a ``str`` that no UTF-8 encoder accepts. Every output path that writes
+upstream strings as UTF-8 (recordings, ``streamwire inspect --json``,
+re-encoded streams) writes such a character as its JSON escape instead, so it
+survives the round trip exactly.
 """
 
 from __future__ import annotations
 
 import json
 import json.scanner
+import re
 from collections.abc import Callable
 from typing import Any
 
 from ._core import has_digit_run, json_nesting_exceeds
 
-__all__ = ["ACCELERATED", "MAX_DEPTH", "JsonDepthError", "check_depth", "failure", "loads"]
+__all__ = [
+    "ACCELERATED",
+    "MAX_DEPTH",
+    "JsonDepthError",
+    "check_depth",
+    "dumps",
+    "escape_surrogates",
+    "failure",
+    "loads",
+]
 
 # The C scanner the decoder itself uses (``JSONDecoder.scan_once``); typeshed
 # types make_scanner's argument as its own class, hence the ignore.
@@ -75,6 +92,31 @@ def check_depth(text: str | bytes) -> None:
     """Raises ``JsonDepthError`` if ``text`` nests deeper than ``MAX_DEPTH``."""
     if len(text) > MAX_DEPTH and json_nesting_exceeds(text, MAX_DEPTH):
         raise JsonDepthError
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match[0]):04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text (as ``json.dumps(..., ensure_ascii=False)`` writes it) with
+    each lone surrogate written as its escape: the same JSON value, and text
+    that encodes as UTF-8. ASCII text is returned at once."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(_escape, text)
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """JSON text of ``value``, non-ASCII kept as is, lone surrogates escaped;
+    compact unless ``indent`` is given."""
+    separators = (",", ":") if indent is None else None
+    return escape_surrogates(
+        json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    )
 
 
 def _loads_stdlib(text: str) -> Any:

@@ -39,6 +39,7 @@ name, help, arguments and the function that runs it.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 
@@ -76,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
+    for stream in (sys.stdout, sys.stderr):
+        # Upstream strings may hold lone surrogates (valid JSON escapes, no
+        # UTF-8 form): the terminal shows them escaped rather than failing.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
     name = getattr(args, "file", None) or getattr(args, "url", None) or args.command
     try:

@@ -50,6 +50,7 @@ import json
 from typing import Any
 
 from .._core import EventStreamDecoder, SseDecoder, encode_eventstream, encode_sse
+from .._json import dumps, loads
 from ..errors import FramingError
 from ._wire import framing_of
 from .record import RecordedChunk, Recording
@@ -156,23 +157,24 @@ def _member(key: str, value: Any) -> Any:
 
 def _redact_b64_json(value: str) -> str:
     try:
-        inner = json.loads(base64.b64decode(value, validate=True))
-    except (binascii.Error, ValueError):
+        inner = redact_json(loads(base64.b64decode(value, validate=True).decode("utf-8")))
+    except (binascii.Error, ValueError, RecursionError):
         return hash_text(value)
-    return base64.b64encode(_dump(redact_json(inner)).encode("utf-8")).decode("ascii")
+    return base64.b64encode(_dump(inner).encode("utf-8")).decode("ascii")
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps(value)
 
 
 def _redact_payload(data: str) -> str:
+    """A payload with its content hashed; one that is not JSON (or that nests
+    too deep to walk) is hashed whole."""
     try:
-        value = json.loads(data)
-    except ValueError:
+        return _dump(redact_json(loads(data)))
+    except (ValueError, RecursionError):
         stripped = data.strip()
         return data if stripped in ("", "[DONE]") else hash_text(data)
-    return _dump(redact_json(value))
 
 
 # --- by framing -------------------------------------------------------------
@@ -289,9 +291,10 @@ def _json_array(chunks: list[RecordedChunk]) -> list[bytes]:
                     break
             try:
                 value, end = decoder.raw_decode(text, pos)
-            except ValueError:
+                redacted = _dump(redact_json(value))
+            except (ValueError, RecursionError):
                 break
-            pieces.append((at_byte(end), ("" if first else ",\r\n") + _dump(redact_json(value))))
+            pieces.append((at_byte(end), ("" if first else ",\r\n") + redacted))
             pos = parsed_to = end
             first = False
     out = [bytearray() for _ in chunks]

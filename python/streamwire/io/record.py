@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .._core import __version__
+from .._json import dumps
 from ..events import Event
 from ..result import StreamResult
 from ._wire import Headers, is_secret_header, redact_headers, redact_url
@@ -223,7 +224,7 @@ class Recording:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    return dumps(jsonable(value))
 
 
 def _options(options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -11,9 +11,9 @@ them (``NaN``, ``Infinity``), which ``json`` reads back.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from .. import _json
 from ..events import Event
 from ..result import StreamResult, plain
 
@@ -35,5 +35,6 @@ def result_dict(result: StreamResult) -> dict[str, Any]:
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    """``json.dumps`` of ``jsonable(value)``, UTF-8 text kept as is."""
-    return json.dumps(jsonable(value), ensure_ascii=False, indent=indent)
+    """JSON text of ``jsonable(value)``, UTF-8 text kept as is (lone
+    surrogates escaped, see ``_json.dumps``)."""
+    return _json.dumps(jsonable(value), indent=indent)

@@ -47,6 +47,7 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar
 
 from .._core import encode_sse
+from .._json import escape_surrogates
 from ..errors import UsageError
 from ..events import (
     ErrorReceived,
@@ -91,9 +92,9 @@ def sse(data: str, event: str | None = None) -> bytes:
     try:
         return encode_sse(data, event)
     except UnicodeEncodeError:
-        # A lone surrogate (only a hand-made event can carry one) is not UTF-8.
-        clean = data.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return encode_sse(clean, event)
+        # A lone surrogate (upstream JSON may carry one) has no UTF-8 form:
+        # the JSON data says it as an escape, the same value for the client.
+        return encode_sse(escape_surrogates(data), event)
 
 
 def json_complete(text: str) -> bool:
