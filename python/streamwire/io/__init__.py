@@ -149,7 +149,9 @@ def _httpx_request(response: Any) -> dict[str, Any] | None:
         request = response.request
     except RuntimeError:  # a response built by hand has no request
         return None
-    return {"method": request.method, "url": str(request.url)}
+    # The headers tell a recording which credentials to mask; they are not kept.
+    headers = list(request.headers.items())
+    return {"method": request.method, "url": str(request.url), "headers": headers}
 
 
 @overload
@@ -285,7 +287,9 @@ def aiter_events(response: Any, protocol: str, **options: Any) -> AsyncEventIter
     if library == "aiohttp":
         from ._aiohttp import AiohttpSource
 
-        request = {"method": inner.method, "url": str(inner.url)}
+        info = inner.request_info
+        headers = list(info.headers.items())  # for a recording: which credentials to mask
+        request = {"method": info.method, "url": str(info.url), "headers": headers}
         driver = _driver(protocol, dict(options), request, "sw.aiter_events")
         return AsyncEventIterator(AiohttpSource(inner), driver)
     raise _unsupported(

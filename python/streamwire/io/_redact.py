@@ -1,4 +1,5 @@
-"""Replacing the content of a recording with sha256 hashes, keeping its shape.
+"""Replacing the content of a recording with sha256 hashes, keeping its shape;
+masking the credentials of its request wherever its bytes repeat them.
 
 docs/design.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
 prompts and tool arguments replaceable by hashes. ``redact_recording``
@@ -39,6 +40,12 @@ recording are those of its own redacted bytes, re-derived by replaying them
 (tool arguments hashed fragment by fragment are no longer one JSON text, so
 calls are not executable there); the facts of the unredacted result are kept
 under ``original``.
+
+``mask_credentials`` is applied to every recording as it is made (by the
+``Recorder``), whatever ``hash_content`` says: a credential the request
+carried (``_wire.credentials``) that the body repeats (a provider's error
+that echoes the key) is replaced by as many ``*``, and the events and result
+are re-derived from the masked bytes, so no field of the recording holds it.
 """
 
 from __future__ import annotations
@@ -47,7 +54,9 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from .._core import EventStreamDecoder, SseDecoder, encode_eventstream, encode_sse
 from .._json import dumps, loads
@@ -55,7 +64,7 @@ from ..errors import FramingError
 from ._wire import framing_of
 from .record import RecordedChunk, Recording
 
-__all__ = ["hash_text", "redact_json", "redact_recording"]
+__all__ = ["hash_text", "mask_credentials", "redact_json", "redact_recording"]
 
 CONTENT_KEYS = frozenset(
     {
@@ -209,7 +218,22 @@ def _sse(chunks: list[RecordedChunk]) -> list[bytes]:
     return out
 
 
-def _eventstream(chunks: list[RecordedChunk]) -> list[bytes]:
+def _hash_payload(payload: bytes) -> bytes:
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return b"x" * len(payload)
+    return _redact_payload(text).encode("utf-8") if text.strip() else payload
+
+
+def _eventstream(
+    chunks: list[RecordedChunk],
+    payload: Callable[[bytes], bytes] = _hash_payload,
+    header: Callable[[str], str] | None = None,
+) -> list[bytes]:
+    """Each message re-encoded with ``payload(its payload)`` (and, given
+    ``header``, each string header value changed by it), into the chunk where
+    it ended; fresh CRCs."""
     decoder = EventStreamDecoder()
     out: list[bytes] = []
     failed_at: int | None = None
@@ -221,13 +245,10 @@ def _eventstream(chunks: list[RecordedChunk]) -> list[bytes]:
             failed_at = i
         piece = bytearray()
         for msg in messages:
-            payload = msg.payload
-            try:
-                text = payload.decode("utf-8")
-                new = _redact_payload(text).encode("utf-8") if text.strip() else payload
-            except UnicodeDecodeError:
-                new = b"x" * len(payload)
-            piece += encode_eventstream(msg.headers, new)
+            headers = msg.headers
+            if header is not None:
+                headers = {k: header(v) if type(v) is str else v for k, v in headers.items()}
+            piece += encode_eventstream(headers, payload(msg.payload))
         out.append(bytes(piece))
         if failed_at is not None:
             break
@@ -331,8 +352,6 @@ def _fill_tail(
 
 def redact_recording(recording: Recording) -> Recording:
     """A copy of ``recording`` with its content hashed; events and result re-derived."""
-    from .replay import ReplayIterator
-
     if recording.redaction.get("content") == "sha256":
         return recording
     framing = framing_of(recording.protocol)
@@ -345,6 +364,20 @@ def redact_recording(recording: Recording) -> Recording:
         new_data = _json_array(chunks)
     else:
         new_data = _sse(chunks)
+    new = _rederived(recording, new_data)
+    new.request_body = (
+        None if recording.request_body is None else redact_json(recording.request_body)
+    )
+    new.redaction = {**recording.redaction, "content": "sha256"}
+    new.original = _facts(recording.result)
+    return new
+
+
+def _rederived(recording: Recording, new_data: list[bytes]) -> Recording:
+    """A copy of ``recording`` whose chunks hold ``new_data`` (chunk by chunk,
+    same arrival times), its events and result re-derived by replaying them."""
+    from .replay import ReplayIterator
+
     draft = Recording(
         protocol=recording.protocol,
         options=dict(recording.options),
@@ -353,7 +386,7 @@ def redact_recording(recording: Recording) -> Recording:
         status=recording.status,
         headers=list(recording.headers),
         time_to_headers=recording.time_to_headers,
-        chunks=[RecordedChunk(c.t, d) for c, d in zip(chunks, new_data, strict=True)],
+        chunks=[RecordedChunk(c.t, d) for c, d in zip(recording.chunks, new_data, strict=True)],
         end=recording.end,
         end_t=recording.end_t,
         end_detail=recording.end_detail,
@@ -364,14 +397,59 @@ def redact_recording(recording: Recording) -> Recording:
     new = replayed.recording
     assert new is not None
     new.request = recording.request
-    new.request_body = (
-        None if recording.request_body is None else redact_json(recording.request_body)
-    )
+    new.request_body = recording.request_body
     new.headers = list(recording.headers)
     new.recorded_at = recording.recorded_at
-    new.redaction = {**recording.redaction, "content": "sha256"}
-    new.original = _facts(recording.result)
+    new.redaction = dict(recording.redaction)
+    new.original = recording.original
     return new
+
+
+def mask_credentials(recording: Recording, secrets: Sequence[str]) -> Recording:
+    """``recording`` with every occurrence of a credential value of its request
+    (``_wire.credentials``) masked by as many ``*``, in its bytes (as written,
+    JSON-escaped or percent-encoded, across chunk boundaries too), so that the
+    events and result re-derived from them hold none either: an error body
+    that echoes the key, and the error message made of it. The recording
+    itself when its bytes hold none."""
+    forms = sorted(_forms(secrets), key=len, reverse=True)
+    body = b"".join(chunk.data for chunk in recording.chunks)
+    if not any(form in body for form in forms):
+        return recording
+    if framing_of(recording.protocol) == "eventstream" and recording.end != "http_error":
+
+        def mask_text(value: str) -> str:
+            return _mask(value.encode("utf-8", "surrogatepass"), forms).decode(
+                "utf-8", "surrogatepass"
+            )
+
+        new_data = _eventstream(
+            recording.chunks, payload=lambda payload: _mask(payload, forms), header=mask_text
+        )
+    else:
+        masked = _mask(body, forms)
+        new_data, at = [], 0
+        for chunk in recording.chunks:
+            new_data.append(masked[at : at + len(chunk.data)])
+            at += len(chunk.data)
+    new = _rederived(recording, new_data)
+    new.redaction["credentials"] = "masked"
+    return new
+
+
+def _forms(secrets: Sequence[str]) -> set[bytes]:
+    out: set[bytes] = set()
+    for secret in secrets:
+        for text in (secret, json.dumps(secret)[1:-1], quote(secret, safe="")):
+            out.add(text.encode("utf-8", "surrogatepass"))
+    return {form for form in out if form}
+
+
+def _mask(data: bytes, forms: Sequence[bytes]) -> bytes:
+    for form in forms:
+        if form in data:
+            data = data.replace(form, b"*" * len(form))
+    return data
 
 
 def _facts(result: dict[str, Any] | None) -> dict[str, Any] | None:

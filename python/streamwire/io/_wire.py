@@ -21,8 +21,19 @@ Facts, with the provider documents they come from (checked 2026-11-29):
 * Secrets in headers, removed from recordings: ``Authorization`` and
   ``Proxy-Authorization``, ``x-api-key`` (Anthropic), ``api-key`` (Azure
   OpenAI), ``x-goog-api-key`` (Gemini), ``Cookie`` and ``Set-Cookie``, and
-  any header whose name says token, secret, password or key; Gemini also
-  accepts the key as a ``key`` query parameter, removed from recorded URLs.
+  any header whose name says token, secret, password, key, signature,
+  credential or session (``x-amz-security-token``).
+* Secrets in URLs, removed from recorded URLs by the same pattern of names,
+  in the query and in a path segment's parameters (``;key=``): Gemini's
+  ``key``; AWS SigV4 presigned requests' ``X-Amz-Credential``,
+  ``X-Amz-Signature`` and ``X-Amz-Security-Token`` (AWS "Authenticating
+  Requests: Using Query Parameters", checked 2026-12-01); OAuth's
+  ``client_secret``, ``refresh_token``, ``access_token``; ``password``.
+* Secrets elsewhere: the values of the headers kept are scanned for such a
+  name's ``name=value`` and for a ``Bearer``/``Basic`` token, and every value
+  a credential of the request had (``credentials``) is masked wherever it
+  appears in a recording: a provider's error body that echoes the key, the
+  error message made of it, a redirect's ``Location``.
 """
 
 from __future__ import annotations
@@ -39,13 +50,16 @@ __all__ = [
     "Headers",
     "HttpError",
     "content_types",
+    "credentials",
     "framing_of",
     "header",
     "http_error",
     "http_protocols",
     "is_http_protocol",
+    "is_secret_name",
     "media_type",
     "redact_headers",
+    "redact_text",
     "redact_url",
     "request_id",
 ]
@@ -79,11 +93,18 @@ SECRET_HEADERS = frozenset(
         "set-cookie2",
     }
 )
-_SECRET_NAME = re.compile(r"token|secret|passw|api[-_]?key|auth|cookie|signature|credential")
-#: Query parameters never recorded (lower case).
-SECRET_PARAMS = frozenset(
-    {"key", "api_key", "api-key", "apikey", "access_token", "token", "sig", "signature"}
+_SECRET_NAME = re.compile(
+    r"token|secret|passw|api[-_]?key|auth|cookie|signature|credential|session"
+    r"|^key$|[-_.]key$|^sig$"
 )
+#: ``name=value`` pairs in a header value or a URL (after ``?``, ``&``, ``;``,
+#: ``,`` or a space, as in SigV4's ``Credential=...``), and auth-scheme tokens.
+_PAIR = re.compile(r"(^|[?&;,\s])([^=&;,?#\s]+)=([^&;,#\s\"']*)")
+_SCHEME_TOKEN = re.compile(r"(?i)\b(bearer|basic|token)\s+([^\s,;\"']+)")
+#: Credentials shorter than this are not looked for elsewhere: too likely to
+#: match ordinary text, and no provider's key is that short.
+MIN_CREDENTIAL_CHARS = 8
+REDACTED = "[redacted]"
 #: How much of an error body is read, at most.
 MAX_ERROR_BODY = 64 * 1024
 
@@ -163,23 +184,80 @@ def is_secret_header(name: str) -> bool:
     return lower in SECRET_HEADERS or bool(_SECRET_NAME.search(lower))
 
 
-def redact_headers(headers: Headers) -> Headers:
-    """The headers without credentials and cookies."""
-    return tuple((k, v) for k, v in headers if not is_secret_header(k))
+def is_secret_name(name: str) -> bool:
+    """True for a query or ``name=value`` parameter a recording must never keep."""
+    return bool(_SECRET_NAME.search(name.lower()))
+
+
+def redact_headers(headers: Headers, credentials: Iterable[str] = ()) -> Headers:
+    """The headers without credentials and cookies; the values of the others
+    scanned (``redact_text``)."""
+    known = tuple(credentials)
+    return tuple((k, redact_text(v, known)) for k, v in headers if not is_secret_header(k))
+
+
+def redact_text(text: str, credentials: Iterable[str] = ()) -> str:
+    """``text`` (a header value, an error detail) with every known credential,
+    every secret-named ``name=value`` value and every auth-scheme token
+    replaced by ``[redacted]``."""
+    for secret in credentials:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    text = _PAIR.sub(_redact_pair, text)
+    return _SCHEME_TOKEN.sub(lambda m: f"{m[1]} {REDACTED}", text)
+
+
+def _redact_pair(match: re.Match[str]) -> str:
+    if match[3] and match[3] != REDACTED and is_secret_name(match[2]):
+        return f"{match[1]}{match[2]}={REDACTED}"
+    return match[0]
 
 
 def redact_url(url: str) -> str:
-    """The URL without credentials: user info and key-like query parameters removed."""
+    """The URL without credentials: user info, and secret-named query
+    parameters and path-segment parameters (``;key=...``), removed."""
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
     query = urlencode(
-        [
-            (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            if k.lower() not in SECRET_PARAMS
-        ]
+        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)]
     )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    path = "/".join(_drop_params(segment) for segment in parts.path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path, query, ""))
+
+
+def _drop_params(segment: str) -> str:
+    name, *params = segment.split(";")
+    kept = [p for p in params if not is_secret_name(p.partition("=")[0])]
+    return ";".join([name, *kept])
+
+
+def credentials(headers: Iterable[tuple[str, str]], url: str | None) -> list[str]:
+    """The credential values a request carried, longest first: the values of
+    its secret headers (and the token after an auth scheme, the values of
+    SigV4's ``Credential=`` and ``Signature=``, each cookie), and of its URL's
+    password and secret-named parameters. Values shorter than
+    ``MIN_CREDENTIAL_CHARS`` are left out."""
+    found: set[str] = set()
+    for name, value in headers:
+        if is_secret_header(name):
+            found.add(value.strip())
+            found.update(m[2] for m in _SCHEME_TOKEN.finditer(value))
+            found.update(m[3] for m in _PAIR.finditer(value))
+            _scheme, _, rest = value.strip().partition(" ")
+            if rest and " " not in rest.strip():
+                found.add(rest.strip())
+    if url:
+        parts = urlsplit(url)
+        if parts.password:
+            found.add(parts.password)
+        found.update(v for k, v in parse_qsl(parts.query) if is_secret_name(k))
+        for segment in parts.path.split("/"):
+            for param in segment.split(";")[1:]:
+                name, _, value = param.partition("=")
+                if is_secret_name(name):
+                    found.add(value)
+    kept = {value for value in found if len(value) >= MIN_CREDENTIAL_CHARS}
+    return sorted(kept, key=lambda value: (-len(value), value))
 
 
 class HttpError:

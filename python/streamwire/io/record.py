@@ -9,7 +9,11 @@ with the same chunking (and, optionally, the same timing) and checks that
 the events and the result are reproduced.
 
 Get one with ``sw.iter_events(response, protocol, record=True)`` (then
-``iterator.recording``) and keep it with ``recording.save(path)``. To keep
+``iterator.recording``) and keep it with ``recording.save(path)``. No
+credential of the request is recorded: secret headers and URL parameters are
+left out, the values of the other headers are scanned, and any value of a
+credential the request carried is masked wherever the body repeats it
+(``_redact.mask_credentials``), in the events and the result too. To keep
 the request too, set ``recording.request_body`` (a JSON value) before saving;
 it is hashed like the rest with ``hash_content``. The recording holds every
 chunk in memory until saved.
@@ -53,7 +57,14 @@ from .._core import __version__
 from .._json import dumps
 from ..events import Event
 from ..result import StreamResult
-from ._wire import Headers, is_secret_header, redact_headers, redact_url
+from ._wire import (
+    Headers,
+    credentials,
+    is_secret_header,
+    redact_headers,
+    redact_text,
+    redact_url,
+)
 from .serialize import event_dict, jsonable, result_dict
 
 __all__ = ["FORMAT", "RecordedChunk", "Recorder", "Recording"]
@@ -251,6 +262,10 @@ class Recorder:
         request: Mapping[str, Any] | None = None,
     ) -> None:
         kept, omitted = _options(options)
+        #: What the request's credentials were (never recorded: masked wherever they appear).
+        self._credentials = (
+            [] if request is None else credentials(request.get("headers") or (), request.get("url"))
+        )
         self.recording = Recording(
             protocol=protocol,
             options=kept,
@@ -264,7 +279,7 @@ class Recorder:
     def on_headers(self, status: int, headers: Headers, time_to_headers: float | None) -> None:
         rec = self.recording
         rec.status = status
-        rec.headers = list(redact_headers(headers))
+        rec.headers = list(redact_headers(headers, self._credentials))
         rec.redaction["headers_removed"] = sorted(
             {k.lower() for k, _ in headers if is_secret_header(k)}
         )
@@ -279,13 +294,19 @@ class Recorder:
         rec = self.recording
         rec.end = end
         rec.end_t = t
-        rec.end_detail = detail
+        rec.end_detail = None if detail is None else redact_text(detail, self._credentials)
         rec.end_events = [event_dict(e) for e in events]
         rec.result = result_dict(result)
+        if self._credentials:
+            from ._redact import mask_credentials
+
+            self.recording = mask_credentials(rec, self._credentials)
 
 
 def _request(request: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(request)
+    """The request as recorded: its method and URL (credentials removed); its
+    headers only served to learn the credentials."""
+    out = {k: v for k, v in request.items() if k != "headers"}
     if isinstance(out.get("url"), str):
         out["url"] = redact_url(out["url"])
     return out
