@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_RELEASE_GIL_BYTES",
     "ArraySplitter",
     "Builder",
     "EventStreamDecoder",
@@ -31,6 +32,7 @@ __all__ = [
     "encode_sse",
     "has_digit_run",
     "json_nesting_exceeds",
+    "release_gil_bytes",
     "utf8_length",
 ]
 
@@ -293,6 +295,14 @@ def utf8_length(text: str) -> int:
 def has_digit_run(data: str | Buffer, length: int) -> bool:
     """Whether ``data`` holds a run of at least ``length`` consecutive ASCII
     digits (a JSON integer outside the 64-bit range has 19 or more)."""
+
+#: The default of ``release_gil_bytes()``.
+DEFAULT_RELEASE_GIL_BYTES: int
+
+def release_gil_bytes(bytes: int | None = None) -> int:
+    """The smallest ``feed`` (of an immutable ``bytes``) that the decoders
+    frame and match with the GIL released; sets it first when ``bytes`` is
+    given. Returns the threshold in force before the call."""
 
 def json_nesting_exceeds(data: str | Buffer, limit: int) -> bool:
     """Whether the JSON text ``data`` nests arrays and objects more than

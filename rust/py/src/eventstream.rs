@@ -10,7 +10,7 @@ use streamwire_core::eventstream::{
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{Collector, ShapeMatcher, StreamShapes};
+use crate::shape::{hold, unhold, Collector, Held, ShapeMatcher, StreamShapes};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -321,6 +321,89 @@ fn message_and_event_type<'a>(msg: &Message<'a>) -> (Option<&'a str>, Option<&'a
     (message_type, event_type)
 }
 
+/// A match found with the GIL released: its template and its captures,
+/// `held[from..to]` (see [`Held`]).
+struct Found {
+    template: usize,
+    from: usize,
+    to: usize,
+}
+
+/// The message `matched` keeps under `ticket`, as a Python object.
+fn kept_to_py(
+    py: Python<'_>,
+    matched: &Matched,
+    ticket: usize,
+    strings: &mut StringCache,
+) -> PyResult<Py<EventStreamMessage>> {
+    let m = matched
+        .messages
+        .get(ticket)
+        .ok_or_else(|| PyIndexError::new_err("no such ticket: tickets last until the decoder's next call"))?;
+    let headers = matched.header_sets.get(m.headers).map_or(&[][..], Vec::as_slice);
+    let msg = Message {
+        headers: headers.iter().map(|(name, value)| Header { name, value: value.view() }).collect(),
+        payload: matched.payloads.get(m.start..m.end).unwrap_or_default(),
+    };
+    message_to_py(py, &msg, strings)
+}
+
+impl EventStreamDecoder {
+    /// `feed` (no `matcher`) or `feed_matched` of a large immutable chunk:
+    /// decoded (CRCs checked) and matched with the GIL released, every
+    /// message kept in Rust (its ticket), then turned into the same Python
+    /// objects, in the same order, as the other path builds.
+    fn feed_released<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &[u8],
+        matcher: Option<&Bound<'py, ShapeMatcher>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let EventStreamDecoder { inner, strings, matched, shapes, .. } = self;
+        let mut shapes = matcher.map(|m| shapes.prepared(m));
+        let mut held: Vec<Held> = Vec::new();
+        let (pending, fed) = py.allow_threads(|| {
+            let mut pending: Vec<(usize, Option<Found>)> = Vec::new();
+            let fed = inner.feed(data, |msg| {
+                let base = matched.payloads.len();
+                let ticket = matched.keep(&msg);
+                let found = match (&mut shapes, message_and_event_type(&msg)) {
+                    (Some(shapes), (Some("event"), Some(event))) => shapes.match_bytes(event, msg.payload),
+                    _ => None,
+                };
+                let found = found.map(|m| {
+                    let from = held.len();
+                    hold(&m, msg.payload, base, &mut held);
+                    Found { template: m.template, from, to: held.len() }
+                });
+                pending.push((ticket, found));
+            });
+            (pending, fed)
+        });
+        let mut collector = matcher.map(|m| Collector::new(py, m.get()));
+        let mut messages: Vec<PyObject> = Vec::new();
+        let mut captures = Vec::new();
+        for (ticket, found) in pending {
+            match (&mut collector, found) {
+                (Some(out), Some(Found { template, from, to })) => {
+                    unhold(held.get(from..to).unwrap_or_default(), &matched.payloads, &mut captures);
+                    out.matched(template, &captures, ticket)?
+                }
+                (Some(out), None) => out.other(kept_to_py(py, matched, ticket, strings)?.into_any())?,
+                (None, _) => messages.push(kept_to_py(py, matched, ticket, strings)?.into_any()),
+            }
+        }
+        let out = match collector {
+            Some(out) => out.finish()?,
+            None => messages,
+        };
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
+    }
+}
+
 /// Incremental AWS EventStream decoder: CRC-checked, bounded.
 #[pyclass(module = "streamwire._core", name = "EventStreamDecoder")]
 pub struct EventStreamDecoder {
@@ -365,6 +448,9 @@ impl EventStreamDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
+        if let Some(slice) = bytes.releasable() {
+            return self.feed_released(py, slice, None);
+        }
         let mut out: Vec<Py<EventStreamMessage>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
         let EventStreamDecoder { inner, strings, .. } = self;
@@ -404,6 +490,9 @@ impl EventStreamDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
+        if let Some(slice) = bytes.releasable() {
+            return self.feed_released(py, slice, Some(shapes));
+        }
         let matcher = shapes;
         let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
@@ -417,7 +506,7 @@ impl EventStreamDecoder {
                 _ => None,
             };
             conversion = match found {
-                Some(m) => out.matched(&m, matched.keep(&msg)),
+                Some(m) => out.matched(m.template, m.captures(), matched.keep(&msg)),
                 None => message_to_py(py, &msg, strings).and_then(|m| out.other(m.into_any())),
             };
         });
@@ -433,15 +522,7 @@ impl EventStreamDecoder {
     /// `feed_matched` call; IndexError once the decoder was called again.
     fn matched_message(&mut self, py: Python<'_>, ticket: usize) -> PyResult<Py<EventStreamMessage>> {
         let EventStreamDecoder { matched, strings, .. } = self;
-        let m = matched.messages.get(ticket).ok_or_else(|| {
-            PyIndexError::new_err("no such ticket: tickets last until the decoder's next call")
-        })?;
-        let headers = matched.header_sets.get(m.headers).map_or(&[][..], Vec::as_slice);
-        let msg = Message {
-            headers: headers.iter().map(|(name, value)| Header { name, value: value.view() }).collect(),
-            payload: matched.payloads.get(m.start..m.end).unwrap_or_default(),
-        };
-        message_to_py(py, &msg, strings)
+        kept_to_py(py, matched, ticket, strings)
     }
 
     /// Ends the input; raises `FramingError(kind="truncated")` if bytes of an

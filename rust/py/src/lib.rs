@@ -27,5 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     eventstream::register(m)?;
     objects::register(m)?;
     m.add_function(wrap_pyfunction!(text::utf8_length, m)?)?;
+    m.add_function(wrap_pyfunction!(buffer::release_gil_bytes, m)?)?;
+    m.add("DEFAULT_RELEASE_GIL_BYTES", buffer::DEFAULT_RELEASE_GIL_BYTES)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{Collector, ShapeMatcher, StreamShapes};
+use crate::shape::{hold, unhold, Collector, Held, ShapeMatcher, StreamShapes};
 use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
@@ -228,6 +228,61 @@ fn event_to_py(
     Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry: ev.retry })
 }
 
+/// An event decoded with the GIL released, kept in Rust until its Python
+/// objects can be built (see [`crate::buffer::release_gil_bytes`]). Its
+/// event type and id are indexes into the call's [`Names`].
+enum Pending {
+    /// An event no template matched (or `feed`'s, which matches none).
+    Plain { event_type: usize, data: Box<str>, id: Option<usize>, retry: Option<u64> },
+    /// A match: its data is `Matched::text[start..end]`, its captures
+    /// `held[from..to]` (see [`Held`]).
+    Matched {
+        start: usize,
+        end: usize,
+        event_type: usize,
+        id: Option<usize>,
+        template: usize,
+        from: usize,
+        to: usize,
+    },
+}
+
+/// The event types (or the ids) of one released call, each kept once in a
+/// row (streams repeat the same one on every event).
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl Names {
+    fn index(&mut self, name: &str) -> usize {
+        match self.0.last() {
+            Some(last) if last == name => self.0.len() - 1,
+            _ => {
+                self.0.push(name.to_owned());
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
+fn pending_to_py(
+    py: Python<'_>,
+    event_type: &str,
+    data: Box<str>,
+    id: Option<&str>,
+    retry: Option<u64>,
+    types: &mut CachedStr,
+    ids: &mut CachedStr,
+) -> PyResult<Py<SseEvent>> {
+    let event = types.get(py, event_type);
+    let id = id.map(|s| ids.get(py, s));
+    let data = if data.len() <= LAZY_DATA_MAX {
+        Data::Text(data)
+    } else {
+        Data::Object(new_str(py, &data)?.unbind())
+    };
+    Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry })
+}
+
 #[pymethods]
 impl SseDecoder {
     #[new]
@@ -254,6 +309,9 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
+        if let Some(slice) = bytes.releasable() {
+            return self.feed_released(py, slice, None);
+        }
         let mut out: Vec<Py<SseEvent>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
         let SseDecoder { inner, event_type, id, .. } = self;
@@ -292,6 +350,9 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
+        if let Some(slice) = bytes.releasable() {
+            return self.feed_released(py, slice, Some(shapes));
+        }
         let matcher = shapes;
         let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
@@ -316,7 +377,7 @@ impl SseDecoder {
                         event: event_type.get(py, ev.event_type),
                         id: ev.id.map(|s| id.get(py, s)),
                     });
-                    out.matched(&m, ticket)
+                    out.matched(m.template, m.captures(), ticket)
                 }
                 None => event_to_py(py, &ev, event_type, id).and_then(|e| out.other(e.into_any())),
             };
@@ -410,6 +471,97 @@ impl SseDecoder {
     #[getter]
     fn comments_seen(&self) -> u64 {
         self.inner.comments_seen()
+    }
+}
+
+impl SseDecoder {
+    /// `feed` (no `matcher`) or `feed_matched` of a large immutable chunk:
+    /// framed and matched with the GIL released, then turned into Python
+    /// objects, the same ones in the same order as the other path builds.
+    fn feed_released<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &[u8],
+        matcher: Option<&Bound<'py, ShapeMatcher>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;
+        let mut shapes = matcher.map(|m| shapes.prepared(m));
+        let text = &mut matched.text;
+        let (mut types, mut ids) = (Names::default(), Names::default());
+        let mut held: Vec<Held> = Vec::new();
+        let (pending, fed) = py.allow_threads(|| {
+            let mut pending = Vec::new();
+            let fed = inner.feed(data, |ev| {
+                let kind = types.index(ev.event_type);
+                let last_id = ev.id.map(|id| ids.index(id));
+                let found = match (&mut shapes, ev.retry) {
+                    (Some(shapes), None) => shapes.match_payload(ev.event_type, ev.data),
+                    _ => None,
+                };
+                pending.push(match found {
+                    Some(m) => {
+                        let start = text.len();
+                        text.push_str(ev.data);
+                        let from = held.len();
+                        hold(&m, ev.data.as_bytes(), start, &mut held);
+                        Pending::Matched {
+                            start,
+                            end: text.len(),
+                            event_type: kind,
+                            id: last_id,
+                            template: m.template,
+                            from,
+                            to: held.len(),
+                        }
+                    }
+                    None => Pending::Plain {
+                        event_type: kind,
+                        data: ev.data.into(),
+                        id: last_id,
+                        retry: ev.retry,
+                    },
+                });
+            });
+            (pending, fed)
+        });
+        // `feed` (no matcher) returns the events; `feed_matched`, the collector's list.
+        let mut collector = matcher.map(|m| Collector::new(py, m.get()));
+        let mut events: Vec<PyObject> = Vec::new();
+        let mut captures = Vec::new();
+        for unit in pending {
+            match unit {
+                Pending::Plain { event_type: kind, data, id: last_id, retry } => {
+                    let last_id = last_id.map(|i| ids.0[i].as_str());
+                    let ev = pending_to_py(py, &types.0[kind], data, last_id, retry, event_type, id)?;
+                    match &mut collector {
+                        Some(out) => out.other(ev.into_any())?,
+                        None => events.push(ev.into_any()),
+                    }
+                }
+                Pending::Matched { start, end, event_type: kind, id: last_id, template, from, to } => {
+                    let ticket = matched.events.len();
+                    matched.events.push(MatchedEvent {
+                        start,
+                        end,
+                        event: event_type.get(py, &types.0[kind]),
+                        id: last_id.map(|i| id.get(py, &ids.0[i])),
+                    });
+                    if let Some(out) = &mut collector {
+                        let kept = held.get(from..to).unwrap_or_default();
+                        unhold(kept, matched.text.as_bytes(), &mut captures);
+                        out.matched(template, &captures, ticket)?;
+                    }
+                }
+            }
+        }
+        let out = match collector {
+            Some(out) => out.finish()?,
+            None => events,
+        };
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
+        }
     }
 }
 
