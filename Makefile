@@ -5,11 +5,17 @@
 #                             smoke-tested without Rust (tools/wheels.py)
 #   make docs                 the documentation site into build/site (mkdocs --strict)
 #
-# Fuzzing streamwire-core with cargo-fuzz (needs a nightly toolchain and
-# `cargo install cargo-fuzz`). What each target checks: fuzz/src/lib.rs.
+# Fuzzing: streamwire-core with cargo-fuzz (needs a nightly toolchain and
+# `cargo install cargo-fuzz`; what each target checks: fuzz/src/lib.rs), and
+# the Python adapters with the hostile-upstream fuzzer (tests/hostile_fuzz.py:
+# every fixture mutated by its structure, type confusion in every field, deep
+# nesting, random chunkings and cancels, through sw.translate too).
 #
-#   make fuzz                 each target for FUZZ_SECONDS (default 600)
-#   make fuzz-replay          each target over its committed corpus, once
+#   make fuzz                 fuzz-rust, then fuzz-python
+#   make fuzz-rust            each cargo-fuzz target for FUZZ_SECONDS (default 600)
+#   make fuzz-python          the Python fuzzer for FUZZ_SECONDS, a fresh seed
+#                             (FUZZ_SEED=n to replay one; PYTHON: the interpreter)
+#   make fuzz-replay          each cargo-fuzz target over its committed corpus, once
 #   make fuzz-seed            rewrite the committed seeds from fixtures/
 #
 # New inputs found by `make fuzz` go to fuzz/target/corpus/<target>/ (ignored
@@ -28,8 +34,9 @@ CARGO_FUZZ ?= cargo +nightly fuzz
 FUZZ_WORK := $(CURDIR)/fuzz/target/corpus
 
 PYTHON ?= python3
+FUZZ_SEED ?=
 
-.PHONY: wheels docs fuzz fuzz-replay fuzz-seed
+.PHONY: wheels docs fuzz fuzz-rust fuzz-python fuzz-replay fuzz-seed
 
 wheels:
 	$(PYTHON) tools/wheels.py all
@@ -37,7 +44,12 @@ wheels:
 docs:
 	$(PYTHON) -m mkdocs build --strict
 
-fuzz:
+fuzz: fuzz-rust fuzz-python
+
+fuzz-python:
+	$(PYTHON) tests/hostile_fuzz.py --seconds $(FUZZ_SECONDS) --keep-going $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+fuzz-rust:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		mkdir -p "$(FUZZ_WORK)/$$t"; \
 		echo "==> fuzz $$t for $(FUZZ_SECONDS)s"; \

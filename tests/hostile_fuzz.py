@@ -498,9 +498,10 @@ def fuzz(seconds: float, seed: int, *, stop_at_first: bool = True) -> tuple[int,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--case", type=int, default=None, help="replay this one case")
+    parser.add_argument("--seconds", type=float, default=60.0, help="the whole run's budget")
+    parser.add_argument("--seed", type=int, default=None, help="the random pass's seed")
+    parser.add_argument("--case", type=int, default=None, help="replay this one random case")
+    parser.add_argument("--random-only", action="store_true", help="skip the systematic pass")
     parser.add_argument("--keep-going", action="store_true")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
@@ -510,10 +511,23 @@ def main(argv: list[str] | None = None) -> int:
         run_case(case)
         print("ok")
         return 0
-    count, failures = fuzz(args.seconds, seed, stop_at_first=not args.keep_going)
+    start = time.monotonic()
+    failures: list[str] = []
+    if not args.random_only:
+        count = 0
+        for case in field_cases():
+            count += 1
+            try:
+                run_case(case)
+            except Failure as exc:
+                failures.append(str(exc))
+        print(f"systematic: {count} cases, {len(failures)} failures")
+    remaining = max(0.0, args.seconds - (time.monotonic() - start))
+    count, found = fuzz(remaining, seed, stop_at_first=not args.keep_going)
+    failures += found
     for failure in failures:
         print(failure, file=sys.stderr)
-    print(f"seed {seed}: {count} cases in {args.seconds:.0f} s, {len(failures)} failures")
+    print(f"random: seed {seed}, {count} cases in {remaining:.0f} s, {len(found)} failures")
     return 1 if failures else 0
 
 

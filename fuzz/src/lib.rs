@@ -17,7 +17,7 @@
 use streamwire_core::eventstream::{
     encode_message, EventStreamDecoder, Message, Validation, DEFAULT_MAX_MESSAGE_BYTES,
 };
-use streamwire_core::shape::{Capture, ShapeSet, Spec};
+use streamwire_core::shape::{nesting_exceeds, Capture, ShapeSet, Spec};
 use streamwire_core::sse::SseDecoder;
 use streamwire_core::{ErrorKind, FramingError};
 
@@ -441,13 +441,68 @@ fn summary<'a>(m: &streamwire_core::shape::Match<'a>) -> (usize, Vec<Capture<'a>
     (m.template, m.captures().to_vec())
 }
 
+/// The nesting of `data` as the doc of [`nesting_exceeds`] defines it,
+/// measured one byte at a time: the reference the screen is checked against.
+fn naive_nesting_exceeds(data: &[u8], limit: usize) -> bool {
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < data.len() {
+        match data[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    match data.get(i) {
+                        None => return false,
+                        Some(b'"') => break,
+                        Some(b'\\') => i += 2,
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+fn json_depth(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(json_depth).max().unwrap_or(0),
+        serde_json::Value::Object(map) => 1 + map.values().map(json_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The nesting screen of `_json.loads` ([`nesting_exceeds`]) on `body`: the
+/// same answer as the byte-at-a-time reference at every limit tried, and for
+/// a valid JSON text, exactly its depth.
+fn check_nesting(body: &[u8]) {
+    for limit in [0, 1, 2, 3, 4, 8, 64, 256] {
+        assert_eq!(nesting_exceeds(body, limit), naive_nesting_exceeds(body, limit), "limit {limit}");
+    }
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+        let depth = json_depth(&value);
+        assert!(!nesting_exceeds(body, depth), "deeper than {depth}");
+        assert!(depth == 0 || nesting_exceeds(body, depth - 1), "not as deep as {depth}");
+    }
+}
+
 /// Target `shape`: the first byte picks a template set ([`SHAPE_SETS`]), the
 /// rest is one payload. Must never panic; a match must be valid JSON whose
 /// value (as serde_json reads it) has the template's shape, with the same
 /// captures. Declining is always allowed. The fast scanner and the
 /// `serde_json` matcher must give the same answer (and decline reason).
+/// The payload also goes through the nesting screen ([`check_nesting`]).
 pub fn shape(data: &[u8]) {
     let Some((&which, body)) = data.split_first() else { return };
+    check_nesting(body);
     let (event, sources) = SHAPE_SETS[usize::from(which) % SHAPE_SETS.len()];
     let specs: Vec<Spec> = sources.iter().map(|s| Spec::parse(s).expect("a valid template")).collect();
     let mut set = ShapeSet::new();
