@@ -55,7 +55,7 @@ from fixture_replay import Fixture, manifests
 from streamwire.io.serialize import event_dict, result_dict
 from wire_units import NOT_JSON, Unit, Wire, decode_wire
 
-__all__ = ["Case", "Failure", "fuzz", "make_case", "run_case"]
+__all__ = ["Case", "Failure", "field_cases", "fuzz", "make_case", "run_case", "systematic"]
 
 STATUSES = frozenset(
     {"completed", "truncated", "error", "incomplete", "cancelled", "protocol_conflict"}
@@ -470,6 +470,19 @@ def _fixtures_once() -> list[Fixture]:
     return _FIXTURES
 
 
+def systematic() -> tuple[int, list[str]]:
+    """Runs the whole systematic pass; returns (cases run, failures)."""
+    failures: list[str] = []
+    count = 0
+    for case in field_cases():
+        count += 1
+        try:
+            run_case(case)
+        except Failure as exc:
+            failures.append(str(exc))
+    return count, failures
+
+
 def cases(seed: int, start: int = 0) -> Iterator[Case]:
     """Case ``start``, ``start + 1``, ... of ``seed``."""
     number = start
@@ -514,13 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     failures: list[str] = []
     if not args.random_only:
-        count = 0
-        for case in field_cases():
-            count += 1
-            try:
-                run_case(case)
-            except Failure as exc:
-                failures.append(str(exc))
+        count, failures = systematic()
         print(f"systematic: {count} cases, {len(failures)} failures")
     remaining = max(0.0, args.seconds - (time.monotonic() - start))
     count, found = fuzz(remaining, seed, stop_at_first=not args.keep_going)

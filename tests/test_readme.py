@@ -90,6 +90,7 @@ def test_every_block_is_run_here() -> None:
         'with httpx.Client() as client, client.stream("POST", url, json=body) as response:',
         "client = openai.OpenAI()",
         "async def answer() -> sw.StreamResult:",
+        "s = sw.stream(",
         'for wire_bytes in sw.translate("anthropic", "openai-chat", upstream_chunks):',
         "async def relay(events: sw.AsyncEventIterator) -> AsyncIterator[bytes]:",
         "def show(event: sw.Event) -> str:",
@@ -116,6 +117,14 @@ def test_http_clients(namespace: dict[str, Any]) -> None:
     _run(_block("async def answer()"), namespace)
     result = asyncio.run(namespace["answer"]())
     assert result.status == "completed" and result.tool_calls
+
+
+def test_caps(namespace: dict[str, Any]) -> None:
+    _run(_block("s = sw.stream("), namespace)
+    stream = namespace["s"]
+    stream.feed(ANTHROPIC.raw)
+    stream.close()
+    assert stream.result.status == "completed" and stream.result.tool_calls
 
 
 def test_gateways(namespace: dict[str, Any]) -> None:

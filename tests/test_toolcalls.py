@@ -59,7 +59,13 @@ def test_every_pair_is_a_transition_or_refused(state: CallState, input_: CallInp
 
 def _calls(**kw: Any) -> tuple[ToolCalls, list[str]]:
     conflicts: list[str] = []
-    options = {"toolset": None, "max_argument_chars": 1000, "max_calls": 8, **kw}
+    options = {
+        "toolset": None,
+        "max_argument_chars": 1000,
+        "max_total_chars": 2000,
+        "max_calls": 8,
+        **kw,
+    }
     return ToolCalls(conflicts=conflicts, **options), conflicts
 
 

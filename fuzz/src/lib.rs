@@ -443,7 +443,7 @@ fn summary<'a>(m: &streamwire_core::shape::Match<'a>) -> (usize, Vec<Capture<'a>
 
 /// The nesting of `data` as the doc of [`nesting_exceeds`] defines it,
 /// measured one byte at a time: the reference the screen is checked against.
-fn naive_nesting_exceeds(data: &[u8], limit: usize) -> bool {
+pub fn naive_nesting_exceeds(data: &[u8], limit: usize) -> bool {
     let (mut depth, mut i) = (0usize, 0usize);
     while i < data.len() {
         match data[i] {
@@ -483,7 +483,7 @@ fn json_depth(value: &serde_json::Value) -> usize {
 /// The nesting screen of `_json.loads` ([`nesting_exceeds`]) on `body`: the
 /// same answer as the byte-at-a-time reference at every limit tried, and for
 /// a valid JSON text, exactly its depth.
-fn check_nesting(body: &[u8]) {
+pub fn check_nesting(body: &[u8]) {
     for limit in [0, 1, 2, 3, 4, 8, 64, 256] {
         assert_eq!(nesting_exceeds(body, limit), naive_nesting_exceeds(body, limit), "limit {limit}");
     }

@@ -246,14 +246,12 @@ class ToolCalls:
         max_argument_chars: int,
         max_calls: int,
         conflicts: list[str],
-        max_total_chars: int | None = None,
+        max_total_chars: int,
     ) -> None:
         self.toolset = toolset
         self.max_argument_chars = max_argument_chars
         #: The stream's cap on the arguments of all its calls together.
-        self.max_total_chars = (
-            2 * max_argument_chars if max_total_chars is None else max_total_chars
-        )
+        self.max_total_chars = max_total_chars
         #: Characters granted to calls (their allowances), at most ``max_total_chars``.
         self.granted = 0
         self.max_calls = max_calls

@@ -54,3 +54,44 @@ fn json_array_corpus() {
 fn shape_corpus() {
     replay("shape", harness::shape);
 }
+
+/// The nesting screen of `_json.loads` against the harness's reference, on
+/// samples and on every string of its interesting bytes up to length 7.
+#[test]
+fn nesting_screen_agrees_with_the_reference() {
+    let samples: [&[u8]; 12] = [
+        b"",
+        b"[]",
+        b"[[[]]]",
+        b"{\"a\": [{\"b\": []}]}",
+        b"[\"[[[[\", [\"{{{{\"]]",
+        b"[\"\\\"[[[\", []]",
+        b"[\"\\\\\", [[]]]",
+        b"]]]][[[",
+        b"[[[\"unterminated [[[[",
+        b"[\"\\",
+        b"{\"a\":{\"b\":{\"c\":{}}}}",
+        b"[[], [[]], [[[]]], [[[[]]]]]",
+    ];
+    for data in samples {
+        harness::check_nesting(data);
+    }
+    let alphabet = b"[]{}\"\\x";
+    let mut data = Vec::new();
+    for len in 0..=6u32 {
+        for mut n in 0..alphabet.len().pow(len) {
+            data.clear();
+            for _ in 0..len {
+                data.push(alphabet[n % alphabet.len()]);
+                n /= alphabet.len();
+            }
+            for limit in 0..4 {
+                let screen = streamwire_core::shape::nesting_exceeds(&data, limit);
+                assert_eq!(screen, harness::naive_nesting_exceeds(&data, limit), "{data:?}");
+            }
+        }
+    }
+    let deep = [vec![b'['; 300], vec![b']'; 300]].concat();
+    assert!(streamwire_core::shape::nesting_exceeds(&deep, 256));
+    assert!(!streamwire_core::shape::nesting_exceeds(&deep, 300));
+}

@@ -380,23 +380,18 @@ impl EventStreamDecoder {
             });
             (pending, fed)
         });
-        let mut collector = matcher.map(|m| Collector::new(py, m.get()));
-        let mut messages: Vec<PyObject> = Vec::new();
+        let mut out = Collector::of(py, matcher.map(Bound::get));
         let mut captures = Vec::new();
         for (ticket, found) in pending {
-            match (&mut collector, found) {
-                (Some(out), Some(Found { template, from, to })) => {
+            match found {
+                Some(Found { template, from, to }) => {
                     unhold(held.get(from..to).unwrap_or_default(), &matched.payloads, &mut captures);
                     out.matched(template, &captures, ticket)?
                 }
-                (Some(out), None) => out.other(kept_to_py(py, matched, ticket, strings)?.into_any())?,
-                (None, _) => messages.push(kept_to_py(py, matched, ticket, strings)?.into_any()),
+                None => out.other(kept_to_py(py, matched, ticket, strings)?.into_any())?,
             }
         }
-        let out = match collector {
-            Some(out) => out.finish()?,
-            None => messages,
-        };
+        let out = out.finish()?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),

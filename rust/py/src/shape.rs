@@ -341,6 +341,12 @@ impl<'py> Collector<'py> {
         Collector { py, runs: matcher.runs, out: Vec::new(), run: None }
     }
 
+    /// A collector for `matcher`'s matches, or one that only ever receives
+    /// the decoder's own objects (`feed`, which matches nothing).
+    pub fn of(py: Python<'py>, matcher: Option<&ShapeMatcher>) -> Self {
+        Collector { py, runs: matcher.is_some_and(|m| m.runs), out: Vec::new(), run: None }
+    }
+
     /// A match of `template` with these captures, whose unit the decoder
     /// keeps under `ticket` (the tickets of consecutive matches are
     /// consecutive, so a run's are `first..first + len`).

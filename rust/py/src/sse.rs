@@ -524,19 +524,14 @@ impl SseDecoder {
             });
             (pending, fed)
         });
-        // `feed` (no matcher) returns the events; `feed_matched`, the collector's list.
-        let mut collector = matcher.map(|m| Collector::new(py, m.get()));
-        let mut events: Vec<PyObject> = Vec::new();
+        let mut out = Collector::of(py, matcher.map(Bound::get));
         let mut captures = Vec::new();
         for unit in pending {
             match unit {
                 Pending::Plain { event_type: kind, data, id: last_id, retry } => {
                     let last_id = last_id.map(|i| ids.0[i].as_str());
                     let ev = pending_to_py(py, &types.0[kind], data, last_id, retry, event_type, id)?;
-                    match &mut collector {
-                        Some(out) => out.other(ev.into_any())?,
-                        None => events.push(ev.into_any()),
-                    }
+                    out.other(ev.into_any())?;
                 }
                 Pending::Matched { start, end, event_type: kind, id: last_id, template, from, to } => {
                     let ticket = matched.events.len();
@@ -546,18 +541,13 @@ impl SseDecoder {
                         event: event_type.get(py, &types.0[kind]),
                         id: last_id.map(|i| id.get(py, &ids.0[i])),
                     });
-                    if let Some(out) = &mut collector {
-                        let kept = held.get(from..to).unwrap_or_default();
-                        unhold(kept, matched.text.as_bytes(), &mut captures);
-                        out.matched(template, &captures, ticket)?;
-                    }
+                    let kept = held.get(from..to).unwrap_or_default();
+                    unhold(kept, matched.text.as_bytes(), &mut captures);
+                    out.matched(template, &captures, ticket)?;
                 }
             }
         }
-        let out = match collector {
-            Some(out) => out.finish()?,
-            None => events,
-        };
+        let out = out.finish()?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),
