@@ -140,13 +140,13 @@ def attack_unknown_names(count: int, size: int = 1 << 20) -> str:
     return _feed(sw.stream("openai-chat"), body)
 
 
-def _call_fragments(calls: int, chars: int, width: int) -> Iterator[bytes]:
+def _call_fragments(calls: int, chars: int, width: int, piece: str = "") -> Iterator[bytes]:
     def payloads() -> Iterator[Any]:
-        piece = "a" * width
+        fragment_text = piece or "a" * width
         for i in range(calls):
             head = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f"}}
             yield {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [head]}}]}
-            fragment = {"index": i, "function": {"arguments": piece}}
+            fragment = {"index": i, "function": {"arguments": fragment_text}}
             chunk = _dumps(
                 {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]}
             )
@@ -204,14 +204,16 @@ def run_attack(name: str, size: int) -> dict[str, Any]:
 
 
 def trap_duplicate_ids(calls: int) -> float:
-    """Completing ``calls`` tool calls (their ids checked for duplicates)."""
-    chunks = list(_call_fragments(calls, 2, 2))
+    """Completing ``calls`` tool calls (their ids checked for duplicates: only
+    those whose arguments parse reach the check)."""
+    chunks = list(_call_fragments(calls, 2, 2, piece="{}"))
     stream = _stream("openai-chat", max_tool_calls=calls)
     start = time.process_time()
     for chunk in chunks:
         stream.feed(chunk)
     stream.close()
     assert len(stream.result.tool_calls) == calls
+    assert stream.result.tool_calls[-1].state == "valid"
     return time.process_time() - start
 
 
