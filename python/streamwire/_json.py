@@ -79,7 +79,7 @@ class JsonDepthError(ValueError):
         super().__init__(f"the JSON text nests deeper than {MAX_DEPTH} levels")
 
 
-def failure(exc: ValueError, text: str | bytes, what: str) -> tuple[str, str]:
+def failure(exc: ValueError | None, text: str | bytes, what: str) -> tuple[str, str]:
     """The error type and message of a failed decode of ``what`` (``"a data
     payload"``, ...): ``json_too_deep`` for ``JsonDepthError``, else
     ``invalid_json`` with the text's beginning."""

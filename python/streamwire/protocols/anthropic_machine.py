@@ -238,7 +238,7 @@ class AnthropicMachine:
         elif name == "error":
             self.on_event({"type": "error", "error": {"message": data}}, out, name, data)
         else:
-            kind, message = failure(exc or ValueError(), data, "a data payload")
+            kind, message = failure(exc, data, "a data payload")
             out.append(acc.fail("framing", kind, None, message))
 
     def on_event(
