@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import streamwire as sw
-from wire_units import NOT_JSON, WEBSOCKET, Unit, Wire, decode_wire, dumps
+from wire_units import NOT_JSON, WEBSOCKET, Unit, Wire, decode_wire
 
 __all__ = [
     "HTTP_PROTOCOLS",
     "JSON_PROTOCOLS",
     "at_stack_depth",
+    "chunkings_of",
     "deep_array",
     "deep_object",
     "deep_unit",
@@ -201,6 +202,3 @@ def chunkings_of(wire: Wire) -> Iterator[tuple[str, list[bytes]]]:
         yield "messages", []
         return
     yield from chunkings(wire.encode(), random_rounds=4)
-
-
-__all__ += ["chunkings_of", "dumps"]
