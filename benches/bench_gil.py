@@ -1,9 +1,10 @@
 """Decoding in threads: what releasing the GIL gains, and what it costs, by feed size.
 
-A feed of an immutable ``bytes`` of at least ``_core.release_gil_bytes()``
-(default 64 KiB) is framed and matched in Rust with the GIL released
-(``rust/py/src/buffer.rs``). Setting the threshold to 0 (always) or past any
-chunk (never) runs the same work both ways. For each chunk size:
+A ``feed`` of an immutable ``bytes`` of at least ``_core.release_gil_bytes()``
+(default 64 KiB) is framed in Rust with the GIL released
+(``rust/py/src/buffer.rs``; ``feed_matched`` keeps it, see there). Setting
+the threshold to 0 (always) or past any chunk (never) runs the same work
+both ways. For each chunk size:
 
 * ``cost``: one thread's CPU time with the release divided by without it
   (the price of releasing: above 1.0 it costs);
@@ -15,9 +16,9 @@ chunk (never) runs the same work both ways. For each chunk size:
   scaling on two idle cores, 1.0 no gain). Only meaningful on an idle
   machine: on a busy one there is no second core to scale to.
 
-Workloads: the chat stream of ``benches/workloads.py`` (20,000 events) framed alone
-(``SseDecoder.feed``) and framed and matched with the adapter's shapes
-(``feed_matched``), and a Bedrock EventStream (``EventStreamDecoder.feed``).
+Workloads: the chat stream of ``benches/workloads.py`` (20,000 events),
+framed (``SseDecoder.feed``), and a Bedrock EventStream of 20,000 messages
+(``EventStreamDecoder.feed``).
 Medians of ``rounds`` interleaved rounds; the machine is shared, so read the
 ratios. ``python benches/bench_gil.py [rounds]``; as a test (``pytest
 benches/bench_gil.py``) it checks once that both paths decode the same.
@@ -37,28 +38,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import streamwire as sw
 from streamwire._core import release_gil_bytes
-from streamwire.protocols.openai_chat import SHAPES
 from workloads import es_workload, workload
 
 SIZES = (4096, 16 * 1024, 32 * 1024, 64 * 1024, 128 * 1024, 256 * 1024, 1024 * 1024)
 
 
-def _decoders() -> dict[str, tuple[bytes, Callable[[], Any], str]]:
+def _decoders() -> dict[str, tuple[bytes, Callable[[], Any]]]:
     chat = workload("openai-chat").wire
     converse = es_workload("bedrock-converse").wire
     return {
-        "sse feed": (chat, sw.SseDecoder, "feed"),
-        "sse feed_matched": (chat, sw.SseDecoder, "matched"),
-        "eventstream feed": (converse, sw.EventStreamDecoder, "feed"),
+        "sse feed": (chat, sw.SseDecoder),
+        "eventstream feed": (converse, sw.EventStreamDecoder),
     }
 
 
-def _run(chunks: list[bytes], make: Callable[[], Any], how: str) -> int:
+def _run(chunks: list[bytes], make: Callable[[], Any]) -> int:
     decoder = make()
     count = 0
     for chunk in chunks:
-        out = decoder.feed_matched(chunk, SHAPES) if how == "matched" else decoder.feed(chunk)
-        count += len(out)
+        count += len(decoder.feed(chunk))
     return count
 
 
@@ -92,7 +90,7 @@ def _threads(run: Callable[[], object], n: int) -> float:
     return time.perf_counter() - start
 
 
-def _busy_steps(chunks: list[bytes], make: Callable[[], Any], how: str) -> float:
+def _busy_steps(chunks: list[bytes], make: Callable[[], Any]) -> float:
     """Steps a CPU-bound Python thread makes per feed while this one decodes."""
     state = {"running": True, "steps": 0}
 
@@ -105,7 +103,7 @@ def _busy_steps(chunks: list[bytes], make: Callable[[], Any], how: str) -> float
     time.sleep(0.02)
     try:
         before = state["steps"]
-        _run(chunks, make, how)
+        _run(chunks, make)
         return (state["steps"] - before) / len(chunks)
     finally:
         state["running"] = False
@@ -116,23 +114,23 @@ def measure(rounds: int) -> list[tuple[str, int, float, float, float, float]]:
     rows = []
     previous = release_gil_bytes()
     try:
-        for name, (body, make, how) in _decoders().items():
+        for name, (body, make) in _decoders().items():
             for size in SIZES:
                 chunks = _cut(body, size)
 
-                def fed(chunks: list[bytes] = chunks, make: Any = make, how: str = how) -> None:
-                    _run(chunks, make, how)
+                def fed(chunks: list[bytes] = chunks, make: Any = make) -> None:
+                    _run(chunks, make)
 
                 released, held, busy_held, busy_released, one, two = [], [], [], [], [], []
                 for _ in range(rounds):
                     _release(True)
                     released.append(_cpu(fed))
-                    busy_released.append(_busy_steps(chunks, make, how))
+                    busy_released.append(_busy_steps(chunks, make))
                     one.append(_seconds(lambda: (fed(), fed())))
                     two.append(_threads(fed, 2))
                     _release(False)
                     held.append(_cpu(fed))
-                    busy_held.append(_busy_steps(chunks, make, how))
+                    busy_held.append(_busy_steps(chunks, make))
                 cost = statistics.median(released) / statistics.median(held)
                 scaling = statistics.median(one) / statistics.median(two)
                 steps = (statistics.median(busy_held), statistics.median(busy_released))
@@ -145,12 +143,12 @@ def measure(rounds: int) -> list[tuple[str, int, float, float, float, float]]:
 def test_both_paths_decode_the_same() -> None:
     previous = release_gil_bytes()
     try:
-        for body, make, how in _decoders().values():
+        for body, make in _decoders().values():
             chunks = _cut(body[: 1 << 20], 64 * 1024)
             _release(True)
-            released = _run(chunks, make, how)
+            released = _run(chunks, make)
             _release(False)
-            assert released == _run(chunks, make, how)
+            assert released == _run(chunks, make)
     finally:
         release_gil_bytes(previous)
 

@@ -301,8 +301,8 @@ DEFAULT_RELEASE_GIL_BYTES: int
 
 def release_gil_bytes(bytes: int | None = None) -> int:
     """The smallest ``feed`` (of an immutable ``bytes``) that the decoders
-    frame and match with the GIL released; sets it first when ``bytes`` is
-    given. Returns the threshold in force before the call."""
+    frame with the GIL released (``feed_matched`` keeps it); sets it first
+    when ``bytes`` is given. Returns the threshold in force before the call."""
 
 def json_nesting_exceeds(data: str | Buffer, limit: int) -> bool:
     """Whether the JSON text ``data`` nests arrays and objects more than

@@ -41,16 +41,18 @@ extern "C" {
 /// `PyBUF_SIMPLE`: a contiguous, unformatted run of bytes.
 const PYBUF_SIMPLE: c_int = 0;
 
-/// The default of [`RELEASE_GIL_BYTES`]: the smallest feed the decoders
-/// frame (and match) with the GIL released, so that other Python threads run
-/// meanwhile. Releasing costs ~0.1 us per call and, for keeping what was
-/// decoded in Rust until its Python objects can be built, 10-17% more
-/// instructions per event (callgrind, chat and Bedrock streams in 64 KiB
-/// chunks). It buys nothing below ~64 KiB: a release that short (~30 us of
-/// framing) ends before a thread waiting for the GIL has woken to take it
-/// (measured with a CPU-bound Python thread beside: it ran 0 steps during
-/// feeds of 32 KiB, thousands during feeds of 96 KiB and up).
-/// `benches/bench_gil.py` reproduces both.
+/// The default of [`RELEASE_GIL_BYTES`]: the smallest `feed` the decoders
+/// frame with the GIL released, so that other Python threads run meanwhile
+/// (`benches/bench_gil.py` measures all of this). Releasing costs ~0.1 us per
+/// call, and the units decoded meanwhile are kept in Rust until their Python
+/// objects can be built (about as much work as building them at once). It
+/// buys nothing below ~64 KiB: a release that short (~30 us of framing) ends
+/// before a thread waiting for the GIL has woken to take it (a CPU-bound
+/// Python thread beside ran 0 steps during feeds of 32 KiB, thousands during
+/// feeds of 64 KiB and up). `feed_matched` keeps the GIL: releasing it there
+/// too was measured (the matches kept by their captures' positions) and two
+/// threads ran no faster (0.7-1.0x) while one ran 1.2-2.2x slower, because
+/// building the matched events' Python objects is most of its work.
 pub(crate) const DEFAULT_RELEASE_GIL_BYTES: usize = 64 * 1024;
 /// The threshold in force (`release_gil_bytes` reads and sets it).
 static RELEASE_GIL_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_RELEASE_GIL_BYTES);

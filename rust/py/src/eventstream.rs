@@ -10,7 +10,7 @@ use streamwire_core::eventstream::{
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{hold, unhold, Collector, Held, ShapeMatcher, StreamShapes};
+use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static DATETIME_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -321,14 +321,6 @@ fn message_and_event_type<'a>(msg: &Message<'a>) -> (Option<&'a str>, Option<&'a
     (message_type, event_type)
 }
 
-/// A match found with the GIL released: its template and its captures,
-/// `held[from..to]` (see [`Held`]).
-struct Found {
-    template: usize,
-    from: usize,
-    to: usize,
-}
-
 /// The message `matched` keeps under `ticket`, as a Python object.
 fn kept_to_py(
     py: Python<'_>,
@@ -349,49 +341,21 @@ fn kept_to_py(
 }
 
 impl EventStreamDecoder {
-    /// `feed` (no `matcher`) or `feed_matched` of a large immutable chunk:
-    /// decoded (CRCs checked) and matched with the GIL released, every
-    /// message kept in Rust (its ticket), then turned into the same Python
-    /// objects, in the same order, as the other path builds.
-    fn feed_released<'py>(
-        &mut self,
-        py: Python<'py>,
-        data: &[u8],
-        matcher: Option<&Bound<'py, ShapeMatcher>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let EventStreamDecoder { inner, strings, matched, shapes, .. } = self;
-        let mut shapes = matcher.map(|m| shapes.prepared(m));
-        let mut held: Vec<Held> = Vec::new();
-        let (pending, fed) = py.allow_threads(|| {
-            let mut pending: Vec<(usize, Option<Found>)> = Vec::new();
-            let fed = inner.feed(data, |msg| {
-                let base = matched.payloads.len();
-                let ticket = matched.keep(&msg);
-                let found = match (&mut shapes, message_and_event_type(&msg)) {
-                    (Some(shapes), (Some("event"), Some(event))) => shapes.match_bytes(event, msg.payload),
-                    _ => None,
-                };
-                let found = found.map(|m| {
-                    let from = held.len();
-                    hold(&m, msg.payload, base, &mut held);
-                    Found { template: m.template, from, to: held.len() }
-                });
-                pending.push((ticket, found));
-            });
-            (pending, fed)
+    /// `feed` of a large immutable chunk: decoded (CRCs checked) with the GIL
+    /// released, every message kept in Rust as `feed_matched` keeps its
+    /// matches, then the same `EventStreamMessage`s built, in the same order,
+    /// with the GIL back. (`feed_matched` keeps the GIL: see `SseDecoder`'s.)
+    fn feed_released<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let EventStreamDecoder { inner, strings, matched, .. } = self;
+        let fed = py.allow_threads(|| {
+            inner.feed(data, |msg| {
+                matched.keep(&msg);
+            })
         });
-        let mut out = Collector::of(py, matcher.map(Bound::get));
-        let mut captures = Vec::new();
-        for (ticket, found) in pending {
-            match found {
-                Some(Found { template, from, to }) => {
-                    unhold(held.get(from..to).unwrap_or_default(), &matched.payloads, &mut captures);
-                    out.matched(template, &captures, ticket)?
-                }
-                None => out.other(kept_to_py(py, matched, ticket, strings)?.into_any())?,
-            }
+        let mut out: Vec<Py<EventStreamMessage>> = Vec::with_capacity(matched.messages.len());
+        for ticket in 0..matched.messages.len() {
+            out.push(kept_to_py(py, matched, ticket, strings)?);
         }
-        let out = out.finish()?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),
@@ -444,7 +408,7 @@ impl EventStreamDecoder {
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice, None);
+            return self.feed_released(py, slice);
         }
         let mut out: Vec<Py<EventStreamMessage>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
@@ -485,9 +449,6 @@ impl EventStreamDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice, Some(shapes));
-        }
         let matcher = shapes;
         let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
@@ -501,7 +462,7 @@ impl EventStreamDecoder {
                 _ => None,
             };
             conversion = match found {
-                Some(m) => out.matched(m.template, m.captures(), matched.keep(&msg)),
+                Some(m) => out.matched(&m, matched.keep(&msg)),
                 None => message_to_py(py, &msg, strings).and_then(|m| out.other(m.into_any())),
             };
         });

@@ -69,7 +69,7 @@ impl ArraySplitter {
                     let ticket = ends.len();
                     matched.extend_from_slice(element);
                     ends.push(matched.len());
-                    out.matched(m.template, m.captures(), ticket)
+                    out.matched(&m, ticket)
                 }
                 None => out.other(PyBytes::new(py, element).into_any().unbind()),
             };

@@ -18,8 +18,6 @@
 //! was filled by. A WebSocket session, which has no decoder, matches each
 //! message with a `MessageMatcher` (`message.rs`), which holds the same cache.
 
-use std::borrow::Cow;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -76,7 +74,7 @@ impl ShapeMatcher {
         with_text(data, |text| {
             let Ok(text) = text else { return Ok(None) };
             match self.shapes.match_payload(event, text) {
-                Ok(m) => Ok(Some(match_tuple(py, m.template, m.captures(), None)?)),
+                Ok(m) => Ok(Some(match_tuple(py, &m, None)?)),
                 Err(_) => Ok(None),
             }
         })
@@ -118,16 +116,6 @@ pub(crate) struct StreamShapes {
 }
 
 impl StreamShapes {
-    /// This stream's cache for `matcher` (started afresh for another one),
-    /// with its templates: what matching needs, the GIL held or not.
-    pub fn prepared<'s>(&'s mut self, matcher: &'s Bound<'_, ShapeMatcher>) -> Prepared<'s> {
-        if !self.owner.as_ref().is_some_and(|owner| owner.as_ptr() == matcher.as_ptr()) {
-            self.cache.clear();
-            self.owner = Some(matcher.clone().unbind());
-        }
-        Prepared { cache: &mut self.cache, shapes: &matcher.get().shapes }
-    }
-
     /// Matches one payload of an SSE event (or EventStream message) of type `event`.
     pub fn match_payload<'a>(
         &mut self,
@@ -135,7 +123,11 @@ impl StreamShapes {
         event: &str,
         data: &'a str,
     ) -> Option<Match<'a>> {
-        self.prepared(matcher).match_payload(event, data)
+        if !self.owner.as_ref().is_some_and(|owner| owner.as_ptr() == matcher.as_ptr()) {
+            self.cache.clear();
+            self.owner = Some(matcher.clone().unbind());
+        }
+        matcher.get().shapes.match_cached(&mut self.cache, event, data).ok()
     }
 
     /// [`StreamShapes::match_payload`] for a payload given as bytes, which
@@ -146,33 +138,15 @@ impl StreamShapes {
         event: &str,
         data: &'a [u8],
     ) -> Option<Match<'a>> {
-        self.prepared(matcher).match_bytes(event, data)
+        if !matcher.get().shapes.handles_event(event) {
+            return None;
+        }
+        self.match_payload(matcher, event, streamwire_core::utf8::str_of(data)?)
     }
 
     /// Matches found by replaying a skeleton.
     pub fn replayed(&self) -> u64 {
         self.cache.replayed()
-    }
-}
-
-/// A stream's cache and the templates it caches (see [`StreamShapes::prepared`]).
-pub(crate) struct Prepared<'s> {
-    cache: &'s mut ShapeCache,
-    shapes: &'s ShapeSet,
-}
-
-impl Prepared<'_> {
-    /// [`StreamShapes::match_payload`].
-    pub fn match_payload<'a>(&mut self, event: &str, data: &'a str) -> Option<Match<'a>> {
-        self.shapes.match_cached(self.cache, event, data).ok()
-    }
-
-    /// [`StreamShapes::match_bytes`].
-    pub fn match_bytes<'a>(&mut self, event: &str, data: &'a [u8]) -> Option<Match<'a>> {
-        if !self.shapes.handles_event(event) {
-            return None;
-        }
-        self.match_payload(event, streamwire_core::utf8::str_of(data)?)
     }
 }
 
@@ -196,74 +170,11 @@ fn with_text<T>(
     }
 }
 
-/// A capture kept past the payload it borrows (the decoders' GIL-released
-/// path, which builds Python objects only after the whole feed): where it
-/// sits in the copy of the payload the decoder keeps, or what the matcher
-/// unescaped. A raw capture becomes the string it is (both reach Python as
-/// a `str`).
-pub(crate) enum Held {
-    Absent,
-    Int(i64),
-    /// `kept[start..end]` of the decoder's copy of its payloads.
-    Text(usize, usize),
-    Owned(String),
-}
-
-/// Appends `m`'s captures to `held`, by position where they borrow
-/// `payload`, which the decoder keeps at `base` in its copy.
-pub(crate) fn hold(m: &Match<'_>, payload: &[u8], base: usize, held: &mut Vec<Held>) {
-    let from = payload.as_ptr() as usize;
-    let to = from + payload.len();
-    for capture in m.captures() {
-        let borrowed = match capture {
-            Capture::Absent => {
-                held.push(Held::Absent);
-                continue;
-            }
-            Capture::Int(value) => {
-                held.push(Held::Int(*value));
-                continue;
-            }
-            Capture::Str(Cow::Owned(text)) => {
-                held.push(Held::Owned(text.clone()));
-                continue;
-            }
-            Capture::Str(Cow::Borrowed(text)) | Capture::Raw(text) => *text,
-        };
-        let at = borrowed.as_ptr() as usize;
-        held.push(if at >= from && at + borrowed.len() <= to {
-            let start = base + (at - from);
-            Held::Text(start, start + borrowed.len())
-        } else {
-            Held::Owned(borrowed.to_owned())
-        });
-    }
-}
-
-/// `held`'s captures again, borrowing `kept` (the decoder's copy), into
-/// `out` (cleared first: one buffer serves a whole feed).
-pub(crate) fn unhold<'a>(held: &'a [Held], kept: &'a [u8], out: &mut Vec<Capture<'a>>) {
-    out.clear();
-    out.extend(held.iter().map(|capture| match capture {
-        Held::Absent => Capture::Absent,
-        Held::Int(value) => Capture::Int(*value),
-        Held::Text(start, end) => {
-            let bytes = kept.get(*start..*end).unwrap_or_default();
-            Capture::Str(Cow::Borrowed(std::str::from_utf8(bytes).unwrap_or_default()))
-        }
-        Held::Owned(text) => Capture::Str(Cow::Borrowed(text)),
-    }));
-}
-
 /// `(template, *captures)`, with `ticket` appended when given.
-fn match_tuple<'py>(
-    py: Python<'py>,
-    template: usize,
-    captures: &[Capture<'_>],
-    ticket: Option<usize>,
-) -> PyResult<Bound<'py, PyTuple>> {
+fn match_tuple<'py>(py: Python<'py>, m: &Match<'_>, ticket: Option<usize>) -> PyResult<Bound<'py, PyTuple>> {
+    let captures = m.captures();
     let mut items = Vec::with_capacity(captures.len() + 2);
-    items.push(index_to_py(py, template));
+    items.push(index_to_py(py, m.template));
     for capture in captures {
         items.push(capture_to_py(py, capture)?);
     }
@@ -341,24 +252,17 @@ impl<'py> Collector<'py> {
         Collector { py, runs: matcher.runs, out: Vec::new(), run: None }
     }
 
-    /// A collector for `matcher`'s matches, or one that only ever receives
-    /// the decoder's own objects (`feed`, which matches nothing).
-    pub fn of(py: Python<'py>, matcher: Option<&ShapeMatcher>) -> Self {
-        Collector { py, runs: matcher.is_some_and(|m| m.runs), out: Vec::new(), run: None }
-    }
-
-    /// A match of `template` with these captures, whose unit the decoder
-    /// keeps under `ticket` (the tickets of consecutive matches are
-    /// consecutive, so a run's are `first..first + len`).
-    pub fn matched(&mut self, template: usize, captures: &[Capture<'_>], ticket: usize) -> PyResult<()> {
+    /// A match, whose unit the decoder keeps under `ticket` (tickets of one
+    /// call are consecutive, so a run's are `first..first + len`).
+    pub fn matched(&mut self, m: &Match<'_>, ticket: usize) -> PyResult<()> {
         let py = self.py;
-        let Some((last, key)) = captures.split_last().filter(|_| self.runs) else {
+        let Some((last, key)) = m.captures().split_last().filter(|_| self.runs) else {
             self.flush()?;
-            self.out.push(match_tuple(py, template, captures, Some(ticket))?.into_any().unbind());
+            self.out.push(match_tuple(py, m, Some(ticket))?.into_any().unbind());
             return Ok(());
         };
         if let Some(run) = &mut self.run {
-            if run.template == template
+            if run.template == m.template
                 && run.key.len() == key.len()
                 && run.key.iter().zip(key).all(|(k, c)| k.same(c))
             {
@@ -368,13 +272,13 @@ impl<'py> Collector<'py> {
         }
         self.flush()?;
         let mut head = Vec::with_capacity(key.len() + 1);
-        head.push(index_to_py(py, template));
+        head.push(index_to_py(py, m.template));
         for capture in key {
             head.push(capture_to_py(py, capture)?);
         }
         let values = vec![capture_to_py(py, last)?];
         let key = key.iter().map(Key::of).collect();
-        self.run = Some(Run { template, key, head, values, first: ticket });
+        self.run = Some(Run { template: m.template, key, head, values, first: ticket });
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
-use crate::shape::{hold, unhold, Collector, Held, ShapeMatcher, StreamShapes};
+use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
@@ -209,6 +209,8 @@ pub struct SseDecoder {
     id: CachedStr,
     matched: Matched,
     shapes: StreamShapes,
+    /// The events of a GIL-released `feed`, kept between calls (see [`Pending`]).
+    pending: Vec<Pending>,
     finished: bool,
 }
 
@@ -228,24 +230,18 @@ fn event_to_py(
     Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry: ev.retry })
 }
 
-/// An event decoded with the GIL released, kept in Rust until its Python
-/// objects can be built (see [`crate::buffer::release_gil_bytes`]). Its
+/// An event decoded with the GIL released, kept in Rust until its
+/// `SseEvent` can be built (see [`crate::buffer::release_gil_bytes`]). Its
 /// event type and id are indexes into the call's [`Names`].
-enum Pending {
-    /// An event no template matched (or `feed`'s, which matches none).
-    Plain { event_type: usize, data: Box<str>, id: Option<usize>, retry: Option<u64> },
-    /// A match: its data is `Matched::text[start..end]`, its captures
-    /// `held[from..to]` (see [`Held`]).
-    Matched {
-        start: usize,
-        end: usize,
-        event_type: usize,
-        id: Option<usize>,
-        template: usize,
-        from: usize,
-        to: usize,
-    },
+struct Pending {
+    event_type: usize,
+    data: Box<str>,
+    id: Option<usize>,
+    retry: Option<u64>,
 }
+
+/// A `pending` buffer larger than this is released rather than kept for reuse.
+const PENDING_KEEP: usize = 64 * 1024;
 
 /// The event types (or the ids) of one released call, each kept once in a
 /// row (streams repeat the same one on every event).
@@ -262,25 +258,10 @@ impl Names {
             }
         }
     }
-}
 
-fn pending_to_py(
-    py: Python<'_>,
-    event_type: &str,
-    data: Box<str>,
-    id: Option<&str>,
-    retry: Option<u64>,
-    types: &mut CachedStr,
-    ids: &mut CachedStr,
-) -> PyResult<Py<SseEvent>> {
-    let event = types.get(py, event_type);
-    let id = id.map(|s| ids.get(py, s));
-    let data = if data.len() <= LAZY_DATA_MAX {
-        Data::Text(data)
-    } else {
-        Data::Object(new_str(py, &data)?.unbind())
-    };
-    Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry })
+    fn get(&self, index: usize) -> &str {
+        self.0.get(index).map_or("", String::as_str)
+    }
 }
 
 #[pymethods]
@@ -294,6 +275,7 @@ impl SseDecoder {
             id: CachedStr::new(),
             matched: Matched::default(),
             shapes: StreamShapes::default(),
+            pending: Vec::new(),
             finished: false,
         }
     }
@@ -310,7 +292,7 @@ impl SseDecoder {
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice, None);
+            return self.feed_released(py, slice);
         }
         let mut out: Vec<Py<SseEvent>> = Vec::new();
         let mut conversion: PyResult<()> = Ok(());
@@ -350,9 +332,6 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice, Some(shapes));
-        }
         let matcher = shapes;
         let mut out = Collector::new(py, matcher.get());
         let mut conversion: PyResult<()> = Ok(());
@@ -377,7 +356,7 @@ impl SseDecoder {
                         event: event_type.get(py, ev.event_type),
                         id: ev.id.map(|s| id.get(py, s)),
                     });
-                    out.matched(m.template, m.captures(), ticket)
+                    out.matched(&m, ticket)
                 }
                 None => event_to_py(py, &ev, event_type, id).and_then(|e| out.other(e.into_any())),
             };
@@ -475,79 +454,38 @@ impl SseDecoder {
 }
 
 impl SseDecoder {
-    /// `feed` (no `matcher`) or `feed_matched` of a large immutable chunk:
-    /// framed and matched with the GIL released, then turned into Python
-    /// objects, the same ones in the same order as the other path builds.
-    fn feed_released<'py>(
-        &mut self,
-        py: Python<'py>,
-        data: &[u8],
-        matcher: Option<&Bound<'py, ShapeMatcher>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;
-        let mut shapes = matcher.map(|m| shapes.prepared(m));
-        let text = &mut matched.text;
+    /// `feed` of a large immutable chunk: framed with the GIL released, then
+    /// the same `SseEvent`s built, in the same order, with the GIL back.
+    /// (`feed_matched` keeps the GIL: measured, its matched events' Python
+    /// objects are most of its work, so a release made two threads no faster
+    /// and one slower; `benches/bench_gil.py`.)
+    fn feed_released<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let SseDecoder { inner, event_type, id, pending, .. } = self;
         let (mut types, mut ids) = (Names::default(), Names::default());
-        let mut held: Vec<Held> = Vec::new();
-        let (pending, fed) = py.allow_threads(|| {
-            let mut pending = Vec::new();
-            let fed = inner.feed(data, |ev| {
-                let kind = types.index(ev.event_type);
-                let last_id = ev.id.map(|id| ids.index(id));
-                let found = match (&mut shapes, ev.retry) {
-                    (Some(shapes), None) => shapes.match_payload(ev.event_type, ev.data),
-                    _ => None,
-                };
-                pending.push(match found {
-                    Some(m) => {
-                        let start = text.len();
-                        text.push_str(ev.data);
-                        let from = held.len();
-                        hold(&m, ev.data.as_bytes(), start, &mut held);
-                        Pending::Matched {
-                            start,
-                            end: text.len(),
-                            event_type: kind,
-                            id: last_id,
-                            template: m.template,
-                            from,
-                            to: held.len(),
-                        }
-                    }
-                    None => Pending::Plain {
-                        event_type: kind,
-                        data: ev.data.into(),
-                        id: last_id,
-                        retry: ev.retry,
-                    },
-                });
-            });
-            (pending, fed)
+        let fed = py.allow_threads(|| {
+            inner.feed(data, |ev| {
+                pending.push(Pending {
+                    event_type: types.index(ev.event_type),
+                    data: ev.data.into(),
+                    id: ev.id.map(|last| ids.index(last)),
+                    retry: ev.retry,
+                })
+            })
         });
-        let mut out = Collector::of(py, matcher.map(Bound::get));
-        let mut captures = Vec::new();
-        for unit in pending {
-            match unit {
-                Pending::Plain { event_type: kind, data, id: last_id, retry } => {
-                    let last_id = last_id.map(|i| ids.0[i].as_str());
-                    let ev = pending_to_py(py, &types.0[kind], data, last_id, retry, event_type, id)?;
-                    out.other(ev.into_any())?;
-                }
-                Pending::Matched { start, end, event_type: kind, id: last_id, template, from, to } => {
-                    let ticket = matched.events.len();
-                    matched.events.push(MatchedEvent {
-                        start,
-                        end,
-                        event: event_type.get(py, &types.0[kind]),
-                        id: last_id.map(|i| id.get(py, &ids.0[i])),
-                    });
-                    let kept = held.get(from..to).unwrap_or_default();
-                    unhold(kept, matched.text.as_bytes(), &mut captures);
-                    out.matched(template, &captures, ticket)?;
-                }
-            }
+        let mut out: Vec<Py<SseEvent>> = Vec::with_capacity(pending.len());
+        for ev in pending.drain(..) {
+            let event = event_type.get(py, types.get(ev.event_type));
+            let last_id = ev.id.map(|i| id.get(py, ids.get(i)));
+            let data = if ev.data.len() <= LAZY_DATA_MAX {
+                Data::Text(ev.data)
+            } else {
+                Data::Object(new_str(py, &ev.data)?.unbind())
+            };
+            out.push(Py::new(py, SseEvent { event, data: Mutex::new(data), id: last_id, retry: ev.retry })?);
         }
-        let out = out.finish()?;
+        if pending.capacity() > PENDING_KEEP {
+            *pending = Vec::new();
+        }
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),
