@@ -9,11 +9,14 @@ quadratic ones these tests guard against grew ~100x.
   100,000 calls took minutes. It is one lookup now.
 * ``.result`` read after every chunk rebuilt everything (texts joined again,
   ``provider_content`` deep-copied): quadratic in the stream. Only what
-  changed is rebuilt now.
+  changed is rebuilt now, and the results of one stream share what did not:
+  so a result already handed out must never change as the stream goes on
+  (checked here for every fixture, read after every chunk).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,7 +24,9 @@ from typing import Any
 import pytest
 
 import streamwire as sw
+from fixture_replay import Fixture, manifests
 from hostile_builders import block_stream, chat_calls, encode
+from streamwire.io.serialize import result_dict
 
 #: A linear cost grows 10x for 10x the input; these grew ~100x.
 MAX_GROWTH = 35
@@ -98,3 +103,69 @@ def test_reading_the_result_after_every_chunk_is_linear(protocol: str) -> None:
         assert len(stream.result.provider_content) == blocks or protocol == "openai-realtime"
 
     assert growth(run, 300) < MAX_GROWTH
+
+
+def _read_along(fixture: Fixture, units: list[Any]) -> None:
+    """Feeds ``units``, reading ``.result`` after each; every result read must
+    still say at the end what it said when it was read."""
+    stream = sw.stream(fixture.protocol, **fixture.manifest.get("options", {}))
+    feed = stream.feed_message if fixture.messages else stream.feed
+    seen: list[tuple[sw.StreamResult, str]] = []
+    for unit in units:
+        feed(unit)
+        result = stream.result
+        seen.append((result, json.dumps(result_dict(result), ensure_ascii=True)))
+    if fixture.manifest.get("replay", {}).get("end") == "cancel":
+        stream.cancel()
+    else:
+        stream.close()
+    for step, (result, said) in enumerate(seen):
+        now = json.dumps(result_dict(result), ensure_ascii=True)
+        assert now == said, f"{fixture.name}: the result read after unit {step} changed"
+
+
+@pytest.mark.parametrize("fixture", list(manifests()), ids=lambda f: f.name)
+def test_a_result_read_along_the_way_never_changes(fixture: Fixture) -> None:
+    if fixture.messages:
+        units: list[Any] = fixture.message_lines()
+    else:
+        data = fixture.fed_bytes()
+        step = max(1, len(data) // 40)  # some 40 reads, wherever the cuts fall
+        units = [data[i : i + step] for i in range(0, len(data), step)]
+    _read_along(fixture, units)
+
+
+def _chat(*deltas: dict[str, Any]) -> list[bytes]:
+    chunks = [{"id": "c", "choices": [{"index": 0, "delta": d}]} for d in deltas]
+    chunks.append({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
+
+
+def test_kept_annotations_and_executed_tools_do_not_change_an_earlier_result() -> None:
+    # openai-chat keeps these in one provider_content item each, growing or
+    # merged as more arrive: an earlier result keeps the item as it was.
+    search = {"index": 0, "type": "search", "arguments": "{}"}
+    units = _chat(
+        {"annotations": [{"type": "url_citation", "n": 1}]},
+        {"executed_tools": [search]},
+        {"annotations": [{"type": "url_citation", "n": 2}]},
+        {"executed_tools": [{**search, "output": "found"}]},
+    )
+    stream = sw.stream("openai-chat")
+    reads = []
+    for unit in units:
+        stream.feed(unit)
+        reads.append(stream.result)
+    stream.close()
+    assert [r.provider_content for r in reads[:4]] == [
+        ({"annotations": [{"type": "url_citation", "n": 1}]},),
+        ({"annotations": [{"type": "url_citation", "n": 1}]}, {"executed_tools": [search]}),
+        (
+            {"annotations": [{"type": "url_citation", "n": 1}, {"type": "url_citation", "n": 2}]},
+            {"executed_tools": [search]},
+        ),
+        (
+            {"annotations": [{"type": "url_citation", "n": 1}, {"type": "url_citation", "n": 2}]},
+            {"executed_tools": [{**search, "output": "found"}]},
+        ),
+    ]

@@ -119,7 +119,8 @@ class Joined:
 
 class Frozen:
     """``tuple(items)`` of a list that only grows (appends or inserts), rebuilt
-    only when its length changed since the last call."""
+    only when its length changed since the last call (or after ``items`` was
+    reset: an item was replaced)."""
 
     __slots__ = ("count", "items", "value")
 
@@ -225,7 +226,8 @@ class Accumulator:
         self.message_id: str | None = None
         self.model: str | None = None
         #: The provider's own content items, for ``StreamResult.provider_content``;
-        #: they only grow (``add_content``, or appended or inserted by the adapter).
+        #: the list only grows (``add_content``, or appended or inserted by the
+        #: adapter), and an item is never changed once added (``replace_content``).
         self.provider_content: list[dict[str, Any]] = []
         #: An adapter that renders its content items itself (Gemini's parts)
         #: sets this instead: the items as a tuple, for each snapshot.
@@ -449,6 +451,17 @@ class Accumulator:
         position = bisect.bisect(self._content_indexes, index)
         self._content_indexes.insert(position, index)
         self.provider_content.insert(position, content)
+
+    def replace_content(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Puts ``new`` in the place of the ``provider_content`` item ``old``: an
+        item that changes is replaced, never changed in place, because the
+        results already read share it."""
+        items = self.provider_content
+        for position in range(len(items) - 1, -1, -1):
+            if items[position] is old:
+                items[position] = new
+                self._frozen[2].items = None  # same length, new items: rebuild
+                return
 
     # --- the snapshot ----------------------------------------------------
 

@@ -144,7 +144,17 @@ def _string_body(text: str) -> str:
 class PartialArgs:
     """One streamed call's arguments: the object, and its JSON text while in order."""
 
-    __slots__ = ("_open", "_path", "_started", "_string", "chars", "ordered", "root")
+    __slots__ = (
+        "_copy",
+        "_open",
+        "_path",
+        "_started",
+        "_string",
+        "_version",
+        "chars",
+        "ordered",
+        "root",
+    )
 
     def __init__(self) -> None:
         #: The arguments assembled so far.
@@ -159,6 +169,9 @@ class PartialArgs:
         # The leaf path of a string whose pieces are still arriving.
         self._string: list[Segment] | None = None
         self._started = False
+        # Fragments applied (or refused), and ``root`` copied at that count.
+        self._version = 0
+        self._copy: tuple[int, dict[str, Any]] = (0, {})
 
     def apply(self, fragment: Mapping[str, Any]) -> tuple[str, str | None]:
         """Applies one ``PartialArg``; returns ``(json text to append, problem or None)``.
@@ -166,6 +179,7 @@ class PartialArgs:
         On a problem (a malformed fragment or a path that contradicts an
         earlier one) nothing changes and the text is empty.
         """
+        self._version += 1
         raw_path = fragment.get("jsonPath")
         if type(raw_path) is not str:
             return "", f"a partialArgs fragment has no jsonPath: {_dumps(fragment)[:120]}"
@@ -216,6 +230,16 @@ class PartialArgs:
     def text(self) -> str:
         """The arguments as compact JSON text ("" if no fragment arrived)."""
         return _dumps(self.root) if self._started or self.root else ""
+
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of ``root`` as it is now, for a result read while fragments
+        still arrive (results are frozen: ``root`` changes under them);
+        copied once per applied fragment, however often it is read."""
+        version, copied = self._copy
+        if version != self._version:
+            copied = _copy_tree(self.root)
+            self._copy = (self._version, copied)
+        return copied
 
     # --- internals -------------------------------------------------------
 
@@ -355,6 +379,25 @@ class PartialArgs:
         self.chars += len(scalar) if type(scalar) is str else len(_dumps(scalar))
         if field == "stringValue" and continues:
             self._string = list(segments)
+
+
+def _copy_tree(root: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the containers of ``root`` (the leaves are immutable),
+    without recursion: the caller's stack may be nearly exhausted."""
+    top: dict[str, Any] = dict(root)
+    todo: list[Container] = [top]
+    while todo:
+        node = todo.pop()
+        keys: Any = node.keys() if type(node) is dict else range(len(node))
+        for key in keys:
+            value = node[key]
+            if type(value) is dict:
+                node[key] = value = dict(value)
+                todo.append(value)
+            elif type(value) is list:
+                node[key] = value = list(value)
+                todo.append(value)
+    return top
 
 
 def _check_value(field: str | None, value: Any) -> str | None:

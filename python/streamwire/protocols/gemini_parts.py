@@ -181,7 +181,7 @@ class _CallPart:
         if call.arguments is not None:
             fc["args"] = call.arguments
         elif self.args is not None:
-            fc["args"] = self.args.root  # still streaming
+            fc["args"] = self.args.snapshot()  # still streaming
         part: dict[str, Any] = {"functionCall": fc}
         if self.signature is not None:
             part["thoughtSignature"] = self.signature

@@ -216,7 +216,7 @@ class ChatCalls:
         if call is None:
             return None
         # Groq sends no id: a synthetic one, never sent back (nothing to answer).
-        call.id = f"executed_tool-{choice}-{index}"
+        call.set_identity("id", f"executed_tool-{choice}-{index}")
         call.id_source = "synthetic"
         call.type = "executed_tool"
         name = entry.get("name")

@@ -52,8 +52,9 @@ class ChatParts:
         self._acc = acc
         #: ``provider_content`` items by field name (``annotations``, ``executed_tools``).
         self._kept: dict[str, dict[str, Any]] = {}
-        #: Executed-tool entries by ``index``, merged as Groq repeats them.
-        self._executed: dict[int, dict[str, Any]] = {}
+        #: The position of each executed-tool entry by its ``index`` (Groq
+        #: repeats an entry with its output: the repeat is merged into it).
+        self._executed: dict[int, int] = {}
 
     # --- typed content parts ----------------------------------------------
 
@@ -105,29 +106,39 @@ class ChatParts:
             return
         if state.index != 0:
             return
-        kept = self._item("annotations")
-        for annotation in annotations:
-            if len(kept) < MAX_KEPT:
-                kept.append(annotation)
+        kept = self._values("annotations")
+        room = MAX_KEPT - len(kept)
+        if annotations and room > 0:
+            self._keep("annotations", kept + annotations[:room])
 
     def keep_executed_tool(self, index: int, entry: dict[str, Any]) -> None:
         """Merges one of choice 0's ``executed_tools`` entries into ``provider_content``."""
-        known = self._executed.get(index)
-        if known is not None:
-            known.update(entry)
+        kept = self._values("executed_tools")
+        position = self._executed.get(index)
+        if position is not None:
+            kept = list(kept)
+            kept[position] = {**kept[position], **entry}
+        elif len(kept) < MAX_KEPT:
+            self._executed[index] = len(kept)
+            kept = [*kept, dict(entry)]
+        else:
             return
-        kept = self._item("executed_tools")
-        if len(kept) < MAX_KEPT:
-            self._executed[index] = merged = dict(entry)
-            kept.append(merged)
+        self._keep("executed_tools", kept)
 
-    def _item(self, field: str) -> list[Any]:
+    def _values(self, field: str) -> list[Any]:
+        """The values kept under ``field``; its item is created the first time."""
         item = self._kept.get(field)
         if item is None:
             item = self._kept[field] = {field: []}
             self._acc.provider_content.append(item)
         values: list[Any] = item[field]
         return values
+
+    def _keep(self, field: str, values: list[Any]) -> None:
+        # A new item, never the old one changed: results already read share it.
+        item = {field: values}
+        self._acc.replace_content(self._kept[field], item)
+        self._kept[field] = item
 
 
 def _name(kind: Any) -> str:
