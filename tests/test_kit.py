@@ -31,7 +31,8 @@ import streamwire as sw
 from gateway_loopback import Loopback
 from kit_gateways import Relay
 from streamwire.kit import mock as mock_module
-from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_PROTOCOLS, truth
+from streamwire.kit import UPSTREAM_PROTOCOLS
+from streamwire.kit.cases import CASE_NAMES, CASES, truth
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.delivery import DELIVERIES, schedule
 from streamwire.kit.html import write_html

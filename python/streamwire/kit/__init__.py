@@ -16,12 +16,12 @@ Command line: ``streamwire mock-upstream`` and ``streamwire check``
 (``kit/cli.py``).
 """
 
-from .cases import CASE_NAMES, CASES, UPSTREAM_PROTOCOLS, Case
+from .cases import CASE_NAMES, CASES, Case
 from .check import CheckPlan, Route, run_check
-from .client import CLIENTS
 from .delivery import DELIVERIES
 from .judge import LAYERS, Cell
 from .mock import MockUpstream
+from .names import CLIENTS, UPSTREAM_PROTOCOLS
 from .report import Report, build_report
 from .verdicts import VERDICT_NAMES
 

@@ -40,16 +40,13 @@ from ..events import (
     ToolCallStarted,
     UsageReported,
 )
+from ..translate._base import dumps
 from .delivery import Unit
 
 __all__ = ["converse_units", "event_unit", "exception_unit", "invoke_unit", "invoke_units"]
 
 _PAD = "abcdefghijklmnopqrstuvwxyz"
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def event_unit(event_type: str, body: dict[str, Any], *, kind: str = "event") -> Unit:
@@ -59,7 +56,7 @@ def event_unit(event_type: str, body: dict[str, Any], *, kind: str = "event") ->
         (":content-type", "application/json"),
         (":message-type", "event"),
     ]
-    payload = _dumps({**body, "p": _PAD[: 3 + len(event_type) % 7]})
+    payload = dumps({**body, "p": _PAD[: 3 + len(event_type) % 7]}).encode()
     return Unit(encode_eventstream(headers, payload), kind)
 
 
@@ -70,7 +67,7 @@ def exception_unit(exception_type: str, message: str) -> Unit:
         (":content-type", "application/json"),
         (":message-type", "exception"),
     ]
-    return Unit(encode_eventstream(headers, _dumps({"message": message})), "error")
+    return Unit(encode_eventstream(headers, dumps({"message": message}).encode()), "error")
 
 
 def converse_units(events: Sequence[Event]) -> list[Unit]:
@@ -145,7 +142,7 @@ def converse_units(events: Sequence[Event]) -> list[Unit]:
 
 def invoke_unit(event: dict[str, Any], *, kind: str = "event") -> Unit:
     """One ``chunk`` frame carrying an Anthropic stream event."""
-    data = base64.b64encode(_dumps(event)).decode("ascii")
+    data = base64.b64encode(dumps(event).encode()).decode("ascii")
     return event_unit("chunk", {"bytes": data}, kind=kind)
 
 

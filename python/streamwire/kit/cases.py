@@ -52,7 +52,6 @@ __all__ = [
     "CASE_NAMES",
     "TOOLS",
     "UPSTREAM_ERRORS",
-    "UPSTREAM_PROTOCOLS",
     "Call",
     "Case",
     "Truth",
@@ -60,17 +59,6 @@ __all__ = [
     "script",
     "truth",
 ]
-
-#: The upstream protocols the mock speaks (the adapter names).
-UPSTREAM_PROTOCOLS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "gemini-json",
-    "bedrock-converse",
-    "bedrock-invoke",
-)
 
 Shaping = Literal["events", "merged", "split"]
 

@@ -28,11 +28,12 @@ from urllib.parse import quote
 
 from ..errors import StreamwireError
 from .cases import CASE_NAMES, CASES, Case
-from .client import CLIENTS, Observation, client_request, observe
+from .client import Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
 from .judge import Cell, inputs, judge
 from .mock import MockUpstream
+from .names import CLIENTS
 from .toolturn import follow_up_request
 
 __all__ = ["CheckPlan", "Route", "run_check"]
@@ -205,11 +206,7 @@ def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
     t0 = obs.sent_at
     sends = [[round(w[0] - t0, 4), w[1], w[2]] for w in (entry or {}).get("writes") or []][:600]
     arrivals = [[round(t - t0, 4), n] for t, n in obs.pieces][:600]
-    return {
-        "sends": sends,
-        "arrivals": arrivals,
-        "content": [round(t - t0, 4) for t in obs.content_times][:600],
-    }
+    return {"sends": sends, "arrivals": arrivals}
 
 
 def _phase(case: Case, delivery: str) -> int:

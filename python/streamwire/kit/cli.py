@@ -35,8 +35,8 @@ from typing import Any
 
 from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
-from .client import CLIENTS
 from .delivery import DELIVERIES
+from .names import CLIENTS
 
 __all__ = ["CHECK", "MOCK_UPSTREAM", "add_parsers", "main"]
 

@@ -24,31 +24,24 @@ from typing import Any
 
 from .._core import SseDecoder
 from ..errors import FramingError
-from ..events import (
-    Event,
-    ReasoningDelta,
-    RefusalDelta,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-)
-from ..protocols import Stream, stream
+from ..events import Event, TextDelta
+from ..io._wire import media_type
+from ..metrics import Timing
 from ..result import StreamResult
 from .cases import TOOLS, Case
-from .httpio import TransportError, open_request
+from .httpio import HttpTimeout, TransportError, open_request
+from .names import CLIENTS, adapter
+from .names import media_type as media_type_of
 
-__all__ = ["CLIENTS", "MEDIA_TYPES", "Observation", "client_request", "observe"]
+__all__ = ["Observation", "client_request", "observe"]
 
-#: Protocol names are checked where they enter; the adapters' typed names are literals.
-_stream: Callable[..., Stream] = stream
-#: The client protocols the judge speaks.
-CLIENTS = ("openai-chat", "openai-responses", "anthropic", "gemini")
-MEDIA_TYPES = {p: "text/event-stream" for p in CLIENTS}
 KEEP_BYTES = 4096
 KEEP_EVENTS = 24
 MAX_TIMES = 4000
+#: The most of an answer the judge reads: 64 times the largest case's body.
+MAX_READ_BYTES = 64 * 1024 * 1024
+#: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
-_CONTENT = (TextDelta, ReasoningDelta, RefusalDelta, ToolCallStarted, ToolCallArgumentsDelta)
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
 
 
@@ -119,7 +112,12 @@ def client_request(
 
 @dataclass
 class Observation:
-    """What the client saw of one request (bounded; see the module docstring)."""
+    """What the client saw of one request (bounded; see the module docstring).
+
+    Times are ``time.time()`` seconds, the clock the mock stamps its writes
+    with; ``timing`` holds the stream's timings relative to ``sent_at``
+    (``streamwire.metrics.Timing``, as the HTTP edge keeps them).
+    """
 
     client: str
     url: str
@@ -130,22 +128,18 @@ class Observation:
     content_type: str | None = None
     #: A transport failure or timeout, in words (None when the body was read).
     failure: str | None = None
+    #: The failure was a read (or connect) that took longer than its timeout.
     timed_out: bool = False
-    head_at: float | None = None
+    timing: Timing | None = None
     raw_bytes: int = 0
     raw_head: bytes = b""
     raw_tail: bytes = b""
     raw_sha256: str = ""
-    #: (arrival time, size) of the first body pieces.
+    #: (arrival time, size) of the first ``MAX_TIMES`` body pieces.
     pieces: list[tuple[float, int]] = field(default_factory=list)
     piece_count: int = 0
-    #: Arrival times of the pieces that completed a content event.
-    content_times: list[float] = field(default_factory=list)
     #: Arrival times of the pieces that completed a text delta.
     text_times: list[float] = field(default_factory=list)
-    first_event_at: float | None = None
-    first_content_at: float | None = None
-    last_at: float | None = None
     wire_events: list[dict[str, Any]] = field(default_factory=list)
     wire_event_count: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -158,11 +152,7 @@ class Observation:
 
     def evidence(self) -> dict[str, Any]:
         """The observation as JSON-ready evidence."""
-        t0 = self.sent_at
-
-        def rel(t: float | None) -> float | None:
-            return None if t is None else round(t - t0, 4)
-
+        timing = self.timing
         return {
             "url": self.url,
             "status": self.status,
@@ -175,15 +165,23 @@ class Observation:
                 "tail": self.raw_tail.decode("utf-8", "replace"),
                 "pieces": self.piece_count,
             },
-            "time_to_headers": rel(self.head_at),
-            "time_to_first_event": rel(self.first_event_at),
-            "time_to_first_content": rel(self.first_content_at),
-            "duration": rel(self.last_at),
-            "cancelled_at": rel(self.cancelled_at),
+            "time_to_headers": _seconds(timing.time_to_headers if timing else None),
+            "time_to_first_event": _seconds(timing.first_event if timing else None),
+            "time_to_first_content": _seconds(timing.first_content if timing else None),
+            "duration": _seconds(timing.duration if timing else None),
+            "largest_gap": _seconds(timing.largest_gap if timing else None),
+            "burst": timing.burst if timing else None,
+            "cancelled_at": _seconds(
+                None if self.cancelled_at is None else self.cancelled_at - self.sent_at
+            ),
             "provider_events": {"count": self.wire_event_count, "sample": self.wire_events},
             "unified_events": {"count": self.event_count, "sample": self.events},
             "framing_error": self.framing_error,
         }
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _short(value: Any, limit: int = 300) -> Any:
@@ -246,7 +244,10 @@ async def observe(
     keep_body: bool = False,
 ) -> Observation:
     """Sends the request and reads the answer (``cancel_after``: hang up after that many
-    text deltas). Never raises for anything the server does: it is all in the result."""
+    text deltas). Never raises for anything the server does: it is all in the result.
+
+    Every read has ``read_timeout``; the whole answer ``total_timeout`` and
+    ``MAX_READ_BYTES``."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time())
     try:
@@ -259,14 +260,14 @@ async def observe(
         )
     except TransportError as exc:
         obs.failure = str(exc)
-        obs.timed_out = "took over" in str(exc) or "within" in str(exc)
+        obs.timed_out = isinstance(exc, HttpTimeout)
         return obs
     obs.status = response.status
     obs.headers = response.headers
-    obs.head_at = response.head_at
     obs.content_type = response.header("content-type")
-    media = (obs.content_type or "").split(";", 1)[0].strip().lower()
-    adapter = _stream(client, http_status=response.status, **(stream_options or {}))
+    timing = obs.timing = Timing(time.time, started_at=obs.sent_at)
+    start = obs.sent_at
+    stream = adapter(client, http_status=response.status, **(stream_options or {}))
     sse = SseDecoder()
     wire = _Sample(_sse_dict)
     unified = _Sample(_event_dict)
@@ -274,8 +275,10 @@ async def observe(
     tail = bytearray()
     whole = bytearray() if keep_body else None
     texts = 0
-    deadline = obs.sent_at + total_timeout
-    streamed = response.status == 200 and media == MEDIA_TYPES[client]
+    deadline = start + total_timeout
+    # Not the protocol's stream (an error status, a JSON or HTML page): the
+    # adapter reads nothing of it, and the judge reports what it was.
+    streamed = response.status == 200 and media_type(obs.content_type) == media_type_of(client)
     try:
         async for at, data in response.pieces():
             obs.raw_bytes += len(data)
@@ -289,7 +292,7 @@ async def observe(
             obs.piece_count += 1
             if len(obs.pieces) < MAX_TIMES:
                 obs.pieces.append((at, len(data)))
-            obs.last_at = at
+            timing.on_data(len(data), at - start)
             if not streamed:
                 if obs.raw_bytes >= 64 * 1024:
                     break
@@ -300,49 +303,39 @@ async def observe(
                         wire.add(ev)
                 except FramingError as exc:
                     obs.framing_error = f"{exc.kind} at byte {exc.offset}"
-            events = adapter.feed(data)
-            if events and obs.first_event_at is None:
-                obs.first_event_at = at
-            content = text = False
+            events = stream.feed(data)
+            timing.on_events(events, at - start)
+            text = False
             for event in events:
                 unified.add(event)
-                if isinstance(event, _CONTENT):
-                    content = True
-                if isinstance(event, TextDelta):
+                if type(event) is TextDelta:
                     texts += 1
                     text = True
             if text and len(obs.text_times) < MAX_TIMES:
                 obs.text_times.append(at)
-            if content:
-                if obs.first_content_at is None:
-                    obs.first_content_at = at
-                if len(obs.content_times) < MAX_TIMES:
-                    obs.content_times.append(at)
             if cancel_after is not None and texts >= cancel_after:
                 obs.cancelled_at = time.time()
                 response.close()
-                for event in adapter.cancel():
+                for event in stream.cancel():
                     unified.add(event)
                 break
-            if at > deadline:
-                obs.failure = f"the stream was still running after {total_timeout} s"
-                obs.timed_out = True
-                response.close()
+            if at > deadline or obs.raw_bytes > MAX_READ_BYTES:
+                obs.failure = (
+                    f"the stream was still running after {total_timeout} s"
+                    if at > deadline
+                    else f"the answer passed {MAX_READ_BYTES} bytes; the judge stopped reading"
+                )
+                obs.timed_out = at > deadline
                 break
     except TransportError as exc:
         obs.failure = str(exc)
-        obs.timed_out = "within" in str(exc)
-        response.close()
+        obs.timed_out = isinstance(exc, HttpTimeout)
     finally:
         response.close()
-    if obs.cancelled_at is None:
-        if not streamed:
-            # Not the protocol's stream (an error status, a JSON or HTML
-            # page): the adapter reads nothing of it; the judge reports it.
-            pass
-        else:
-            for event in adapter.close():
-                unified.add(event)
+        timing.on_end(time.time() - start)
+    if streamed and obs.cancelled_at is None:
+        for event in stream.close():
+            unified.add(event)
     obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
     obs.raw_sha256 = digest.hexdigest()
     obs.body = bytes(whole) if whole is not None else None
@@ -350,5 +343,5 @@ async def observe(
     obs.wire_event_count = wire.count
     obs.events = unified.items()
     obs.event_count = unified.count
-    obs.result = adapter.result if streamed else None
+    obs.result = stream.result if streamed else None
     return obs

@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from ..protocols import Stream, stream
+from ..io._wire import http_error, media_type, to_headers
 from ..result import StreamResult
-from ..translate import Encoder, encoder
 from .cases import CASES, Case, Truth, truth
-from .client import MEDIA_TYPES, Observation
+from .client import Observation
+from .names import adapter, encoder
+from .names import media_type as media_type_of
 from .render import render_stream
 from .toolturn import FLAG_PROTOCOLS
 
@@ -69,9 +70,6 @@ CANCEL_WITHIN = 1.0
 #: A paced stream is one burst when the client's arrivals span less than
 #: this share of the mock's sends.
 BURST_SHARE = 0.25
-#: Protocol names are checked where they enter; the typed names are literals.
-_stream: Callable[..., Stream] = stream
-_encoder: Callable[..., Encoder] = encoder
 _ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
 
 
@@ -100,14 +98,14 @@ def reference(
     """The upstream's bytes for a case translated by streamwire and read back."""
     case = CASES[case_name]
     units = render_stream(case, upstream, model=f"sw-{case.name}", usage=usage_sent)
-    source = _stream(upstream)
+    source = adapter(upstream)
     include = wants_usage if client == "openai-chat" else True
-    enc = _encoder(client, source=upstream, include_usage=include)
+    enc = encoder(client, source=upstream, include_usage=include)
     body = bytearray()
     for unit in units:
         body += enc.feed(source.feed(unit.data))
     body += enc.feed(source.close()) + enc.close()
-    back = _stream(client)
+    back = adapter(client)
     back.feed(bytes(body))
     back.close()
     return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})
@@ -233,14 +231,11 @@ def _http(x: Inputs) -> Check:
 
 def _framing(x: Inputs) -> Check:
     obs = x.obs
-    media = (obs.content_type or "").split(";", 1)[0].strip().lower()
-    if media != MEDIA_TYPES[x.client]:
+    want = media_type_of(x.client)
+    if media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
-        return Check(
-            "fail",
-            f"content type {obs.content_type!r}, not {MEDIA_TYPES[x.client]}: {kind}: {body}",
-        )
+        return Check("fail", f"content type {obs.content_type!r}, not {want}: {kind}: {body}")
     if obs.framing_error:
         return Check("fail", f"the SSE framing broke: {obs.framing_error}")
     result = obs.result
@@ -416,21 +411,6 @@ def _tool_results(x: Inputs) -> Check:
     return out
 
 
-def _http_error_type(obs: Observation) -> str | None:
-    """The error type of an error body in any client protocol's shape."""
-    try:
-        data = json.loads(obs.raw_head)
-    except ValueError:
-        return None
-    if isinstance(data, list) and data:
-        data = data[0]
-    error = data.get("error") if isinstance(data, dict) else None
-    if not isinstance(error, dict):
-        return None
-    kind = error.get("type") or error.get("status")
-    return kind if isinstance(kind, str) else None
-
-
 def _completion(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     assert t is not None
@@ -438,7 +418,8 @@ def _completion(x: Inputs) -> Check:
         if t.error_type is None or x.obs.status is None:
             return Check("fail", "no stream: the HTTP layer failed")
         # The gateway held the stream back and answered an HTTP error instead.
-        kind = _http_error_type(x.obs)
+        # The head holds the error body: the first KEEP_BYTES of it.
+        kind = http_error(x.obs.status, to_headers(x.obs.headers), x.obs.raw_head).type
         if kind == t.error_type:
             return Check("pass", f"the error became HTTP {x.obs.status}, type {kind!r} kept")
         return Check(

@@ -12,7 +12,8 @@ manifest with its sha256, the recording's metadata (streamwire and Python
 versions, model, time, request id, HTTP status, time to first event, total
 time, usage) and the facts streamwire read from it under ``expect``, marked
 for review. Credentials never reach the files: request headers are not
-written at all, and the URL is written without its query.
+written at all, and the URL is written as recordings write it (without user
+info and key-like query parameters, ``streamwire.io``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from .. import __version__
+from ..io._wire import redact_url, request_id, to_headers
 from .cases import CASES
-from .client import CLIENTS, Observation, client_request, observe
+from .client import Observation, client_request, observe
+from .names import CLIENTS
 
 __all__ = ["LIVE_REQUESTS", "record_live", "run_live"]
 
@@ -56,20 +59,18 @@ def _prompted(body: dict[str, Any], client: str, prompt: str) -> dict[str, Any]:
     return body
 
 
-def _safe_url(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _manifest(
     name: str, protocol: str, raw: str, obs: Observation, model: str, data: bytes
 ) -> dict[str, Any]:
     result = obs.result
-    rel = obs.sent_at
+    timing = obs.timing
     usage = result.usage.as_dict() if result and result.usage else None
     if usage:
         usage.pop("raw", None)
-    request_id = next((v for k, v in obs.headers if k in ("x-request-id", "request-id")), None)
     expect: dict[str, Any] = {}
     if result is not None:
         expect = {
@@ -97,15 +98,13 @@ def _manifest(
             f"Python {platform.python_version()}",
             "model": model,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(obs.sent_at)),
-            "url": _safe_url(obs.url),
-            "request_id": request_id,
+            "url": redact_url(obs.url),
+            "request_id": request_id(to_headers(obs.headers)),
             "http_status": obs.status,
             "content_type": obs.content_type,
-            "time_to_headers": None if obs.head_at is None else round(obs.head_at - rel, 4),
-            "time_to_first_event": None
-            if obs.first_event_at is None
-            else round(obs.first_event_at - rel, 4),
-            "total_time": None if obs.last_at is None else round(obs.last_at - rel, 4),
+            "time_to_headers": _seconds(timing.time_to_headers if timing else None),
+            "time_to_first_event": _seconds(timing.first_event if timing else None),
+            "total_time": _seconds(timing.duration if timing else None),
             "usage": usage,
         },
         "exercises": f"live request {name}",

@@ -54,22 +54,35 @@ from collections import deque
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
+from ..io._wire import SECRET_PARAMS, framing_of, is_secret_header
+from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
 from .delivery import DELIVERIES, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
-from .render import CONTENT_TYPES, render_json, render_stream, usage_requested
+from .names import media_type
+from .render import render_json, render_stream, usage_requested
 from .toolturn import check_tool_result
 
-__all__ = ["MAX_LOG", "MockUpstream", "parse_model", "redact_headers"]
+__all__ = [
+    "MAX_LOG",
+    "MAX_LOG_BYTES",
+    "MockUpstream",
+    "RequestLog",
+    "parse_model",
+    "redact_headers",
+]
 
+#: The log keeps the last this many requests ...
 MAX_LOG = 5000
+#: ... and at most about this many bytes of them (bodies, and each logged
+#: write counted as ``_WRITE_BYTES``): the oldest go first.
+MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_LOGGED_BODY = 256 * 1024
 MAX_LOGGED_WRITES = 2000
-_SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
+#: What one logged write ``[time, size, kinds]`` costs, roughly, in memory.
+_WRITE_BYTES = 128
 
 _MODEL = re.compile(r"sw-([a-z][a-z-]*[a-z])(?:\.(whole|tiny|paced))?(?:\.(k[0-9a-z]+))?")
-_SECRET = re.compile(r"auth|token|secret|passw|api[-_]?key|cookie|signature|credential|security")
-_SECRET_PARAMS = {"key", "api_key", "api-key", "apikey", "access_token", "token", "sig"}
 
 
 def parse_model(model: str) -> tuple[Case, str, str | None] | None:
@@ -82,13 +95,15 @@ def parse_model(model: str) -> tuple[Case, str, str | None] | None:
 
 
 def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The headers without credentials (values replaced by ``[removed]``)."""
-    return [(k, "[removed]" if _SECRET.search(k) else v) for k, v in headers]
+    """The headers with the values of credentials replaced by ``[removed]`` (the
+    names kept, to show what was sent); which headers are credentials is the
+    HTTP edge's rule (``streamwire.io``, the one recordings follow)."""
+    return [(k, "[removed]" if is_secret_header(k) else v) for k, v in headers]
 
 
 def _redact_query(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(k, "[removed]" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs])
+    return urlencode([(k, "[removed]" if k.lower() in SECRET_PARAMS else v) for k, v in pairs])
 
 
 def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, str] | None:
@@ -121,7 +136,68 @@ def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, st
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return dumps(value).encode()
+
+
+class RequestLog:
+    """The mock's record of requests, bounded by ``MAX_LOG`` and ``MAX_LOG_BYTES``."""
+
+    def __init__(self) -> None:
+        self._entries: deque[dict[str, Any]] = deque()
+        self._ids = itertools.count(1)
+        self._bytes = 0
+        #: Entries dropped to keep within the bounds.
+        self.dropped = 0
+
+    def add(self, request: Request, body: Any) -> dict[str, Any]:
+        """A new entry for ``request`` (its parsed JSON ``body``), kept as the newest."""
+        kept = len(request.body) <= MAX_LOGGED_BODY
+        entry: dict[str, Any] = {
+            "id": next(self._ids),
+            "t": request.received_at,
+            "method": request.method,
+            "path": request.path,
+            "query": _redact_query(request.query),
+            "headers": redact_headers(request.headers),
+            "body": body if kept else None,
+            "body_bytes": len(request.body),
+            "upstream": None,
+            "case": None,
+            "delivery": None,
+            "tag": None,
+            "status": None,
+            "writes": [],
+            "writes_dropped": 0,
+            "bytes_sent": 0,
+            "completed": False,
+            "disconnected_at": None,
+            "ended_at": None,
+        }
+        self._entries.append(entry)
+        self._grow(len(request.body) if kept else 0)
+        return entry
+
+    def wrote(self, entry: dict[str, Any], size: int, kinds: tuple[str, ...]) -> None:
+        """The mock wrote ``size`` bytes carrying ``kinds`` for ``entry``'s request."""
+        entry["bytes_sent"] += size
+        if len(entry["writes"]) < MAX_LOGGED_WRITES:
+            entry["writes"].append([round(time.time(), 6), size, list(kinds)])
+            self._grow(_WRITE_BYTES)
+        else:
+            entry["writes_dropped"] += 1
+
+    def _grow(self, size: int) -> None:
+        self._bytes += size
+        entries = self._entries
+        while len(entries) > 1 and (len(entries) > MAX_LOG or self._bytes > MAX_LOG_BYTES):
+            old = entries.popleft()
+            self._bytes -= len(old["writes"]) * _WRITE_BYTES
+            self._bytes -= old["body_bytes"] if old["body"] is not None else 0
+            self.dropped += 1
+
+    def entries(self, tag: str | None = None, since: int = 0) -> list[dict[str, Any]]:
+        """The logged requests (of one tag, after id ``since``), oldest first."""
+        return [e for e in self._entries if e["id"] > since and (tag is None or e["tag"] == tag)]
 
 
 class MockUpstream:
@@ -129,9 +205,7 @@ class MockUpstream:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._server = HttpServer(self._handle, host=host, port=port)
-        self.log: deque[dict[str, Any]] = deque(maxlen=MAX_LOG)
-        self.dropped = 0
-        self._ids = itertools.count(1)
+        self.log = RequestLog()
 
     async def start(self) -> MockUpstream:
         await self._server.start()
@@ -151,8 +225,8 @@ class MockUpstream:
         return self._server.url
 
     def entries(self, tag: str | None = None, since: int = 0) -> list[dict[str, Any]]:
-        """The logged requests (of one tag), oldest first."""
-        return [e for e in self.log if e["id"] > since and (tag is None or e.get("tag") == tag)]
+        """The logged requests (of one tag, after id ``since``), oldest first."""
+        return self.log.entries(tag, since)
 
     # --- requests -------------------------------------------------------------------
 
@@ -165,7 +239,7 @@ class MockUpstream:
         except (UnicodeDecodeError, ValueError):
             body = None
         route = _route(request.method, request.path, request.query, body)
-        entry = self._entry(request, body)
+        entry = self.log.add(request, body)
         if route is None:
             entry["status"] = 404
             await responder.send(
@@ -211,7 +285,7 @@ class MockUpstream:
         writes = schedule(
             units,
             delivery,
-            sse=upstream in _SSE,
+            sse=framing_of(upstream) == "sse",
             shaping="events" if follow_up else case.shaping,
             gap=None if follow_up else case.gap,
             seed=zlib.crc32(f"{case.name}/{upstream}/{delivery}".encode()),
@@ -219,42 +293,14 @@ class MockUpstream:
         entry["status"] = 200
         await self._stream(responder, upstream, writes, entry)
 
-    def _entry(self, request: Request, body: Any) -> dict[str, Any]:
-        if len(self.log) == self.log.maxlen:
-            self.dropped += 1
-        entry: dict[str, Any] = {
-            "id": next(self._ids),
-            "t": request.received_at,
-            "method": request.method,
-            "path": request.path,
-            "query": _redact_query(request.query),
-            "headers": redact_headers(request.headers),
-            "body": body if len(request.body) <= MAX_LOGGED_BODY else None,
-            "body_bytes": len(request.body),
-            "upstream": None,
-            "case": None,
-            "delivery": None,
-            "tag": None,
-            "status": None,
-            "writes": [],
-            "writes_dropped": 0,
-            "bytes_sent": 0,
-            "completed": False,
-            "disconnected_at": None,
-            "ended_at": None,
-        }
-        self.log.append(entry)
-        return entry
-
     async def _stream(
         self, responder: Responder, upstream: str, writes: list[Any], entry: dict[str, Any]
     ) -> None:
         headers = [
-            ("content-type", CONTENT_TYPES[upstream]),
+            ("content-type", media_type(upstream)),
             ("cache-control", "no-cache"),
             ("x-request-id", f"req_sw{entry['id']}"),
         ]
-        logged = entry["writes"]
         try:
             await responder.start(200, headers)
             for write in writes:
@@ -264,11 +310,7 @@ class MockUpstream:
                 if responder.disconnected.is_set():
                     break
                 await responder.write(write.data)
-                entry["bytes_sent"] += len(write.data)
-                if len(logged) < MAX_LOGGED_WRITES:
-                    logged.append([round(time.time(), 6), len(write.data), list(write.kinds)])
-                else:
-                    entry["writes_dropped"] += 1
+                self.log.wrote(entry, len(write.data), write.kinds)
             else:
                 await responder.end()
                 entry["completed"] = True
@@ -285,7 +327,7 @@ class MockUpstream:
         if request.path == "/_sw/log":
             params = dict(parse_qsl(request.query))
             since = int(params["since"]) if params.get("since", "").isdigit() else 0
-            doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.dropped}
+            doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.log.dropped}
             await responder.send(200, headers, _json(doc))
         elif request.path == "/_sw/cases":
             doc = {"cases": {n: c.purpose for n, c in CASES.items()}, "deliveries": DELIVERIES}

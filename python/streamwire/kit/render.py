@@ -25,37 +25,26 @@ it (API references checked 2026-12-01):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..translate import Encoder, encoder
+from .._core import SseDecoder
+from ..io._wire import framing_of
+from ..translate._base import dumps as _dumps
+from ..translate._base import sse as _sse_event
 from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
 from .cases import UPSTREAM_ERRORS, Case, Truth, script, truth
 from .delivery import Unit
+from .names import encoder
 
 __all__ = [
-    "CONTENT_TYPES",
     "Unit",
     "render_json",
     "render_stream",
     "usage_requested",
 ]
 
-#: The kit's protocol names are checked where they enter (``CheckPlan``,
-#: ``UPSTREAM_PROTOCOLS``); the encoders' typed names are literals.
-_encoder: Callable[..., Encoder] = encoder
-
-CONTENT_TYPES = {
-    "openai-chat": "text/event-stream",
-    "openai-responses": "text/event-stream",
-    "anthropic": "text/event-stream",
-    "gemini": "text/event-stream",
-    "gemini-json": "application/json",
-    "bedrock-converse": "application/vnd.amazon.eventstream",
-    "bedrock-invoke": "application/vnd.amazon.eventstream",
-}
-_SSE = ("openai-chat", "openai-responses", "anthropic", "gemini")
 #: Seconds of silence before each keep-alive of the ``keepalive`` case.
 KEEPALIVE_PAUSE = 0.1
 
@@ -84,7 +73,7 @@ def _encode(
     case: Case, upstream: str, target: str, model: str, usage: bool, follow: bool
 ) -> list[bytes]:
     events = script(case, upstream, model=model, usage_sent=usage, follow_up=follow)
-    enc = _encoder(
+    enc = encoder(
         target,
         model=model,
         response_id=f"{_ID_HEAD[target]}sw{case.name.replace('-', '')}{int(follow)}",
@@ -112,20 +101,20 @@ def render_stream(
     case: Case, upstream: str, *, model: str, usage: bool, follow_up: bool = False
 ) -> list[Unit]:
     """The streamed body of ``case`` from ``upstream``, as units."""
-    if upstream in _SSE:
+    if framing_of(upstream) == "sse":
         units = [Unit(u) for u in _encode(case, upstream, upstream, model, usage, follow_up)]
         if case.error and not follow_up:
             units = [replace(u, kind="error") if _is_error(u.data) else u for u in units]
     elif upstream == "gemini-json":
         sse = _encode(case, upstream, "gemini", model, usage, follow_up)
-        units = _gemini_array([_sse_data(u) for u in sse])
+        units = _gemini_array(_sse_payloads(sse))
         if case.error and not follow_up:
             units[-2] = replace(units[-2], kind="error")
     elif upstream == "bedrock-converse":
         units = converse_units(script(case, upstream, model=model, follow_up=follow_up))
     elif upstream == "bedrock-invoke":
         sse = _encode(case, upstream, "anthropic", model, usage, follow_up)
-        units = invoke_units([_sse_data(u) for u in sse], case.usage)
+        units = invoke_units(_sse_payloads(sse), case.usage)
     else:
         raise ValueError(f"the mock does not speak {upstream!r}")
     units = _tag_text(upstream, units)
@@ -142,9 +131,8 @@ def _is_error(data: bytes) -> bool:
     return data.startswith(b"event: error") or b'"error":{' in data[:64]
 
 
-def _sse_data(unit: bytes) -> str:
-    lines = [line[5:].removeprefix(b" ") for line in unit.split(b"\n") if line.startswith(b"data:")]
-    return b"\n".join(lines).decode()
+def _sse_payloads(events: list[bytes]) -> list[str]:
+    return [ev.data for ev in SseDecoder().feed(b"".join(events))]
 
 
 def _gemini_array(elements: list[str]) -> list[Unit]:
@@ -186,7 +174,7 @@ def _with_unknown(upstream: str, units: list[Unit], model: str) -> list[Unit]:
         }
         return [
             *units[:at],
-            Unit(_sse_event(payload, "response.sw_future.added"), "unknown"),
+            Unit(_sse_event(_dumps(payload), "response.sw_future.added"), "unknown"),
             *tail,
         ]
     return [*units[:at], *_unknown_units(upstream, model), *units[at:]]
@@ -237,10 +225,10 @@ def _unknown_units(upstream: str, model: str) -> list[Unit]:
             "usage": None,
             "sw_future_top": {"kind": "future"},
         }
-        return [Unit(_sse_event(payload), "unknown")]
+        return [Unit(_sse_event(_dumps(payload)), "unknown")]
     if upstream == "anthropic":
         payload = {"type": "sw_future_event", "index": 0, "payload": {"kind": "future"}}
-        return [Unit(_sse_event(payload, "sw_future_event"), "unknown")]
+        return [Unit(_sse_event(_dumps(payload), "sw_future_event"), "unknown")]
     if upstream in ("gemini", "gemini-json"):
         payload = {
             "candidates": [
@@ -253,7 +241,7 @@ def _unknown_units(upstream: str, model: str) -> list[Unit]:
             "modelVersion": model,
         }
         if upstream == "gemini":
-            return [Unit(_sse_event(payload), "unknown")]
+            return [Unit(_sse_event(_dumps(payload)), "unknown")]
         return [Unit(b",\r\n" + _dumps(payload).encode(), "unknown")]
     if upstream == "bedrock-converse":
         return [_bedrock_unknown()]
@@ -266,30 +254,18 @@ def _bedrock_unknown() -> Unit:
     return event_unit("swFutureEvent", {"kind": "future"}, kind="unknown")
 
 
-def _sse_event(payload: Any, event: str | None = None) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {_dumps(payload)}\n\n".encode()
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _sequence(data: bytes) -> int:
-    text = _sse_data(data)
-    try:
-        value = json.loads(text).get("sequence_number")
-    except (ValueError, AttributeError):
-        return 0
+    (event,) = SseDecoder().feed(data)
+    value = json.loads(event.data).get("sequence_number")
     return value if isinstance(value, int) else 0
 
 
 def _renumber(data: bytes, shift: int) -> bytes:
-    head, _, rest = data.partition(b"data: ")
-    payload = json.loads(rest.strip())
+    (event,) = SseDecoder().feed(data)
+    payload = json.loads(event.data)
     if isinstance(payload.get("sequence_number"), int):
         payload["sequence_number"] += shift
-    return head + b"data: " + _dumps(payload).encode() + b"\n\n"
+    return _sse_event(_dumps(payload), None if event.event == "message" else event.event)
 
 
 # --- non-streaming bodies ------------------------------------------------------------

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .. import __version__
-from .client import CLIENTS
 from .judge import LAYERS, Cell
+from .names import CLIENTS
 from .verdicts import exit_status, matrix, verdicts
 
 __all__ = ["FORMAT", "Report", "build_report"]

@@ -1,0 +1,47 @@
+"""The protocol names the kit speaks, and the adapters and encoders it makes from them.
+
+The names are the package's own (``streamwire.kinds``): the mock speaks every
+HTTP protocol an adapter reads (``UPSTREAM_PROTOCOLS``), the judge's client
+every protocol an encoder writes (``CLIENTS``), and each body has the media
+type the HTTP edge expects of that protocol (``streamwire.io``). A name is
+checked once, where it enters the kit (``CheckPlan``, the command line, the
+mock's routes, the mock's log as the judge reads it); past that point the kit
+passes plain strings, and ``adapter`` and ``encoder`` call the constructors,
+whose typed signatures want literals, with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..io._wire import content_types
+from ..kinds import HTTP_PROTOCOLS, TARGETS
+from ..protocols import Stream, stream
+from ..translate import Encoder
+from ..translate import encoder as _encoder
+
+__all__ = ["CLIENTS", "UPSTREAM_PROTOCOLS", "adapter", "encoder", "media_type"]
+
+#: The upstream protocols the mock speaks (the adapter names).
+UPSTREAM_PROTOCOLS: tuple[str, ...] = HTTP_PROTOCOLS
+#: The client protocols the judge speaks (the encoder names).
+CLIENTS: tuple[str, ...] = TARGETS
+
+_stream: Callable[..., Stream] = stream
+_encode: Callable[..., Encoder] = _encoder
+
+
+def adapter(protocol: str, **options: Any) -> Stream:
+    """``sw.stream(protocol, **options)`` for a name checked where it entered."""
+    return _stream(protocol, **options)
+
+
+def encoder(target: str, **options: Any) -> Encoder:
+    """``sw.encoder(target, **options)`` for a name checked where it entered."""
+    return _encode(target, **options)
+
+
+def media_type(protocol: str) -> str:
+    """The media type of ``protocol``'s streamed body (``text/event-stream``, ...)."""
+    return content_types(protocol)[0]
