@@ -158,7 +158,7 @@ async def _run_cell(
             later = [e for e in entries if first is None or e["id"] > first["id"]]
             follow_entry = later[-1] if later else None
     x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
-    layers, checks = judge(x)
+    checks = judge(x)
     evidence: dict[str, Any] = {
         "tag": tag,
         "model": model,
@@ -172,7 +172,7 @@ async def _run_cell(
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
-    return Cell(case.name, client, x.upstream, delivery, layers, checks, evidence, route.name)
+    return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
 
 
 def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | None:
@@ -260,7 +260,7 @@ async def run_check(
         async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
             async with semaphore:
                 cell = await _run_cell(plan, log, route, case, client, delivery)
-            timed = [layer for layer in TIMED_LAYERS if cell.layers[layer] == "fail"]
+            timed = [layer for layer in TIMED_LAYERS if cell.checks[layer].verdict == "fail"]
             if timed:
                 # The judge's own loop, busy with other cells, can bunch the
                 # arrivals it timestamps and see a disconnect late: a timing

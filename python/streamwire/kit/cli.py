@@ -171,10 +171,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 2
     report = build_report(cells, seconds=round(time.monotonic() - started, 2))
     if args.quiet:
-        s = report.summary()
-        print(
-            f"{s['cells']} cells: {s['passed']} pass, {s['degraded']} degraded, {s['failed']} fail"
-        )
+        print(report.headline())
     else:
         report.write_table(sys.stdout)
     if args.json:

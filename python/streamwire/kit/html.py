@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from typing import Any, TextIO
+from typing import TextIO
 
-from .judge import LAYERS, Cell
+from .cases import CASES
+from .judge import Cell
+from .report import Report
 
 __all__ = ["write_html"]
 
@@ -125,30 +127,28 @@ def _tick_step(end: float) -> float:
     return 60.0
 
 
-def _matrix(report: Any) -> str:
-    cols = report._columns()
+def _matrix(report: Report) -> str:
+    cols = report.columns()
     out = ["<table><tr><th>upstream \\ client</th>"]
     out += [f"<th><code>{escape(c)}</code></th>" for c in cols]
     out.append("</tr>")
-    for row in report._rows():
+    for row, pairs in report.matrix.items():
         out.append(f"<tr><th><code>{escape(row)}</code></th>")
         for col in cols:
-            pair = report.matrix[row].get(col)
+            pair = pairs.get(col)
             if pair is None:
                 out.append("<td>-</td>")
                 continue
             badges = "".join(f'<span class="badge">{escape(n)}</span>' for n in pair["verdicts"])
-            label = report._label(pair)
+            label = report.label(pair)
             out.append(f'<td class="{pair["status"]}"><b>{escape(label)}</b><br>{badges}</td>')
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
 
 
-def write_html(report: Any, out: TextIO, title: str = "streamwire check") -> None:
+def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> None:
     """Writes the report as one self-contained HTML page."""
-    from .cases import CASES
-
     s = report.summary()
     out.write(
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
@@ -156,8 +156,7 @@ def write_html(report: Any, out: TextIO, title: str = "streamwire check") -> Non
     out.write(f"<style>{_CSS}</style></head><body>")
     out.write(f"<h1>{escape(title)}</h1>")
     out.write(
-        f'<div class="sum">{s["cells"]} cells: {s["passed"]} pass, {s["degraded"]} degraded, '
-        f"{s['failed']} fail; exit status {s['exit_status']}"
+        f'<div class="sum">{escape(report.headline())}; exit status {s["exit_status"]}'
         + (f"; {s['seconds']:.1f} s" if "seconds" in s else "")
         + "</div>"
     )
@@ -187,18 +186,17 @@ def write_html(report: Any, out: TextIO, title: str = "streamwire check") -> Non
             f"<h3><code>{escape(case)}</code> <span class=purpose>{escape(purpose)}</span></h3>"
         )
         out.write(_timeline_svg(cells))
-    failing = [c for c in report.cells if c.failed]
+    failing = report.failing()
     if failing:
         out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>upstream → client</th>")
         out.write("<th>delivery</th><th>layer</th><th>why</th></tr>")
-        for cell in failing[:500]:
-            for layer in LAYERS:
-                if cell.layers[layer] == "fail":
-                    out.write(
-                        f"<tr><td><code>{escape(cell.case)}</code></td><td><code>"
-                        f"{escape(str(cell.upstream))} → {escape(cell.client)}</code></td>"
-                        f"<td>{escape(cell.delivery)}</td><td>{escape(layer)}</td>"
-                        f"<td>{escape(cell.checks[layer].why[:500])}</td></tr>"
-                    )
+        for cell, layers, _ in failing[:500]:
+            for layer in layers:
+                out.write(
+                    f"<tr><td><code>{escape(cell.case)}</code></td><td><code>"
+                    f"{escape(str(cell.upstream))} → {escape(cell.client)}</code></td>"
+                    f"<td>{escape(cell.delivery)}</td><td>{escape(layer)}</td>"
+                    f"<td>{escape(cell.checks[layer].why[:500])}</td></tr>"
+                )
         out.write("</table>")
     out.write("</body></html>\n")

@@ -119,14 +119,30 @@ class Cell:
     client: str
     upstream: str | None
     delivery: str
-    layers: dict[str, Verdict]
+    #: Every layer's check, in ``LAYERS`` order.
     checks: dict[str, Check]
     evidence: dict[str, Any]
     route: str = ""
 
     @property
+    def layers(self) -> dict[str, Verdict]:
+        """Every layer's verdict."""
+        return {layer: check.verdict for layer, check in self.checks.items()}
+
+    @property
     def failed(self) -> bool:
-        return any(v == "fail" for v in self.layers.values())
+        """Some layer failed."""
+        return any(c.verdict == "fail" for c in self.checks.values())
+
+    @property
+    def failing(self) -> list[str]:
+        """The layers that failed, in ``LAYERS`` order."""
+        return [layer for layer, c in self.checks.items() if c.verdict == "fail"]
+
+    @property
+    def degraded(self) -> bool:
+        """No layer failed and some layer is a declared downgrade."""
+        return not self.failed and any(c.verdict == "degraded" for c in self.checks.values())
 
     def as_dict(self) -> dict[str, Any]:
         notes = {
@@ -140,7 +156,7 @@ class Cell:
             "upstream": self.upstream,
             "delivery": self.delivery,
             "route": self.route,
-            "layers": dict(self.layers),
+            "layers": self.layers,
             "evidence": {"layers": notes, **self.evidence},
         }
 
@@ -620,21 +636,22 @@ LAYER_RULES: Mapping[str, Rule] = {
 }
 
 
-def judge(x: Inputs) -> tuple[dict[str, Verdict], dict[str, Check]]:
-    """Every layer's verdict for one cell."""
+def judge(x: Inputs) -> dict[str, Check]:
+    """Every layer's check for one cell, in ``LAYERS`` order."""
     http = LAYER_RULES["http"].check(x)
     x.http_ok = http.verdict == "pass"
-    checks: dict[str, Check] = {"http": http}
-    for layer, rule in LAYER_RULES.items():
+    checks: dict[str, Check] = {}
+    for layer in LAYERS:
+        rule = LAYER_RULES[layer]
         if layer == "http":
-            continue
-        if not rule.applies(x):
+            checks[layer] = http
+        elif not rule.applies(x):
             checks[layer] = Check("not_applicable")
         elif not x.http_ok and not rule.before_http:
             checks[layer] = Check("fail", "no stream: the HTTP layer failed")
         else:
             checks[layer] = rule.check(x)
-    return {layer: checks[layer].verdict for layer in LAYERS}, checks
+    return checks
 
 
 def inputs(

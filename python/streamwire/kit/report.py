@@ -18,12 +18,12 @@ it received and sent, when, and whether the connection closed).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .. import __version__
-from .judge import LAYERS, Cell
+from .judge import Cell
 from .names import CLIENTS
 from .verdicts import exit_status, matrix, verdicts
 
@@ -47,9 +47,7 @@ class Report:
 
     def summary(self) -> dict[str, Any]:
         failed = sum(c.failed for c in self.cells)
-        degraded = sum(
-            not c.failed and any(v == "degraded" for v in c.layers.values()) for c in self.cells
-        )
+        degraded = sum(c.degraded for c in self.cells)
         return {
             "cells": len(self.cells),
             "passed": len(self.cells) - failed - degraded,
@@ -74,38 +72,53 @@ class Report:
         json.dump(self.as_dict(), out, ensure_ascii=False, indent=1, default=str)
         out.write("\n")
 
-    # --- the terminal ----------------------------------------------------------------
+    # --- what every rendering shows ------------------------------------------------------
 
-    def _columns(self) -> list[str]:
+    def headline(self) -> str:
+        """``N cells: a pass, b degraded, c fail``."""
+        s = self.summary()
+        return (
+            f"{s['cells']} cells: {s['passed']} pass, {s['degraded']} degraded, {s['failed']} fail"
+        )
+
+    def columns(self) -> list[str]:
+        """The client protocols that were run, in ``CLIENTS`` order."""
         seen = {c.client for c in self.cells}
         return [c for c in CLIENTS if c in seen]
 
-    def _rows(self) -> list[str]:
-        return list(self.matrix)
-
     @staticmethod
-    def _label(pair: dict[str, Any]) -> str:
+    def label(pair: Mapping[str, Any]) -> str:
+        """A matrix entry in words: ``pass``, ``degraded``, ``FAIL 3/45``."""
         if pair["status"] == "fail":
             return f"FAIL {pair['failed']}/{pair['cells']}"
         return str(pair["status"])
 
+    def failing(self) -> list[tuple[Cell, list[str], str]]:
+        """(cell, its failing layers, why the first failed) of every failing cell."""
+        out = []
+        for cell in self.cells:
+            layers = cell.failing
+            if layers:
+                out.append((cell, layers, cell.checks[layers[0]].why))
+        return out
+
+    # --- the terminal ----------------------------------------------------------------
+
     def write_table(self, out: TextIO, *, failures: int = 40) -> None:
-        s = self.summary()
+        seconds = self.meta.get("seconds")
         out.write(
-            f"streamwire check: {s['cells']} cells: {s['passed']} pass, "
-            f"{s['degraded']} degraded, {s['failed']} fail"
-            + (f" ({s['seconds']:.1f} s)" if "seconds" in s else "")
+            f"streamwire check: {self.headline()}"
+            + (f" ({seconds:.1f} s)" if seconds is not None else "")
             + "\n\n"
         )
-        cols = self._columns()
-        width = max([len("upstream \\ client"), *(len(r) for r in self._rows())]) + 2
+        cols = self.columns()
+        width = max([len("upstream \\ client"), *(len(r) for r in self.matrix)]) + 2
         colw = max([18, *(len(c) + 2 for c in cols)])
         out.write("upstream \\ client".ljust(width) + "".join(c.ljust(colw) for c in cols) + "\n")
-        for row in self._rows():
-            cells = self.matrix[row]
+        for row, pairs in self.matrix.items():
             line = row.ljust(width)
             for col in cols:
-                line += (self._label(cells[col]) if col in cells else "-").ljust(colw)
+                line += (self.label(pairs[col]) if col in pairs else "-").ljust(colw)
             out.write(line.rstrip() + "\n")
         if self.verdicts:
             out.write("\nverdicts:\n")
@@ -114,12 +127,10 @@ class Report:
                     f"  {v['name']}: {v['upstream']} -> {v['client']} "
                     f"[{', '.join(v['cases'])}]\n      {v['why'][:400]}\n"
                 )
-        failing = [c for c in self.cells if c.failed]
+        failing = self.failing()
         if failing:
             out.write(f"\nfailing cells ({len(failing)}):\n")
-            for cell in failing[:failures]:
-                layers = [layer for layer in LAYERS if cell.layers[layer] == "fail"]
-                why = cell.checks[layers[0]].why
+            for cell, layers, why in failing[:failures]:
                 out.write(
                     f"  {cell.case} {cell.upstream} -> {cell.client} ({cell.delivery}): "
                     f"{', '.join(layers)}: {why[:300]}\n"
@@ -130,24 +141,19 @@ class Report:
     # --- Markdown ---------------------------------------------------------------------
 
     def write_markdown(self, out: TextIO, title: str) -> None:
-        s = self.summary()
-        out.write(f"# {title}\n\n")
-        out.write(
-            f"{s['cells']} cells: {s['passed']} pass, {s['degraded']} degraded, "
-            f"{s['failed']} fail; verdicts: {', '.join(s['verdicts']) or 'none'}.\n\n"
-        )
-        cols = self._columns()
+        names = ", ".join(self.summary()["verdicts"]) or "none"
+        out.write(f"# {title}\n\n{self.headline()}; verdicts: {names}.\n\n")
+        cols = self.columns()
         out.write("| upstream \\ client | " + " | ".join(f"`{c}`" for c in cols) + " |\n")
         out.write("|---|" + "---|" * len(cols) + "\n")
-        for row in self._rows():
-            cells = self.matrix[row]
+        for row, pairs in self.matrix.items():
             parts = []
             for col in cols:
-                pair = cells.get(col)
+                pair = pairs.get(col)
                 if pair is None:
                     parts.append("-")
                     continue
-                label = self._label(pair)
+                label = self.label(pair)
                 if pair["verdicts"]:
                     label += " (" + ", ".join(f"`{n}`" for n in pair["verdicts"]) + ")"
                 parts.append(label)
@@ -159,15 +165,14 @@ class Report:
                     f"* **`{v['name']}`** `{v['upstream']}` → `{v['client']}`, cases "
                     f"{', '.join(f'`{c}`' for c in v['cases'])}: {v['why']}\n"
                 )
-        failing = [c for c in self.cells if c.failed]
+        failing = self.failing()
         if failing:
             out.write(
                 "\n## Failing cells\n\n| case | upstream → client | delivery | layers | why |\n"
             )
             out.write("|---|---|---|---|---|\n")
-            for cell in failing:
-                layers = [layer for layer in LAYERS if cell.layers[layer] == "fail"]
-                why = cell.checks[layers[0]].why.replace("|", "\\|").replace("\n", " ")
+            for cell, layers, why in failing:
+                why = why.replace("|", "\\|").replace("\n", " ")
                 out.write(
                     f"| `{cell.case}` | `{cell.upstream}` → `{cell.client}` | {cell.delivery} | "
                     f"{', '.join(layers)} | {why[:300]} |\n"

@@ -62,12 +62,12 @@ def _layer(layer: str, *tags: str) -> Callable[[Cell], list[str]]:
 
 
 def _chat_only(cell: Cell) -> list[str]:
-    if cell.layers.get("deltas") == "fail" or cell.layers.get("http") == "fail":
+    if cell.checks["deltas"].verdict == "fail" or cell.checks["http"].verdict == "fail":
         return []
     return [
         cell.checks[layer].why
         for layer in ("tool_calls", "tool_results")
-        if cell.layers.get(layer) == "fail"
+        if cell.checks[layer].verdict == "fail"
     ]
 
 
@@ -180,7 +180,7 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
 def _pair_status(cells: Sequence[Cell]) -> str:
     if any(c.failed for c in cells):
         return "fail"
-    if any(v == "degraded" for c in cells for v in c.layers.values()):
+    if any(c.degraded for c in cells):
         return "degraded"
     return "pass"
 
@@ -205,9 +205,7 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
                 "status": _pair_status(group),
                 "cells": len(group),
                 "failed": sum(c.failed for c in group),
-                "degraded": sum(
-                    not c.failed and any(v == "degraded" for v in c.layers.values()) for c in group
-                ),
+                "degraded": sum(c.degraded for c in group),
                 "verdicts": names,
             }
     return out
