@@ -30,8 +30,8 @@ import pytest
 import streamwire as sw
 from gateway_loopback import Loopback
 from kit_gateways import Relay
-from streamwire.kit import mock as mock_module
 from streamwire.kit import UPSTREAM_PROTOCOLS
+from streamwire.kit import mock as mock_module
 from streamwire.kit.cases import CASE_NAMES, CASES, truth
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.delivery import DELIVERIES, schedule
@@ -320,6 +320,115 @@ def test_bad_gateways_are_verdicts_with_evidence(
     assert words in cell.checks[layer].why
     assert cell.upstream is None
     json.dumps(cell.as_dict())  # the evidence is JSON-ready
+
+
+RAW_ANSWERS = {
+    "status": b"HTTP/1.1 \xb200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
+    "length": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: \xb2\r\n\r\n",
+    "chunk": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    b"transfer-encoding: chunked\r\n\r\n1_0\r\n",
+    "crlf": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    b"transfer-encoding: chunked\r\n\r\n2\r\n: XX0\r\n\r\n",
+    "head": b"HTTP/1.1 200 OK\r\n" + b"x-filler: " + b"y" * 70000,
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ("status", "not an HTTP/1.1 status line"),
+        ("length", "bad Content-Length"),
+        ("chunk", "bad chunk size"),
+        ("crlf", "does not end in CRLF"),
+        ("head", "message head over"),
+    ],
+)
+def test_malformed_http_is_a_verdict(answer: str, words: str) -> None:
+    # What no HTTP library would send: digits outside ASCII (which str.isdigit
+    # takes and int refuses), a chunk size with an underscore (which int
+    # takes), a chunk without its CRLF, a head without an end.
+    async def go() -> Any:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(65536)
+            writer.write(RAW_ANSWERS[answer])
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with MockUpstream() as mock:
+            plan = CheckPlan(
+                routes=[Route(f"http://127.0.0.1:{port}")],
+                clients=["openai-chat"],
+                cases=["short-text"],
+                deliveries=["whole"],
+                mock_url=mock.url,
+                read_timeout=2.0,
+            )
+            (cell,) = await run_check(plan)
+        server.close()
+        return cell
+
+    cell = asyncio.run(go())
+    assert cell.failing, cell.checks
+    whys = " ".join(c.why for c in cell.checks.values())
+    assert words in whys
+    json.dumps(cell.as_dict())
+
+
+def test_a_log_that_is_not_the_mock_s_is_read_as_empty(servers: Any) -> None:
+    # --mock naming something else that answers JSON: entries of other shapes
+    # are dropped where they arrive, and the cell is judged without them.
+    loopback, mock = servers
+    bogus = [
+        {"id": "1", "writes": []},
+        {"id": 1, "t": 0, "path": "/", "upstream": "klingon", "writes": []},
+        {
+            **dict.fromkeys(("stream", "status", "upstream", "usage_sent", "tool_result")),
+            **{"id": 3, "t": 0.0, "path": "/v1/messages", "writes_dropped": 0, "bytes_sent": 0},
+            **{"completed": True, "disconnected_at": None, "ended_at": 1.0},
+            "writes": [[0.0, "big", []]],
+        },
+        "not a dict",
+    ]
+
+    async def log_app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = json.dumps({"requests": bogus}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    fake = f"http://127.0.0.1:{loopback.serve(log_app)}"
+    plan = CheckPlan(
+        routes=[Route(mock.url)],
+        clients=["anthropic"],
+        cases=["short-text"],
+        deliveries=["whole"],
+        mock_url=fake,
+    )
+    (cell,) = _run(plan)
+    assert cell.upstream is None and cell.checks["http"].verdict == "pass"
+
+
+def test_mock_log_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mock_module, "MAX_LOG_BYTES", 20_000)
+
+    async def go() -> tuple[list[Any], int]:
+        from streamwire.kit.httpio import open_request
+
+        async with MockUpstream() as mock:
+            for n in range(6):
+                body = {"model": f"sw-short-text.whole.k{n}", "stream": True, "pad": "x" * 6000}
+                response = await open_request(
+                    f"{mock.url}/v1/messages", body=json.dumps(body).encode()
+                )
+                await response.read()
+            return mock.entries(), mock.log.dropped
+
+    entries, dropped = asyncio.run(go())
+    assert 1 <= len(entries) <= 3 and dropped == 6 - len(entries)
+    assert entries[-1]["tag"] == "k5"
 
 
 # --- the mock's log, the CLI, live mode, HTML -------------------------------------------

@@ -32,7 +32,7 @@ from .client import Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
 from .judge import Cell, inputs, judge
-from .mock import MockUpstream
+from .mock import MockUpstream, is_entry
 from .names import CLIENTS
 from .toolturn import follow_up_request
 
@@ -107,7 +107,7 @@ class _Log:
         except (TransportError, ValueError):
             return []
         requests = data.get("requests") if isinstance(data, dict) else None
-        return [r for r in requests or [] if isinstance(r, dict)]
+        return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
 
     async def settled(self, tag: str, count: int, wait: float) -> list[dict[str, Any]]:
         """The tag's entries once ``count`` of them ended (or ``wait`` passed)."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,6 +43,11 @@ __all__ = [
 ]
 
 MAX_HEAD_BYTES = 64 * 1024
+#: RFC 9112's grammar, ASCII only (``str.isdigit`` and ``int`` take other digits):
+#: a status code, a Content-Length, a chunk size.
+_STATUS = re.compile(r"[1-5][0-9][0-9]")
+_LENGTH = re.compile(r"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 MAX_BODY_BYTES = 16 * 1024 * 1024
 READ_SIZE = 64 * 1024
 
@@ -92,12 +99,14 @@ class _Buffered:
 
     async def head(self, timeout: float | None) -> bytes | None:
         """The next message head (up to the blank line); None at a clean EOF."""
+        scanned = 0  # each byte is scanned once, not again after every read
         while True:
-            end = self.buf.find(b"\r\n\r\n")
+            end = self.buf.find(b"\r\n\r\n", scanned)
             if end >= 0:
                 head = bytes(self.buf[:end])
                 del self.buf[: end + 4]
                 return head
+            scanned = max(0, len(self.buf) - 3)
             if len(self.buf) > MAX_HEAD_BYTES:
                 raise TransportError(f"message head over {MAX_HEAD_BYTES} bytes")
             if not await self.fill(timeout):
@@ -114,12 +123,14 @@ class _Buffered:
         return data
 
     async def line(self, timeout: float | None) -> bytes:
+        scanned = 0
         while True:
-            end = self.buf.find(b"\r\n")
+            end = self.buf.find(b"\r\n", scanned)
             if end >= 0:
                 line = bytes(self.buf[:end])
                 del self.buf[: end + 2]
                 return line
+            scanned = max(0, len(self.buf) - 1)
             if len(self.buf) > MAX_HEAD_BYTES:
                 raise TransportError("a chunk-size line is too long")
             if not await self.fill(timeout):
@@ -144,14 +155,24 @@ def _get(headers: list[tuple[str, str]], name: str) -> str | None:
 
 
 def _chunk_size(line: bytes) -> int:
-    text = line.split(b";", 1)[0].strip()
-    try:
-        size = int(text, 16)
-    except ValueError:
-        raise TransportError(f"bad chunk size {line[:40]!r}") from None
-    if size < 0:
+    text = line.split(b";", 1)[0].strip(b" \t")
+    if not _HEX.fullmatch(text):
         raise TransportError(f"bad chunk size {line[:40]!r}")
-    return size
+    return int(text, 16)
+
+
+async def _chunk_end(conn: _Buffered, timeout: float | None) -> None:
+    if await conn.exactly(2, timeout) != b"\r\n":
+        raise TransportError("a chunk of the chunked coding does not end in CRLF")
+
+
+def _content_length(headers: list[tuple[str, str]]) -> int | None:
+    length = _get(headers, "content-length")
+    if length is None:
+        return None
+    if not _LENGTH.fullmatch(length):
+        raise TransportError(f"bad Content-Length {length[:40]!r}")
+    return int(length)
 
 
 # --- the server -------------------------------------------------------------------
@@ -306,8 +327,6 @@ class HttpServer:
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
-                import socket
-
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         peer = writer.get_extra_info("peername")
         conn = _Buffered(reader)
@@ -363,23 +382,22 @@ async def _read_body(
         while True:
             size = _chunk_size(await conn.line(timeout))
             if size == 0:
-                while await conn.line(timeout):  # trailers, up to the blank line
-                    pass
+                trailers = 0  # up to the blank line, at most a head's worth
+                while line := await conn.line(timeout):
+                    trailers += len(line) + 2
+                    if trailers > MAX_HEAD_BYTES:
+                        raise TransportError(f"trailers over {MAX_HEAD_BYTES} bytes")
                 return bytes(body)
             if len(body) + size > limit:
                 raise TransportError(f"request body over {limit} bytes")
             body += await conn.exactly(size, timeout)
-            await conn.exactly(2, timeout)
-    length = _get(headers, "content-length")
+            await _chunk_end(conn, timeout)
+    length = _content_length(headers)
     if length is None:
         return b""
-    try:
-        size = int(length)
-    except ValueError:
-        raise TransportError(f"bad Content-Length {length!r}") from None
-    if size < 0 or size > limit:
-        raise TransportError(f"request body of {size} bytes (limit {limit})")
-    return await conn.exactly(size, timeout)
+    if length > limit:
+        raise TransportError(f"request body of {length} bytes (limit {limit})")
+    return await conn.exactly(length, timeout)
 
 
 # --- the client -------------------------------------------------------------------
@@ -418,9 +436,8 @@ class ClientResponse:
                     del conn.buf[:take]
                     left -= take
                     yield time.time(), data
-                await conn.exactly(2, timeout)
-        length = self.header("content-length")
-        remaining = int(length) if length is not None and length.isdigit() else None
+                await _chunk_end(conn, timeout)
+        remaining = _content_length(self.headers)
         while remaining is None or remaining > 0:
             if not conn.buf and not await conn.fill(timeout):
                 if remaining:
@@ -501,7 +518,7 @@ async def open_request(
     head_at = time.time()
     status_line, *rest = head.split(b"\r\n")
     fields = status_line.decode("latin-1").split(" ", 2)
-    if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not fields[1].isdigit():
+    if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not _STATUS.fullmatch(fields[1]):
         writer.close()
         raise TransportError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
     return ClientResponse(int(fields[1]), _headers(rest), head_at, conn, writer, read_timeout)

@@ -448,6 +448,8 @@ def _completion(x: Inputs) -> Check:
         return Check("fail", "no stream to read")
     if x.obs.timed_out:
         return Check("fail", f"the gateway stopped sending: {x.obs.failure}", ("hang",))
+    if x.obs.failure:
+        return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
     if t.error_type is not None:
         err = result.error
         if result.status != "error" or err is None:

@@ -51,6 +51,7 @@ import re
 import time
 import zlib
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
@@ -59,7 +60,7 @@ from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
 from .delivery import DELIVERIES, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
-from .names import media_type
+from .names import UPSTREAM_PROTOCOLS, media_type
 from .render import render_json, render_stream, usage_requested
 from .toolturn import check_tool_result
 
@@ -68,6 +69,7 @@ __all__ = [
     "MAX_LOG_BYTES",
     "MockUpstream",
     "RequestLog",
+    "is_entry",
     "parse_model",
     "redact_headers",
 ]
@@ -137,6 +139,61 @@ def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, st
 
 def _json(value: Any) -> bytes:
     return dumps(value).encode()
+
+
+_NUMBER = (int, float)
+_NONE = type(None)
+#: What the judge reads of a log entry, and the types it must have: the log
+#: comes over HTTP from whatever ``--mock`` names, so it is checked on arrival.
+_ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
+    "id": (int,),
+    "t": _NUMBER,
+    "path": (str,),
+    "upstream": (str, _NONE),
+    "stream": (bool, _NONE),
+    "status": (int, _NONE),
+    "writes": (list,),
+    "writes_dropped": (int,),
+    "bytes_sent": (int,),
+    "completed": (bool,),
+    "disconnected_at": (*_NUMBER, _NONE),
+    "ended_at": (*_NUMBER, _NONE),
+    "usage_sent": (bool, _NONE),
+    "tool_result": (dict, _NONE),
+}
+#: The fields of ``tool_result`` (``toolturn.check_tool_result``).
+_RESULT_FIELDS: Mapping[str, tuple[type, ...]] = {
+    "found": (bool,),
+    "expected": (str, _NONE),
+    "seen": (list,),
+    "correlated": (bool,),
+    "call_in_history": (bool,),
+    "is_error": (bool, _NONE),
+    "flag_exists": (bool,),
+}
+
+
+def _fields_ok(value: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> bool:
+    return all(isinstance(value.get(k), types) for k, types in fields.items())
+
+
+def is_entry(value: Any) -> bool:
+    """Whether ``value`` is a log entry as the mock writes it (the fields the judge reads)."""
+    if not isinstance(value, dict) or not _fields_ok(value, _ENTRY_FIELDS):
+        return False
+    if value.get("upstream") is not None and value["upstream"] not in UPSTREAM_PROTOCOLS:
+        return False
+    result = value.get("tool_result")
+    if result is not None and not _fields_ok(result, _RESULT_FIELDS):
+        return False
+    return all(
+        isinstance(w, list)
+        and len(w) == 3
+        and isinstance(w[0], _NUMBER)
+        and isinstance(w[1], int)
+        and isinstance(w[2], list)
+        for w in value["writes"]
+    )
 
 
 class RequestLog:
@@ -326,7 +383,8 @@ class MockUpstream:
         headers = [("content-type", "application/json")]
         if request.path == "/_sw/log":
             params = dict(parse_qsl(request.query))
-            since = int(params["since"]) if params.get("since", "").isdigit() else 0
+            after = params.get("since", "")
+            since = int(after) if after.isascii() and after.isdigit() else 0
             doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.log.dropped}
             await responder.send(200, headers, _json(doc))
         elif request.path == "/_sw/cases":
