@@ -17,9 +17,9 @@ Command line: ``streamwire mock-upstream`` and ``streamwire check``
 """
 
 from .cases import CASE_NAMES, CASES, Case
+from .cell import LAYERS, Cell
 from .check import CheckPlan, Route, run_check
 from .delivery import DELIVERIES
-from .judge import LAYERS, Cell
 from .mock import MockUpstream
 from .names import CLIENTS, UPSTREAM_PROTOCOLS
 from .report import Report, build_report

@@ -28,10 +28,11 @@ from urllib.parse import quote
 
 from ..errors import StreamwireError
 from .cases import CASE_NAMES, CASES, Case
+from .cell import Cell
 from .client import Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
-from .judge import Cell, inputs, judge
+from .judge import inputs, judge
 from .mock import MockUpstream, is_entry
 from .names import CLIENTS
 from .toolturn import follow_up_request

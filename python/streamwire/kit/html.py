@@ -18,7 +18,7 @@ from html import escape
 from typing import TextIO
 
 from .cases import CASES
-from .judge import Cell
+from .cell import Cell
 from .report import Report
 
 __all__ = ["write_html"]

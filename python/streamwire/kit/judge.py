@@ -1,7 +1,7 @@
 """The judge: one cell (case x client x upstream x delivery) -> a verdict per layer, with evidence.
 
 The layers and their verdicts (``pass``, ``fail``, ``degraded``,
-``not_applicable``) are the practice's, names fixed:
+``not_applicable``) are the practice's, names fixed (``cell.py``):
 
 ==============  =====================================================================
 ``http``        a response came, with status 200
@@ -22,73 +22,32 @@ to and the function that compares what the client got with the case's facts
 protocol loses it too (``reference``: the upstream's bytes through
 ``sw.stream`` and ``sw.encoder``, read back): the client's protocol cannot
 carry it, and the encoder declares the loss (``docs/translation.md``). The
-degradation verdicts are derived from the cells by ``verdict.py``.
+rules of the two timed layers are ``timing.py``; the degradation verdicts are
+derived from the cells by ``verdicts.py``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from ..io._wire import http_error, media_type, to_headers
 from ..result import StreamResult
-from .cases import CASES, Case, Truth, truth
+from .cases import CASES, Case, truth
+from .cell import LAYERS, Check, Inputs, Reference
 from .client import Observation
 from .names import adapter, encoder
 from .names import media_type as media_type_of
 from .render import render_stream
+from .timing import cancel, streaming
 from .toolturn import FLAG_PROTOCOLS
 
-__all__ = [
-    "CANCEL_WITHIN",
-    "LAYERS",
-    "LAYER_RULES",
-    "Cell",
-    "Check",
-    "Verdict",
-    "judge",
-    "reference",
-]
+__all__ = ["LAYER_RULES", "Rule", "inputs", "judge", "reference"]
 
-Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
-LAYERS = (
-    "http",
-    "framing",
-    "deltas",
-    "tool_calls",
-    "tool_results",
-    "completion",
-    "usage",
-    "streaming",
-    "cancel",
-)
-#: The client's hang-up must close the upstream within this many seconds.
-CANCEL_WITHIN = 1.0
-#: A paced stream is one burst when the client's arrivals span less than
-#: this share of the mock's sends.
-BURST_SHARE = 0.25
 _ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
-
-
-@dataclass
-class Check:
-    """One layer's verdict, why, and tags the verdict rules read (``missing``, ...)."""
-
-    verdict: Verdict
-    why: str = ""
-    tags: tuple[str, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Reference:
-    """streamwire's own translation of the upstream's stream into the client protocol."""
-
-    result: StreamResult
-    downgrades: dict[str, str]
 
 
 @lru_cache(maxsize=512)
@@ -109,73 +68,6 @@ def reference(
     back.feed(bytes(body))
     back.close()
     return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})
-
-
-@dataclass
-class Cell:
-    """The judgement of one (case, client, upstream, delivery)."""
-
-    case: str
-    client: str
-    upstream: str | None
-    delivery: str
-    #: Every layer's check, in ``LAYERS`` order.
-    checks: dict[str, Check]
-    evidence: dict[str, Any]
-    route: str = ""
-
-    @property
-    def layers(self) -> dict[str, Verdict]:
-        """Every layer's verdict."""
-        return {layer: check.verdict for layer, check in self.checks.items()}
-
-    @property
-    def failed(self) -> bool:
-        """Some layer failed."""
-        return any(c.verdict == "fail" for c in self.checks.values())
-
-    @property
-    def failing(self) -> list[str]:
-        """The layers that failed, in ``LAYERS`` order."""
-        return [layer for layer, c in self.checks.items() if c.verdict == "fail"]
-
-    @property
-    def degraded(self) -> bool:
-        """No layer failed and some layer is a declared downgrade."""
-        return not self.failed and any(c.verdict == "degraded" for c in self.checks.values())
-
-    def as_dict(self) -> dict[str, Any]:
-        notes = {
-            layer: {"verdict": c.verdict, "why": c.why, "tags": list(c.tags), **c.details}
-            for layer, c in self.checks.items()
-            if c.verdict != "not_applicable" or c.why
-        }
-        return {
-            "case": self.case,
-            "client": self.client,
-            "upstream": self.upstream,
-            "delivery": self.delivery,
-            "route": self.route,
-            "layers": self.layers,
-            "evidence": {"layers": notes, **self.evidence},
-        }
-
-
-@dataclass
-class Inputs:
-    """Everything one layer rule may look at."""
-
-    case: Case
-    client: str
-    upstream: str | None
-    delivery: str
-    obs: Observation
-    entry: dict[str, Any] | None
-    follow_obs: Observation | None
-    follow_entry: dict[str, Any] | None
-    truth: Truth | None
-    ref: Reference | None
-    http_ok: bool = False
 
 
 # --- helpers ---------------------------------------------------------------------
@@ -532,79 +424,6 @@ def _usage(x: Inputs) -> Check:
     return Check("pass")
 
 
-def _streaming(x: Inputs) -> Check:
-    obs, entry = x.obs, x.entry
-    if entry is None or obs.result is None:
-        return Check("fail", "no stream to time")
-    if entry.get("stream") is False:
-        return Check(
-            "fail",
-            "the gateway called the upstream without streaming: the whole answer was "
-            "collected before the client got any of it",
-            ("buffered",),
-        )
-    # Text against text: the mock's writes that carry text deltas, the
-    # client's arrivals that completed one.
-    writes = entry.get("writes") or []
-    content = [w[0] for w in writes if "text" in w[2]]
-    if len(content) < 2 or not obs.text_times:
-        return Check("not_applicable", "too few text events to time")
-    sent = content[-1] - content[0]
-    if sent < 0.1:
-        return Check("not_applicable", f"the mock's text writes spanned only {sent * 1000:.0f} ms")
-    got = obs.text_times[-1] - obs.text_times[0]
-    first = obs.text_times[0]
-    details = {
-        "sent_span_ms": round(sent * 1000, 1),
-        "received_span_ms": round(got * 1000, 1),
-        "first_text_before_last_send_ms": round((content[-1] - first) * 1000, 1),
-    }
-    # A buffering hop delivers the text only after the mock's last write, and
-    # then all at once. Both must hold: a slow but streaming hop delivers it
-    # late too, but spread out. (The mock and the judge read one host clock.)
-    if first >= content[-1] and got < BURST_SHARE * sent:
-        return Check(
-            "fail",
-            f"buffered: the mock spread its text over {sent * 1000:.0f} ms; the first of it "
-            f"reached the client {(first - content[-1]) * 1000:.0f} ms after the mock's last write "
-            f"(all within {got * 1000:.0f} ms)",
-            ("buffered",),
-            details,
-        )
-    return Check("pass", details=details)
-
-
-def _cancel(x: Inputs) -> Check:
-    obs, entry = x.obs, x.entry
-    if obs.cancelled_at is None:
-        return Check("fail", "the client never got far enough to hang up")
-    if entry is None:
-        return Check("fail", "the request never reached the mock")
-    gone = entry.get("disconnected_at")
-    writes = len(entry.get("writes") or [])
-    if entry.get("stream") is False:
-        return Check(
-            "fail",
-            "the gateway called the upstream without streaming: the whole answer was "
-            "generated before the client could hang up",
-            ("not_streamed",),
-        )
-    if gone is None:
-        how = "to the end" if entry.get("completed") else "on"
-        return Check(
-            "fail",
-            f"the upstream connection stayed open: the mock kept streaming {how} ({writes} writes)",
-            ("kept_open",),
-        )
-    after = gone - obs.cancelled_at
-    details = {"closed_after_ms": round(after * 1000, 1), "writes": writes}
-    if after > CANCEL_WITHIN:
-        return Check(
-            "fail", f"the upstream closed only {after:.2f} s after the hang-up", ("slow",), details
-        )
-    return Check("pass", details=details)
-
-
 @dataclass(frozen=True)
 class Rule:
     """When a layer applies, and how it is judged."""
@@ -632,9 +451,9 @@ LAYER_RULES: Mapping[str, Rule] = {
             x.case.cancel_after is None
             and (x.delivery == "paced" or (x.entry is not None and x.entry.get("stream") is False))
         ),
-        _streaming,
+        streaming,
     ),
-    "cancel": Rule(lambda x: x.case.cancel_after is not None, _cancel),
+    "cancel": Rule(lambda x: x.case.cancel_after is not None, cancel),
 }
 
 

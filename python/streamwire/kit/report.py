@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .. import __version__
-from .judge import Cell
+from .cell import Cell
 from .names import CLIENTS
 from .verdicts import exit_status, matrix, verdicts
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .judge import Cell
+from .cell import Cell
 
 __all__ = [
     "ACCEPTABLE",
