@@ -31,7 +31,7 @@ from typing import Any
 
 import uvicorn
 
-__all__ = ["Loopback", "StubCase", "StubVisit", "UpstreamStub"]
+__all__ = ["Loopback", "StubCase", "StubVisit", "UpstreamStub", "lifespan", "wait_for_disconnect"]
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -155,12 +155,8 @@ class UpstreamStub:
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                kind = message["type"].rpartition(".")[2]
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
+            await lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         raw = bytearray()
@@ -187,7 +183,7 @@ class UpstreamStub:
         head = [(b"content-type", case.content_type.encode())]
         head += [(k.encode(), v.encode()) for k, v in case.headers.items()]
         await send({"type": "http.response.start", "status": case.status, "headers": head})
-        hangup = asyncio.ensure_future(_wait_for_disconnect(receive))
+        hangup = asyncio.ensure_future(wait_for_disconnect(receive))
         try:
             for i, chunk in enumerate(case.chunks):
                 if i == case.gate_after and not await _gate(case, hangup):
@@ -219,7 +215,18 @@ async def _gate(case: StubCase, hangup: asyncio.Future[None]) -> bool:
     return not hangup.done()
 
 
-async def _wait_for_disconnect(receive: Receive) -> None:
+async def lifespan(receive: Receive, send: Send) -> None:
+    """Answers ASGI's lifespan messages (the servers run with ``lifespan="on"``)."""
+    while True:
+        message = await receive()
+        kind = message["type"].rpartition(".")[2]
+        await send({"type": f"lifespan.{kind}.complete"})
+        if kind == "shutdown":
+            return
+
+
+async def wait_for_disconnect(receive: Receive) -> None:
+    """Returns when the client hung up (``http.disconnect``)."""
     while (await receive())["type"] != "http.disconnect":
         pass
 

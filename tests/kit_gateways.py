@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 import streamwire as sw
+from gateway_loopback import lifespan, wait_for_disconnect
 
 __all__ = ["DEFECTS", "Relay"]
 
@@ -70,12 +71,8 @@ class Relay:
         send: Callable[[Message], Awaitable[None]],
     ) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                kind = message["type"].rpartition(".")[2]
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
+            await lifespan(receive, send)
+            return
         body = b""
         while True:
             message = await receive()
@@ -171,5 +168,4 @@ async def _send(
 
 async def _disconnected(receive: Callable[[], Awaitable[Message]]) -> None:
     with contextlib.suppress(Exception):
-        while (await receive())["type"] != "http.disconnect":
-            pass
+        await wait_for_disconnect(receive)

@@ -21,6 +21,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 import streamwire as sw
-from gateway_loopback import Loopback
+from gateway_loopback import Loopback, lifespan
 from kit_gateways import Relay
 from streamwire.kit import UPSTREAM_PROTOCOLS
 from streamwire.kit import mock as mock_module
@@ -132,13 +133,12 @@ def servers() -> Iterator[tuple[Loopback, Any]]:
     loopback = Loopback()
     loop = asyncio.new_event_loop()
     mock = loop.run_until_complete(MockUpstream().start())
-    import threading
-
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
         yield loopback, mock
     finally:
+        asyncio.run_coroutine_threadsafe(mock.close(), loop).result(5)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loopback.close()
@@ -244,43 +244,24 @@ def test_each_rule_catches_its_broken_gateway(
 
 async def _bad_app(scope: Any, receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            kind = message["type"].rpartition(".")[2]
-            await send({"type": f"lifespan.{kind}.complete"})
-            if kind == "shutdown":
-                return
+        await lifespan(receive, send)
+        return
     path = scope["path"]
     if path.startswith("/html"):
         page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 502,
-                "headers": [(b"content-type", b"text/html")],
-            }
-        )
-        await send({"type": "http.response.body", "body": page})
+        await _answer(send, 502, b"text/html", page)
     elif path.startswith("/json200"):
         body = json.dumps({"error": {"type": "server_error", "message": "boom"}}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await _answer(send, 200, b"application/json", body)
     elif path.startswith("/hang"):
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream")],
-            }
-        )
-        await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+        await _answer(send, 200, b"text/event-stream", b": hello\n\n", more=True)
         await asyncio.sleep(3)
+
+
+async def _answer(send: Any, status: int, media: bytes, body: bytes, more: bool = False) -> None:
+    headers = [(b"content-type", media)]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": more})
 
 
 def _dead_port() -> int:
@@ -393,11 +374,10 @@ def test_a_log_that_is_not_the_mock_s_is_read_as_empty(servers: Any) -> None:
     ]
 
     async def log_app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        body = json.dumps({"requests": bogus}).encode()
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": body})
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+        else:
+            await _answer(send, 200, b"application/json", json.dumps({"requests": bogus}).encode())
 
     fake = f"http://127.0.0.1:{loopback.serve(log_app)}"
     plan = CheckPlan(
