@@ -116,6 +116,6 @@ class Inputs:
     entry: dict[str, Any] | None
     follow_obs: Observation | None
     follow_entry: dict[str, Any] | None
-    truth: Truth | None
+    truth: Truth
     ref: Reference | None
     http_ok: bool = False

@@ -156,7 +156,6 @@ def _framing(x: Inputs) -> Check:
 
 def _deltas(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
-    assert t is not None
     if result is None:
         return Check("fail", "no stream to read")
     if x.case.cancel_after is not None:
@@ -210,7 +209,6 @@ def _deltas(x: Inputs) -> Check:
 
 def _tool_calls(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
-    assert t is not None
     if result is None:
         return Check("fail", "no stream to read")
     got = result.tool_calls
@@ -311,7 +309,7 @@ def _tool_results(x: Inputs) -> Check:
         out = Check("pass", details=details)
     answer = follow.result
     t = x.truth
-    if answer is None or t is None or answer.text != t.follow_up or answer.status != "completed":
+    if answer is None or answer.text != t.follow_up or answer.status != "completed":
         got = answer.text if answer else None
         return Check(
             "fail", f"the answer to the result did not arrive intact: {got!r}", details=details
@@ -321,7 +319,6 @@ def _tool_results(x: Inputs) -> Check:
 
 def _completion(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
-    assert t is not None
     if not x.http_ok:
         if t.error_type is None or x.obs.status is None:
             return Check("fail", "no stream: the HTTP layer failed")
@@ -380,7 +377,6 @@ def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | Non
 
 def _usage(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
-    assert t is not None
     if result is None:
         return Check("fail", "no stream to read")
     usage = result.usage
@@ -485,15 +481,14 @@ def inputs(
     follow_entry: dict[str, Any] | None = None,
 ) -> Inputs:
     """The judge's inputs; the truth and reference come from the mock's log entry."""
-    upstream = entry.get("upstream") if entry else None
-    facts = ref = None
-    if upstream is not None:
-        usage_sent = bool(entry.get("usage_sent", True)) if entry else True
+    upstream = entry["upstream"] if entry else None
+    if entry is None or upstream is None:
+        # The gateway never called the mock: judge against the case itself.
+        facts, ref = truth(case, "openai-chat"), None
+    else:
+        usage_sent = entry.get("usage_sent") is not False
         facts = truth(case, upstream, usage_sent=usage_sent)
         ref = reference(case.name, upstream, client, usage_sent, case.wants_usage)
-    else:
-        # The gateway never called the mock: judge against the case itself.
-        facts = truth(case, "openai-chat")
     return Inputs(
         case, client, upstream, delivery, obs, entry, follow_obs, follow_entry, facts, ref
     )
