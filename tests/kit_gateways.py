@@ -9,6 +9,8 @@ the acceptance kit must catch, the way real gateways break it:
 defect         what it does                                          the verdict it must get
 ============== ===================================================== ==========================
 ``buffer``     collects the whole response, then sends it            ``not_streaming``
+``hold``       collects the whole response, then sends it in slices   ``not_streaming``
+               40 ms apart (spread, but only after the upstream ended)
 ``merge_calls`` concatenates every call's arguments into one call    ``chat_only``
 ``drop_ids``   sends calls without their ids                         ``chat_only``
 ``error_text`` turns the upstream's error into assistant text        ``error_masked``
@@ -39,6 +41,7 @@ Message = MutableMapping[str, Any]
 
 DEFECTS = (
     "buffer",
+    "hold",
     "merge_calls",
     "drop_ids",
     "error_text",
@@ -46,6 +49,9 @@ DEFECTS = (
     "invent_usage",
     "crash_unknown",
 )
+#: ``hold`` sends what it held in this many slices, this many seconds apart.
+HOLD_SLICES = 16
+HOLD_GAP = 0.04
 _PATHS = {
     "openai-chat": "/chat/completions",
     "openai-responses": "/responses",
@@ -101,7 +107,6 @@ class Relay:
         decoder = sw.stream(self.upstream)
         encoder = sw.encoder(self.client, source=self.upstream)
         held = bytearray()
-        started = False
         async with (
             httpx.AsyncClient(timeout=30) as client,
             client.stream("POST", url, json=request) as response,
@@ -113,16 +118,21 @@ class Relay:
                     "headers": [(b"content-type", encoder.content_type.encode())],
                 }
             )
-            started = True
             async for chunk in response.aiter_bytes():
                 out = encoder.feed(self._break(decoder.feed(chunk)))
-                if self.defect == "buffer":
+                if self.defect in ("buffer", "hold"):
                     held += out
                 elif out:
                     await _send(send, out, self.defect)
             out = encoder.feed(self._break(decoder.close())) + encoder.close()
-        if started:
-            await _send(send, bytes(held) + out, self.defect, more=False)
+        held += out
+        if self.defect == "hold":
+            step = -(-len(held) // HOLD_SLICES) or 1
+            while len(held) > step:
+                await _send(send, bytes(held[:step]), self.defect)
+                del held[:step]
+                await asyncio.sleep(HOLD_GAP)
+        await _send(send, bytes(held), self.defect, more=False)
 
     def _break(self, events: list[sw.Event]) -> list[sw.Event]:
         defect = self.defect

@@ -153,6 +153,9 @@ def _gateway(servers: Any, client: str, upstream: str, defect: str | None) -> st
 # (defect, client, upstream, cases, deliveries, the verdict, its layer)
 RULES = [
     ("buffer", "openai-chat", "anthropic", ["short-text"], ["paced"], "not_streaming", "streaming"),
+    # The 1 MiB case: held whole, whether sent at once or spread out afterwards.
+    ("buffer", "anthropic", "openai-chat", ["long-text"], ["paced"], "not_streaming", "streaming"),
+    ("hold", "openai-chat", "anthropic", ["long-text"], ["paced"], "not_streaming", "streaming"),
     (
         "merge_calls",
         "openai-chat",

@@ -113,6 +113,10 @@ class Case:
     wants_usage: bool = False
     #: The client asks for a small output limit.
     max_tokens: int | None = None
+    #: Under ``paced`` the text must start reaching the client while the mock
+    #: still sends it, and arrive spread: it is long enough that no hop's
+    #: latency explains holding it back (``timing.streaming``).
+    stream_early: bool = False
 
 
 def _long_text() -> tuple[str, ...]:
@@ -149,6 +153,7 @@ CASES: Mapping[str, Case] = {
             "1 MiB of text in 8,200 small deltas: nothing lost, nothing buffered whole",
             text=_long_text(),
             usage=(12, 8200),
+            stream_early=True,
         ),
         Case(
             "split-anywhere",

@@ -138,8 +138,9 @@ class Observation:
     #: (arrival time, size) of the first ``MAX_TIMES`` body pieces.
     pieces: list[tuple[float, int]] = field(default_factory=list)
     piece_count: int = 0
-    #: Arrival times of the pieces that completed a text delta.
-    text_times: list[float] = field(default_factory=list)
+    #: Arrival times of the first and the last piece that completed a text delta.
+    first_text_at: float | None = None
+    last_text_at: float | None = None
     wire_events: list[dict[str, Any]] = field(default_factory=list)
     wire_event_count: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -311,8 +312,10 @@ async def observe(
                 if type(event) is TextDelta:
                     texts += 1
                     text = True
-            if text and len(obs.text_times) < MAX_TIMES:
-                obs.text_times.append(at)
+            if text:
+                if obs.first_text_at is None:
+                    obs.first_text_at = at
+                obs.last_text_at = at
             if cancel_after is not None and texts >= cancel_after:
                 obs.cancelled_at = time.time()
                 response.close()
