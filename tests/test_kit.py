@@ -240,6 +240,10 @@ def test_each_rule_catches_its_broken_gateway(
             assert verdict in names, (names, [c.as_dict()["evidence"]["layers"] for c in cells])
             assert any(c.layers[layer] == "fail" for c in cells)
             assert report.exit_status == 1
+            (found,) = [v for v in report.verdicts if v["name"] == verdict]
+            # Only what a clock measured is marked so (CI on a busy machine gates the rest).
+            timed = layer in ("streaming", "cancel")
+            assert found["timed_cases"] == (found["cases"] if timed else [])
 
 
 # --- bad input --------------------------------------------------------------------------

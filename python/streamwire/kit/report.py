@@ -6,7 +6,7 @@ The JSON document (``--json FILE``) is stable, keys fixed::
      "cells": [{"case", "client", "upstream", "delivery", "route",
                 "layers": {layer: verdict}, "evidence": {...}}],
      "matrix": {upstream: {client: {"status", "cells", "failed", "degraded", "verdicts"}}},
-     "verdicts": [{"name", "client", "upstream", "cases", "why", "advice"}],
+     "verdicts": [{"name", "client", "upstream", "cases", "why", "advice", "timed_cases"}],
      "summary": {...}}
 
 ``evidence`` holds, per layer, the verdict and why; the client's side (status,

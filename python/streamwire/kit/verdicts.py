@@ -16,8 +16,12 @@ rule over one cell (``VERDICT_RULES``: data, like the layer rules):
 ========================  ============================================================
 
 A verdict is reported per (client, upstream) pair with the cases that raised
-it. Only ``semantic_downgrade`` is acceptable: any other verdict, and any
-failing layer, makes ``exit_status`` 1.
+it; ``timed_cases`` lists those of them that raised it by a clock alone
+(``not_streaming`` from a burst, ``cancel_not_propagated`` from a late
+close), which a loaded machine can produce. ``not_streaming`` from an
+upstream request that said ``stream: false`` is a fact of the mock's log, not
+a timing. Only ``semantic_downgrade`` is acceptable:
+any other verdict, and any failing layer, makes ``exit_status`` 1.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cell import Cell
+from .timing import TIMING_TAGS
 
 __all__ = [
     "ACCEPTABLE",
@@ -39,6 +44,10 @@ __all__ = [
 ]
 
 
+def _never(cell: Cell) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class VerdictRule:
     """A degradation verdict: which cells raise it, and what an operator does about it."""
@@ -47,6 +56,16 @@ class VerdictRule:
     #: The whys of the cell's layers that raise it (empty: not raised).
     match: Callable[[Cell], list[str]]
     advice: str
+    #: Whether a cell raised it by a timing measurement alone (``timing.TIMING_TAGS``).
+    timed: Callable[[Cell], bool] = _never
+
+
+def _timed(layer: str) -> Callable[[Cell], bool]:
+    def timed(cell: Cell) -> bool:
+        tags = set(cell.checks[layer].tags)
+        return bool(tags) and tags <= TIMING_TAGS
+
+    return timed
 
 
 def _layer(layer: str, *tags: str) -> Callable[[Cell], list[str]]:
@@ -95,10 +114,11 @@ def _compat(cell: Cell) -> list[str]:
 VERDICT_RULES: tuple[VerdictRule, ...] = (
     VerdictRule(
         "not_streaming",
-        _layer("streaming", "buffered"),
+        _layer("streaming", "buffered", "not_streamed"),
         "something between the upstream and the client buffers the response: "
         "do not mark the route streaming (look for proxy buffering, compression, "
         "a response collected before it is sent)",
+        _timed("streaming"),
     ),
     VerdictRule(
         "chat_only",
@@ -132,6 +152,7 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         _layer("cancel"),
         "a client that hangs up leaves the upstream generating (and billing): close the "
         "upstream response when the client disconnects",
+        _timed("cancel"),
     ),
     VerdictRule(
         "compat_gate_failed",
@@ -146,7 +167,10 @@ ACCEPTABLE = frozenset({"semantic_downgrade"})
 
 
 def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
-    """Each verdict raised, per (client, upstream), with its cases and why."""
+    """Each verdict raised, per (client, upstream), with its cases and why;
+    ``timed_cases``: those of its cases that raised it by a timing measurement
+    alone (which a loaded machine can produce), not by what the bytes or the
+    mock's log say."""
     found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for cell in cells:
         for rule in VERDICT_RULES:
@@ -163,10 +187,16 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
                     "cases": [],
                     "why": [],
                     "advice": rule.advice,
+                    "timed_cases": [],
                 },
             )
+            timed = rule.timed(cell)
             if cell.case not in entry["cases"]:
                 entry["cases"].append(cell.case)
+                if timed:
+                    entry["timed_cases"].append(cell.case)
+            elif not timed and cell.case in entry["timed_cases"]:
+                entry["timed_cases"].remove(cell.case)
             for why in whys:
                 if why not in entry["why"] and len(entry["why"]) < 6:
                     entry["why"].append(why)
