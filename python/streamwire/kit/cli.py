@@ -29,6 +29,7 @@ import contextlib
 import os
 import signal
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -56,42 +57,148 @@ def _names(known: Sequence[str], what: str) -> Any:
     return parse
 
 
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, not {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a whole number from 1, not {text!r}")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"a port from 0 (any free one) to 65535, not {text!r}")
+    return int(text)
+
+
+_MOCK_EPILOG = """\
+The model a request names chooses the case: sw-<case>[.<delivery>][.<tag>],
+anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works).
+GET /_sw/log shows what reached the mock. The first line printed is
+"listening on http://HOST:PORT". See docs/kit.md.
+"""
+
+
+def _listing(label: str, names: Sequence[str]) -> str:
+    return textwrap.fill(
+        ", ".join(names), 79, initial_indent=f"{label:<12}", subsequent_indent=" " * 12
+    )
+
+
+_CHECK_EPILOG = f"""\
+{_listing("cases:", CASE_NAMES)}
+{_listing("deliveries:", DELIVERIES)}
+{_listing("clients:", CLIENTS)}
+
+examples:
+  streamwire check http://127.0.0.1:4000 --mock http://127.0.0.1:9100 --client all \\
+      --models 'anthropic/{{model}},openai/{{model}}' --json report.json --html report.html
+  streamwire check --upstream https://api.anthropic.com --protocol anthropic \\
+      --key-env ANTHROPIC_KEY --out fixtures/live
+
+exit status: 0 when every cell passed (or degraded) and no verdict but
+semantic_downgrade was found; 1 otherwise; 2 for bad arguments. See docs/kit.md.
+"""
+
+
 def _mock_arguments(mock: argparse.ArgumentParser) -> None:
-    mock.add_argument("--host", default="127.0.0.1")
-    mock.add_argument("--port", type=int, default=0, help="default: a free port")
+    mock.epilog = _MOCK_EPILOG
+    mock.formatter_class = argparse.RawDescriptionHelpFormatter
+    mock.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default %(default)s)"
+    )
+    mock.add_argument("--port", type=_port, default=0, metavar="N", help="default: a free port")
 
 
 def _check_arguments(check: argparse.ArgumentParser) -> None:
-    check.add_argument("base_url", nargs="*", metavar="BASE_URL", help="the gateway's base URL")
+    check.epilog = _CHECK_EPILOG
+    check.formatter_class = argparse.RawDescriptionHelpFormatter
     check.add_argument(
+        "base_url",
+        nargs="*",
+        metavar="BASE_URL",
+        help="the gateway's base URL (several: one route each, e.g. one gateway per upstream)",
+    )
+    run = check.add_argument_group("what to run")
+    run.add_argument(
         "--client",
         type=_names(CLIENTS, "client protocol"),
-        help=f"client protocols, comma-separated, or all ({', '.join(CLIENTS)})",
+        metavar="PROTOCOLS",
+        help="the protocols clients speak to the gateway, comma-separated, or all",
     )
-    check.add_argument(
-        "--mock", metavar="URL", help="the mock the gateway calls (default: start one)"
+    run.add_argument(
+        "--cases",
+        type=_names(CASE_NAMES, "case"),
+        default=list(CASE_NAMES),
+        metavar="NAMES",
+        help="cases, comma-separated (default all)",
     )
-    check.add_argument("--mock-port", type=int, default=0, help="port of the in-process mock")
-    check.add_argument("--cases", type=_names(CASE_NAMES, "case"), default=list(CASE_NAMES))
-    check.add_argument("--delivery", type=_names(DELIVERIES, "delivery"), default=list(DELIVERIES))
-    check.add_argument(
+    run.add_argument(
+        "--delivery",
+        type=_names(DELIVERIES, "delivery"),
+        default=list(DELIVERIES),
+        metavar="MODES",
+        help="how the mock writes each body, comma-separated (default all)",
+    )
+    run.add_argument(
         "--models",
         default="{model}",
-        help="model-name templates, comma-separated, one route each (default {model})",
+        metavar="TEMPLATES",
+        help="model-name templates, comma-separated, one route each; {model} becomes "
+        "the case's model (default {model})",
     )
-    check.add_argument("--json", metavar="FILE", help="write the whole report as JSON")
-    check.add_argument("--html", metavar="FILE", help="write the matrix and timelines as HTML")
-    check.add_argument("--markdown", metavar="FILE", help="write the matrix as Markdown")
-    check.add_argument("--title", default="streamwire check", help="title of the HTML/Markdown")
-    check.add_argument("--concurrency", type=int, default=8, help="cells in flight (default 8)")
-    check.add_argument("--timeout", type=float, default=20.0, help="seconds per read (default 20)")
-    check.add_argument("--quiet", action="store_true", help="only the summary line")
-    # Live mode.
-    check.add_argument("--upstream", metavar="URL", help="live mode: a real provider or gateway")
-    check.add_argument("--protocol", help="live mode: the upstream's protocol")
-    check.add_argument("--key-env", metavar="VAR", help="the environment variable holding the key")
-    check.add_argument("--model", help="live mode: the model to ask")
-    check.add_argument("--out", default="fixtures/live", help="live mode: where fixtures go")
+    run.add_argument(
+        "--key-env",
+        metavar="VAR",
+        help="the environment variable holding the gateway's (or, live, the provider's) key",
+    )
+    where = check.add_argument_group("the mock upstream")
+    where.add_argument(
+        "--mock", metavar="URL", help="the mock the gateway calls (default: start one here)"
+    )
+    where.add_argument(
+        "--mock-port", type=_port, default=0, metavar="N", help="port of the mock started here"
+    )
+    outputs = check.add_argument_group("outputs")
+    outputs.add_argument("--json", metavar="FILE", help="the whole report, with evidence, as JSON")
+    outputs.add_argument("--html", metavar="FILE", help="the matrix and timelines as one page")
+    outputs.add_argument("--markdown", metavar="FILE", help="the matrix and verdicts as Markdown")
+    outputs.add_argument("--title", default="streamwire check", help="their title")
+    outputs.add_argument("--quiet", action="store_true", help="print only the summary line")
+    limits = check.add_argument_group("limits")
+    limits.add_argument(
+        "--concurrency", type=_count, default=8, metavar="N", help="cells in flight (default 8)"
+    )
+    limits.add_argument(
+        "--timeout",
+        type=_positive,
+        default=20.0,
+        metavar="SECONDS",
+        help="each read of the gateway's answer (default 20)",
+    )
+    live = check.add_argument_group("live mode (instead of BASE_URL)")
+    live.add_argument("--upstream", metavar="URL", help="a real provider or gateway")
+    live.add_argument(
+        "--protocol",
+        choices=CLIENTS,
+        metavar="PROTOCOL",
+        help="the protocol to speak to it: one of the clients below",
+    )
+    live.add_argument("--model", help="the model to ask (default: a small one of the provider's)")
+    live.add_argument(
+        "--out",
+        default="fixtures/live",
+        metavar="DIR",
+        help="where fixtures go (default %(default)s)",
+    )
 
 
 def _cmd_mock(args: argparse.Namespace) -> int:
@@ -192,16 +299,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 MOCK_UPSTREAM = Command(
     name="mock-upstream",
     help="serve the acceptance cases as a mock provider upstream",
-    description="A real HTTP server speaking the OpenAI, Anthropic, Gemini and Bedrock "
-    "streaming endpoints; the model name sw-<case> chooses the case.",
+    description="A real HTTP server speaking the OpenAI, Anthropic, Gemini and Bedrock\n"
+    "streaming endpoints, for a gateway under test to call as its upstream.",
     arguments=_mock_arguments,
     run=_cmd_mock,
 )
 CHECK = Command(
     name="check",
     help="drive a gateway with the acceptance cases and report its capability matrix",
-    description="Judge a gateway (configured to call the mock upstream) case by case, "
-    "layer by layer; or, with --upstream, record live streams as fixtures.",
+    description="Judge a gateway, configured to call the mock upstream, case by case and\n"
+    "layer by layer, and report its capability matrix; or, with --upstream, record\n"
+    "live streams from a real provider as fixtures.",
     arguments=_check_arguments,
     run=_cmd_check,
 )
