@@ -310,6 +310,22 @@ def test_bad_gateways_are_verdicts_with_evidence(
     json.dumps(cell.as_dict())  # the evidence is JSON-ready
 
 
+def test_what_a_read_timeout_cut_short_is_marked_timed(servers: Any) -> None:
+    # The hanging gateway never sends the error: error_masked, but only by the clock.
+    loopback, mock = servers
+    plan = CheckPlan(
+        routes=[Route(f"http://127.0.0.1:{loopback.serve(_bad_app)}/hang")],
+        clients=["openai-chat"],
+        cases=["in-stream-error"],
+        deliveries=["whole"],
+        mock_url=mock.url,
+        read_timeout=0.5,
+    )
+    (verdict,) = build_report(_run(plan)).verdicts
+    assert verdict["name"] == "error_masked"
+    assert verdict["timed_cases"] == ["in-stream-error"]
+
+
 RAW_ANSWERS = {
     "status": b"HTTP/1.1 \xb200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
     "length": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: \xb2\r\n\r\n",

@@ -128,7 +128,8 @@ def _loss(ref: Reference | None, *features: str) -> str | None:
 def _http(x: Inputs) -> Check:
     obs = x.obs
     if obs.status is None:
-        return Check("fail", f"no response: {obs.failure}", ("unreachable",))
+        tags = ("unreachable", "timeout") if obs.timed_out else ("unreachable",)
+        return Check("fail", f"no response: {obs.failure}", tags)
     if obs.status != 200:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
@@ -336,7 +337,7 @@ def _completion(x: Inputs) -> Check:
     if result is None:
         return Check("fail", "no stream to read")
     if x.obs.timed_out:
-        return Check("fail", f"the gateway stopped sending: {x.obs.failure}", ("hang",))
+        return Check("fail", f"the gateway stopped sending: {x.obs.failure}", ("timeout",))
     if x.obs.failure:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
     if t.error_type is not None:

@@ -15,9 +15,9 @@ from .cell import Check, Inputs
 
 __all__ = ["BURST_SHARE", "CANCEL_WITHIN", "TIMING_TAGS", "cancel", "streaming"]
 
-#: The tags of failures measured with the two clocks. The others
-#: (``not_streamed``: the gateway's request to the mock said ``stream: false``)
-#: are facts of the bytes and the log, whatever the machine's load.
+#: The tags of the timed layers' failures measured with the two clocks. The
+#: other (``not_streamed``: the gateway's request to the mock said ``stream:
+#: false``) is a fact of the log, whatever the machine's load.
 TIMING_TAGS = frozenset({"buffered", "kept_open", "slow"})
 #: The client's hang-up must close the upstream within this many seconds.
 CANCEL_WITHIN = 1.0
