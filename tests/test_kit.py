@@ -31,6 +31,7 @@ import pytest
 import streamwire as sw
 from gateway_loopback import Loopback, lifespan
 from kit_gateways import Relay
+from streamwire.io._wire import http_error
 from streamwire.kit import UPSTREAM_PROTOCOLS
 from streamwire.kit import mock as mock_module
 from streamwire.kit.cases import CASE_NAMES, CASES, truth
@@ -39,7 +40,7 @@ from streamwire.kit.delivery import DELIVERIES, schedule
 from streamwire.kit.html import write_html
 from streamwire.kit.live import record_live
 from streamwire.kit.mock import MockUpstream, parse_model
-from streamwire.kit.render import render_stream
+from streamwire.kit.render import render_json, render_stream
 from streamwire.kit.report import build_report
 
 SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
@@ -78,6 +79,22 @@ def test_rendered_streams_read_back_to_the_case(upstream: str, name: str) -> Non
             assert (r.usage.input_tokens, r.usage.output_tokens) == facts.usage
         if case.unknown:
             assert r.unknown_events or r.unknown_fields
+
+
+@pytest.mark.parametrize("upstream", UPSTREAM_PROTOCOLS)
+@pytest.mark.parametrize("name", ["reasoning", "single-tool", "truncated", "in-stream-error"])
+def test_non_streaming_bodies_say_what_the_stream_says(upstream: str, name: str) -> None:
+    case = CASES[name]
+    facts = truth(case, upstream)
+    status, headers, raw = render_json(case, upstream, model="sw-" + name)
+    body = raw.decode()
+    if case.error:
+        kind = http_error(status, tuple(headers), raw).type  # as the HTTP edge reads it
+        assert status >= 500 and str(kind).lower() == str(facts.error_type).lower()
+        return
+    assert status == 200 and json.loads(body)
+    for fact in (facts.text, facts.reasoning, facts.signature, *(c[0] for c in facts.calls)):
+        assert fact is None or json.dumps(fact, ensure_ascii=False)[1:-1] in body, fact
 
 
 def test_deliveries_cut_as_documented() -> None:

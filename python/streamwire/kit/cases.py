@@ -111,6 +111,8 @@ class Case:
     follow_up: tuple[str, ...] = ()
     #: The client asks for usage where its protocol makes it optional.
     wants_usage: bool = False
+    #: The client asks for the model's reasoning, as each protocol's SDK does.
+    wants_reasoning: bool = False
     #: The client asks for a small output limit.
     max_tokens: int | None = None
     #: Under ``paced`` the text must start reaching the client while the mock
@@ -257,6 +259,7 @@ CASES: Mapping[str, Case] = {
             signature="c3ctc2lnbmF0dXJlLXJlYXNvbmluZy0x",
             text=("The answer is 4.",),
             usage=(12, 30),
+            wants_reasoning=True,
         ),
     )
 }

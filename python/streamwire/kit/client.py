@@ -4,7 +4,10 @@
 case (OpenAI "Create chat completion" and "Create a model response",
 Anthropic "Messages", Gemini "models.streamGenerateContent" with
 ``alt=sse``; checked 2026-12-01), declaring the practice's side-effect-free
-tools when the case calls one. ``observe`` sends it and reads the answer:
+tools when the case calls one and asking for the model's reasoning when the
+case has some (``reasoning_effort``; ``reasoning.summary``; ``thinking``
+with a budget; ``thinkingConfig.includeThoughts``), since a provider streams
+it only when asked. ``observe`` sends it and reads the answer:
 every body piece with its arrival time, the framing events (``sw.SseDecoder``)
 and the unified events (``sw.stream(client)``) beside the raw bytes, so that
 the judge can say which layer lost what. What it keeps is bounded: the first
@@ -81,27 +84,39 @@ def client_request(
             body["stream_options"] = {"include_usage": True}
         if case.max_tokens:
             body["max_tokens"] = case.max_tokens
+        if case.wants_reasoning:
+            body["reasoning_effort"] = "low"
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     elif client == "openai-responses":
         url = f"{base}/v1/responses"
         body = {"model": model, "input": prompt, "stream": True}
         if case.max_tokens:
             body["max_output_tokens"] = max(case.max_tokens, 16)
+        if case.wants_reasoning:
+            body["reasoning"] = {"effort": "low", "summary": "auto"}
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     elif client == "anthropic":
         url = f"{base}/v1/messages"
         body = {
             "model": model,
-            "max_tokens": case.max_tokens or 1024,
+            "max_tokens": case.max_tokens or 2048,
             "messages": [{"role": "user", "content": prompt}],
             "stream": True,
         }
+        if case.wants_reasoning:
+            # The budget is at least 1,024 tokens and below max_tokens.
+            body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
         headers += [("x-api-key", key or "sk-streamwire-kit"), ("anthropic-version", "2023-06-01")]
     elif client == "gemini":
         url = f"{base}/v1beta/models/{model}:streamGenerateContent?alt=sse"
         body = {"contents": [{"role": "user", "parts": [{"text": prompt}]}]}
+        config: dict[str, Any] = {}
         if case.max_tokens:
-            body["generationConfig"] = {"maxOutputTokens": case.max_tokens}
+            config["maxOutputTokens"] = case.max_tokens
+        if case.wants_reasoning:
+            config["thinkingConfig"] = {"includeThoughts": True}
+        if config:
+            body["generationConfig"] = config
         headers.append(("x-goog-api-key", key or "streamwire-kit"))
     else:
         raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")

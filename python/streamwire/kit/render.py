@@ -25,16 +25,16 @@ it (API references checked 2026-12-01):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._core import SseDecoder
+from ..events import StopReason
 from ..io._wire import framing_of
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
 from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
-from .cases import UPSTREAM_ERRORS, Case, Truth, script, truth
+from .cases import UPSTREAM_ERRORS, Case, script, truth
 from .delivery import Unit
 from .names import encoder
 
@@ -282,6 +282,18 @@ ERROR_STATUS = {
 }
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """What a non-streaming body says: the first answer, or the follow-up's."""
+
+    text: str
+    reasoning: str
+    signature: str | None
+    calls: tuple[tuple[str | None, str, Any], ...]
+    stop: StopReason
+    usage: tuple[int, int]
+
+
 def render_json(
     case: Case, upstream: str, *, model: str, follow_up: bool = False
 ) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -289,10 +301,14 @@ def render_json(
     facts = truth(case, upstream)
     if case.error and not follow_up:
         return _error_json(upstream)
-    text = facts.follow_up if follow_up else facts.text
-    calls = () if follow_up else facts.calls
-    stop = "stop" if follow_up else facts.stop_reason
-    body = _JSON_BODIES[upstream](case, facts, text, calls, stop, model)
+    if follow_up:
+        answer = _Answer(facts.follow_up, "", None, (), "stop", case.usage)
+    else:
+        stop = facts.stop_reason or "stop"
+        answer = _Answer(
+            facts.text, facts.reasoning, facts.signature, facts.calls, stop, case.usage
+        )
+    body = _JSON_BODIES[upstream](case.name, answer, model)
     return 200, [("content-type", "application/json")], _dumps(body).encode()
 
 
@@ -318,54 +334,65 @@ _ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "to
 _GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 
 
-def _chat(case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str) -> Any:
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+def _chat(name: str, a: _Answer, model: str) -> Any:
+    message: dict[str, Any] = {"role": "assistant", "content": a.text or None}
+    if a.reasoning:
+        # Not OpenAI's (Chat Completions has no reasoning field): the field
+        # the gateways and providers that stream reasoning as chat use.
+        message["reasoning_content"] = a.reasoning
     tool_calls = [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": _dumps(args)}}
-        for cid, name, args in calls
+        {"id": cid, "type": "function", "function": {"name": tool, "arguments": _dumps(args)}}
+        for cid, tool, args in a.calls
     ]
     if tool_calls:
         message["tool_calls"] = tool_calls
-    i, o = case.usage
+    i, o = a.usage
     return {
-        "id": f"chatcmpl-sw{case.name}",
+        "id": f"chatcmpl-sw{name}",
         "object": "chat.completion",
         "created": 1764547200,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _CHAT_FINISH[stop]}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _CHAT_FINISH[a.stop]}],
         "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o},
     }
 
 
-def _responses(
-    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
-) -> Any:
+def _responses(name: str, a: _Answer, model: str) -> Any:
     output: list[dict[str, Any]] = []
-    if text:
+    if a.reasoning:
+        output.append(
+            {
+                "id": "rs_sw0",
+                "type": "reasoning",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": a.reasoning}],
+            }
+        )
+    if a.text:
         output.append(
             {
                 "id": "msg_sw0",
                 "type": "message",
                 "status": "completed",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
+                "content": [{"type": "output_text", "text": a.text, "annotations": []}],
             }
         )
-    for n, (cid, name, args) in enumerate(calls):
+    for n, (cid, tool, args) in enumerate(a.calls):
         output.append(
             {
                 "id": f"fc_sw{n}",
                 "type": "function_call",
                 "status": "completed",
                 "call_id": cid,
-                "name": name,
+                "name": tool,
                 "arguments": _dumps(args),
             }
         )
-    i, o = case.usage
-    truncated = stop == "length"
+    i, o = a.usage
+    truncated = a.stop == "length"
     return {
-        "id": f"resp_sw{case.name}",
+        "id": f"resp_sw{name}",
         "object": "response",
         "created_at": 1764547200,
         "status": "incomplete" if truncated else "completed",
@@ -376,45 +403,44 @@ def _responses(
     }
 
 
-def _anthropic(
-    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
-) -> Any:
+def _anthropic(name: str, a: _Answer, model: str) -> Any:
     content: list[dict[str, Any]] = []
-    if facts.reasoning and text == facts.text:
-        content.append(
-            {"type": "thinking", "thinking": facts.reasoning, "signature": facts.signature}
-        )
-    if text:
-        content.append({"type": "text", "text": text})
+    if a.reasoning:
+        content.append({"type": "thinking", "thinking": a.reasoning, "signature": a.signature})
+    if a.text:
+        content.append({"type": "text", "text": a.text})
     content += [
-        {"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls
+        {"type": "tool_use", "id": cid, "name": tool, "input": args} for cid, tool, args in a.calls
     ]
-    i, o = case.usage
+    i, o = a.usage
     return {
-        "id": f"msg_sw{case.name}",
+        "id": f"msg_sw{name}",
         "type": "message",
         "role": "assistant",
         "model": model,
         "content": content,
-        "stop_reason": _ANTHROPIC_STOP[stop],
+        "stop_reason": _ANTHROPIC_STOP[a.stop],
         "stop_sequence": None,
         "usage": {"input_tokens": i, "output_tokens": o},
     }
 
 
-def _gemini(
-    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
-) -> Any:
+def _gemini(name: str, a: _Answer, model: str) -> Any:
     parts: list[dict[str, Any]] = []
-    if text:
-        parts.append({"text": text})
-    parts += [{"functionCall": {"name": name, "args": args}} for _, name, args in calls]
-    i, o = case.usage
+    if a.reasoning:
+        thought: dict[str, Any] = {"text": a.reasoning, "thought": True}
+        if a.signature:
+            thought["thoughtSignature"] = a.signature
+        parts.append(thought)
+    if a.text:
+        parts.append({"text": a.text})
+    parts += [{"functionCall": {"name": tool, "args": args}} for _, tool, args in a.calls]
+    i, o = a.usage
     return {
         "candidates": [
             {
                 "content": {"parts": parts, "role": "model"},
-                "finishReason": _GEMINI_FINISH[stop],
+                "finishReason": _GEMINI_FINISH[a.stop],
                 "index": 0,
             }
         ],
@@ -427,19 +453,22 @@ def _gemini(
     }
 
 
-def _converse(
-    case: Case, facts: Truth, text: str, calls: Iterable[Any], stop: Any, model: str
-) -> Any:
+def _converse(name: str, a: _Answer, model: str) -> Any:
     content: list[dict[str, Any]] = []
-    if text:
-        content.append({"text": text})
+    if a.reasoning:
+        reasoning: dict[str, Any] = {"text": a.reasoning}
+        if a.signature:
+            reasoning["signature"] = a.signature
+        content.append({"reasoningContent": {"reasoningText": reasoning}})
+    if a.text:
+        content.append({"text": a.text})
     content += [
-        {"toolUse": {"toolUseId": cid, "name": name, "input": args}} for cid, name, args in calls
+        {"toolUse": {"toolUseId": cid, "name": tool, "input": args}} for cid, tool, args in a.calls
     ]
-    i, o = case.usage
+    i, o = a.usage
     return {
         "output": {"message": {"role": "assistant", "content": content}},
-        "stopReason": _ANTHROPIC_STOP[stop],
+        "stopReason": _ANTHROPIC_STOP[a.stop],
         "usage": {"inputTokens": i, "outputTokens": o, "totalTokens": i + o},
         "metrics": {"latencyMs": 42},
     }
