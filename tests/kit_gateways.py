@@ -12,6 +12,7 @@ defect         what it does                                          the verdict
 ``hold``       collects the whole response, then sends it in slices   ``not_streaming``
                40 ms apart (spread, but only after the upstream ended)
 ``merge_calls`` concatenates every call's arguments into one call    ``chat_only``
+``drop_tools`` sends the upstream the request without its ``tools``   ``chat_only``
 ``drop_ids``   sends calls without their ids                         ``chat_only``
 ``error_text`` turns the upstream's error into assistant text        ``error_masked``
 ``no_cancel``  ignores the client's disconnect, reads the upstream   ``cancel_not_propagated``
@@ -34,6 +35,7 @@ import httpx
 
 import streamwire as sw
 from gateway_loopback import lifespan, wait_for_disconnect
+from streamwire.kit.client import tool_declarations
 
 __all__ = ["DEFECTS", "Relay"]
 
@@ -43,6 +45,7 @@ DEFECTS = (
     "buffer",
     "hold",
     "merge_calls",
+    "drop_tools",
     "drop_ids",
     "error_text",
     "no_cancel",
@@ -90,6 +93,12 @@ class Relay:
         # a wire format here: pass them through, with usage asked for.
         if self.upstream == "openai-chat":
             request["stream_options"] = {"include_usage": True}
+        if "tools" in request:
+            # The upstream's own shape; the rest of the kit's requests read
+            # the same in these protocols.
+            request["tools"] = tool_declarations(self.upstream)
+        if self.defect == "drop_tools":
+            request.pop("tools", None)
         relay = asyncio.ensure_future(self._relay(request, send))
         if self.defect == "no_cancel":
             await relay

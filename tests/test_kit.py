@@ -183,6 +183,15 @@ RULES = [
         "tool_calls",
     ),
     (
+        "drop_tools",
+        "openai-chat",
+        "openai-chat",
+        ["single-tool"],
+        ["whole"],
+        "chat_only",
+        "tool_calls",
+    ),
+    (
         "drop_ids",
         "openai-chat",
         "openai-chat",

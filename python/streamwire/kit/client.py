@@ -36,7 +36,7 @@ from .httpio import HttpTimeout, TransportError, open_request
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
 
-__all__ = ["Observation", "client_request", "observe"]
+__all__ = ["Observation", "client_request", "observe", "tool_declarations"]
 
 KEEP_BYTES = 4096
 KEEP_EVENTS = 24
@@ -48,7 +48,8 @@ MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
 
 
-def _tools(client: str) -> list[dict[str, Any]]:
+def tool_declarations(client: str) -> list[dict[str, Any]]:
+    """The practice's tools (``cases.TOOLS``) as ``client``'s request declares them."""
     out: list[dict[str, Any]] = []
     for name, spec in TOOLS.items():
         if client == "openai-chat":
@@ -121,7 +122,7 @@ def client_request(
     else:
         raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")
     if case.calls:
-        body["tools"] = _tools(client)
+        body["tools"] = tool_declarations(client)
     return url, headers, body
 
 

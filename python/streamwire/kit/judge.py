@@ -225,6 +225,14 @@ def _tool_calls(x: Inputs) -> Check:
         ]
     }
     problems = []
+    declared = x.entry.get("tools") if x.entry else None
+    if isinstance(declared, list):
+        dropped = sorted({name for _, name, _ in t.calls} - set(declared))
+        if dropped:
+            problems.append(
+                f"the gateway's request to the upstream declares {declared or 'no tools'}, "
+                f"not {dropped}: a model there could not call them"
+            )
     if len(got) != len(t.calls):
         problems.append(f"{len(got)} calls, the upstream made {len(t.calls)}")
     for i, (call, (_, name, args)) in enumerate(zip(got, t.calls, strict=False)):

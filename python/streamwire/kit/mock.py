@@ -62,7 +62,7 @@ from .delivery import DELIVERIES, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
 from .names import UPSTREAM_PROTOCOLS, media_type
 from .render import render_json, render_stream, usage_requested
-from .toolturn import check_tool_result
+from .toolturn import check_tool_result, declared_tools
 
 __all__ = [
     "MAX_LOG",
@@ -160,6 +160,7 @@ _ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "ended_at": (*_NUMBER, _NONE),
     "usage_sent": (bool, _NONE),
     "tool_result": (dict, _NONE),
+    "tools": (list, _NONE),
 }
 #: The fields of ``tool_result`` (``toolturn.check_tool_result``).
 _RESULT_FIELDS: Mapping[str, tuple[type, ...]] = {
@@ -323,6 +324,10 @@ class MockUpstream:
             return
         case, delivery, tag = chosen
         entry.update(case=case.name, delivery=delivery, tag=tag)
+        if case.calls:
+            # What a provider's model could call (the mock streams the case's
+            # calls anyway, so that the stream is judged too).
+            entry["tools"] = declared_tools(upstream, body)
         follow_up = False
         if case.follow_up:
             check = check_tool_result(upstream, body, case)

@@ -12,6 +12,10 @@ function's name), in the upstream's own shape, with its error flag where the
 protocol has one (Anthropic ``is_error``, Bedrock ``status: "error"``, Gemini
 ``response.error``; Chat Completions and Responses have no flag). Shapes as
 the providers' API references give them, checked 2026-12-01.
+
+A provider calls only the tools a request declares, so the mock also reads
+which tools the gateway declared upstream (``declared_tools``): a gateway
+that drops the client's ``tools`` leaves the model nothing to call.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = [
     "FLAG_PROTOCOLS",
     "assistant_turn",
     "check_tool_result",
+    "declared_tools",
     "follow_up_request",
 ]
 
@@ -45,6 +50,34 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 def _content(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return _dicts(message.get("content"))
+
+
+def declared_tools(upstream: str, body: Any) -> list[str]:
+    """The names of the tools the request ``body`` (in ``upstream``'s shape) declares:
+    Chat ``tools[].function.name``, Responses and Anthropic ``tools[].name``,
+    Gemini ``tools[].functionDeclarations[].name``, Bedrock Converse
+    ``toolConfig.tools[].toolSpec.name``. Read in the upstream's own shape only
+    (``sw.ToolSet`` reads any shape; the upstream accepts only its own)."""
+    if not isinstance(body, dict):
+        return []
+    tools = body.get("tools")
+    if upstream == "bedrock-converse":
+        config = body.get("toolConfig")
+        tools = config.get("tools") if isinstance(config, dict) else None
+    names: list[str | None] = []
+    for tool in _dicts(tools):
+        if upstream == "openai-chat":
+            function = tool.get("function")
+            names.append(_str(function.get("name")) if isinstance(function, dict) else None)
+        elif upstream in ("gemini", "gemini-json"):
+            for declared in (tool.get("functionDeclarations"), tool.get("function_declarations")):
+                names += [_str(d.get("name")) for d in _dicts(declared)]
+        elif upstream == "bedrock-converse":
+            spec = tool.get("toolSpec")
+            names.append(_str(spec.get("name")) if isinstance(spec, dict) else None)
+        else:
+            names.append(_str(tool.get("name")))
+    return [n for n in names if n is not None]
 
 
 def check_tool_result(upstream: str, body: Any, case: Case) -> dict[str, Any] | None:
