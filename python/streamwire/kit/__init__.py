@@ -1,10 +1,12 @@
 """The acceptance kit: test a gateway or upstream with the cases, report its capability matrix.
 
-Layer [5] of docs/design.md: it uses only the public API of the layers below
+Layer [5] of docs/design.md: it builds on the layers below as a user would
 (``sw.stream``, ``sw.encoder``, ``sw.tool_result``, ``sw.SseDecoder``,
-``sw.encode_eventstream``), as any user could, and brings no dependency of
-its own (its HTTP server and client are the standard library's asyncio
-streams). docs/kit.md is the operator's guide; the names below are stable.
+``sw.encode_eventstream``, ``streamwire.metrics.Timing``), shares the HTTP
+edge's wire facts (media types, error bodies, credentials) instead of copying
+them, and brings no dependency of its own (its HTTP server and client are the
+standard library's asyncio streams). docs/kit.md is the operator's guide; the
+names below are stable.
 
     async with MockUpstream() as mock:               # the mock upstream
         plan = CheckPlan(routes=[Route("http://127.0.0.1:4000")], mock_url=mock.url)

@@ -34,11 +34,13 @@ Like the providers, the mock volunteers usage only where the provider does:
 a Chat Completions stream carries it only when the request asks
 (``stream_options.include_usage``).
 
-The log (``GET /_sw/log``) keeps the last ``MAX_LOG`` requests: method,
-path, query and headers with credentials removed, the JSON body (bodies over
-``MAX_LOGGED_BODY`` bytes are not kept), the case, delivery and tag, every
-write with its time (the first ``MAX_LOGGED_WRITES``), and when the client
-disconnected. Times are ``time.time()`` seconds.
+The log (``GET /_sw/log``) keeps the last ``MAX_LOG`` requests, and at
+most about ``MAX_LOG_BYTES`` of them: method, path, query and headers with
+credentials removed, the JSON body (bodies over ``MAX_LOGGED_BODY`` bytes are
+not kept), the case, delivery and tag, the tools the request declares (for a
+case that calls one), every write with its time (the first
+``MAX_LOGGED_WRITES``), and when the client disconnected. Times are
+``time.time()`` seconds.
 """
 
 from __future__ import annotations
