@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..events import (
@@ -346,7 +346,6 @@ class Truth:
     #: (input, output) of the final usage; None when the upstream sends none.
     usage: tuple[int, int] | None
     follow_up: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 def truth(case: Case, upstream: str, *, usage_sent: bool = True) -> Truth:
