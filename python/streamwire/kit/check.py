@@ -35,6 +35,7 @@ from .httpio import TransportError, open_request
 from .judge import inputs, judge
 from .mock import MockUpstream, is_entry
 from .names import CLIENTS
+from .timing import TIMING_TAGS
 from .toolturn import follow_up_request
 
 __all__ = ["CheckPlan", "Route", "run_check"]
@@ -43,7 +44,8 @@ __all__ = ["CheckPlan", "Route", "run_check"]
 SETTLE = 2.0
 #: How long the cancel case waits for the upstream connection to close.
 CANCEL_WAIT = 3.5
-#: Layers judged by timing, whose failures are confirmed by a second run alone.
+#: Layers judged by timing, whose failures a clock decided (``TIMING_TAGS``; not
+#: an upstream request made without streaming) are confirmed by a second run alone.
 TIMED_LAYERS = ("streaming", "cancel")
 
 
@@ -261,7 +263,12 @@ async def run_check(
         async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
             async with semaphore:
                 cell = await _run_cell(plan, log, route, case, client, delivery)
-            timed = [layer for layer in TIMED_LAYERS if cell.checks[layer].verdict == "fail"]
+            timed = [
+                layer
+                for layer in TIMED_LAYERS
+                if cell.checks[layer].verdict == "fail"
+                and set(cell.checks[layer].tags) <= TIMING_TAGS
+            ]
             if timed:
                 # The judge's own loop, busy with other cells, can bunch the
                 # arrivals it timestamps and see a disconnect late: a timing
