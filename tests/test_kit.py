@@ -121,6 +121,66 @@ def test_model_names_select_case_delivery_and_tag() -> None:
     assert parse_model("gpt-4o") is None and parse_model("sw-no-such-case") is None
 
 
+#: The names the kit's issue fixes, spelled out here as tests outside the
+#: project spell them: a rename must fail this test first.
+ISSUE_NAMES = {
+    "cases": (
+        "short-text",
+        "long-text",
+        "split-anywhere",
+        "merged-events",
+        "keepalive",
+        "single-tool",
+        "parallel-tools",
+        "chunked-json-args",
+        "tool-error-result",
+        "in-stream-error",
+        "unknown-event",
+        "cancel",
+        "truncated",
+        "usage",
+        "reasoning",
+    ),
+    "deliveries": ("whole", "tiny", "paced"),
+    "clients": ("openai-chat", "openai-responses", "anthropic", "gemini"),
+    "layers": (
+        "http",
+        "framing",
+        "deltas",
+        "tool_calls",
+        "tool_results",
+        "completion",
+        "usage",
+        "streaming",
+        "cancel",
+    ),
+    "verdicts": (
+        "not_streaming",
+        "chat_only",
+        "semantic_downgrade",
+        "usage_incomplete",
+        "usage_invented",
+        "error_masked",
+        "cancel_not_propagated",
+        "compat_gate_failed",
+    ),
+}
+
+
+def test_public_names_are_the_issue_s() -> None:
+    import typing
+
+    from streamwire import kit
+    from streamwire.kit.cell import Verdict
+
+    assert kit.CASE_NAMES == ISSUE_NAMES["cases"]
+    assert kit.DELIVERIES == ISSUE_NAMES["deliveries"]
+    assert kit.CLIENTS == ISSUE_NAMES["clients"]
+    assert kit.LAYERS == ISSUE_NAMES["layers"]
+    assert kit.VERDICT_NAMES == ISSUE_NAMES["verdicts"]
+    assert typing.get_args(Verdict) == ("pass", "fail", "degraded", "not_applicable")
+
+
 # --- running cells ---------------------------------------------------------------------
 
 
@@ -267,6 +327,7 @@ def test_each_rule_catches_its_broken_gateway(
             assert any(c.layers[layer] == "fail" for c in cells)
             assert report.exit_status == 1
             (found,) = [v for v in report.verdicts if v["name"] == verdict]
+            assert set(found) >= {"name", "client", "upstream", "cases", "why"}  # the issue's keys
             # Only what a clock measured is marked so (CI on a busy machine gates the rest).
             timed = layer in ("streaming", "cancel")
             assert found["timed_cases"] == (found["cases"] if timed else [])
@@ -534,17 +595,7 @@ def test_cli_mock_upstream_and_check(tmp_path: Path) -> None:
         assert set(doc) >= {"cells", "matrix", "verdicts"}
         cell = doc["cells"][0]
         assert set(cell) >= {"case", "client", "upstream", "delivery", "layers", "evidence"}
-        assert set(cell["layers"]) == {
-            "http",
-            "framing",
-            "deltas",
-            "tool_calls",
-            "tool_results",
-            "completion",
-            "usage",
-            "streaming",
-            "cancel",
-        }
+        assert tuple(cell["layers"]) == ISSUE_NAMES["layers"]
         bad = subprocess.run(
             [sys.executable, "-m", "streamwire.cli", "check", url, "--client", "klingon"],
             capture_output=True,
