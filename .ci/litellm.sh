@@ -1,47 +1,65 @@
 #!/usr/bin/env bash
-# The acceptance kit against LiteLLM's proxy: the second worked example of docs/kit.md.
+# LiteLLM's proxy under the acceptance kit: the second worked example of docs/kit.md.
 #
-#   bash .ci/litellm.sh [OUT]        (OUT default build/kit/litellm)
-#   LITELLM_DOCS=1 bash .ci/litellm.sh   also rewrite docs/kit/examples-litellm.md
+#   bash .ci/litellm.sh [OUT]            install if needed, run the kit (OUT default build/kit/litellm)
+#   bash .ci/litellm.sh --install        only make sure the venv is there and current
+#   bash .ci/litellm.sh --freeze VERSION pin another version: rebuild the venv from the
+#                                        index alone and rewrite .ci/litellm-constraints.txt
 #
-# LiteLLM is never a dependency of streamwire: it goes into a venv of its own
-# (build/litellm-venv, ignored by git), pinned. litellm[proxy]==1.110.2 pins
-# litellm-proxy==1.110.2, which the package index does not have, so the pinned
-# litellm wheel gets the proxy extra's other requirements listed here.
-# The proxy runs on loopback with every provider pointed at the mock upstream
-# (config below); the kit then drives its chat, responses and messages
-# endpoints (and its Gemini one) through five upstream routes. LiteLLM has
-# defects the kit finds, so the check's own exit status is expected to be 1:
-# this script fails only when the run did not judge every cell, or when a
-# defect the worked example documents is no longer found (.ci/kit_expect.py).
+# The venv is build/litellm-venv (ignored by git); build/litellm-venv/bin/python
+# imports litellm, build/litellm-venv/bin/litellm starts the proxy. LiteLLM is never
+# a dependency of streamwire: it goes into that venv of its own, as
+# litellm[proxy]==VERSION with every transitive package held to the versions in
+# .ci/litellm-constraints.txt (whose litellm== line is the pin). The venv is rebuilt
+# when that file changes.
+#   Environment: PYTHON (the interpreter the venv and the kit use; default python3),
+#   KIT_CASES, KIT_DELIVERY (the check's --cases and --delivery; default all and
+#   whole,paced), LITELLM_DOCS=1 (rewrite the worked example instead of holding the
+#   run to it: docs/kit/examples-litellm.md and docs/kit/litellm-expected.json).
+#
+# The run: the mock upstream and the proxy on loopback, every provider pointed at
+# the mock (config below), then the kit through the proxy's chat, responses,
+# messages and Gemini endpoints on five upstream routes. LiteLLM has defects the
+# kit finds, so the check's own exit status is 1; this script fails when the run
+# is not whole or the kit finds other facts than the worked example documents,
+# clock-measured verdicts aside (.ci/kit_expect.py states the rule and why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3() { command "${PYTHON:-python3}" "$@"; }
-OUT=${1:-build/kit/litellm}
 VENV=build/litellm-venv
-LITELLM_VERSION=1.110.2
-mkdir -p "$OUT"
+CONSTRAINTS=.ci/litellm-constraints.txt
 
-if [ ! -x "$VENV/bin/litellm" ]; then
+if [ "${1:-}" = --freeze ]; then
+    version=${2:?usage: bash .ci/litellm.sh --freeze VERSION}
+    rm -rf "$VENV"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet "litellm==$LITELLM_VERSION" \
-        'uvicorn>=0.33,<1' 'fastapi>=0.136.3,<1' 'starlette>=1.0.1,<2' 'backoff>=2.2.1,<3' \
-        'orjson>=3.11.6,<4' 'apscheduler>=3.11.2,<4' 'fastapi-sso>=0.19,<1' 'pyjwt>=2.13,<3' \
-        'python-multipart>=0.0.27,<1' 'cryptography>=49,<51' 'pynacl>=1.6.2,<2' \
-        'websockets>=15.0.1,<16' 'uvloop>=0.22.1,<1' 'gunicorn>=23,<24' 'rq>=2.7,<3' \
-        'boto3>=1.43.117,<2' 'mcp>=2.3,<3' 'httpx2>=2.10,<3' litellm-proxy-extras litellm-enterprise \
-        'semver>=3.0.4,<4' 'restrictedpython>=8.5,<9' 'rich>=13.9.4,<14' 'tomlkit>=0.13.3,<1' \
-        'expression>=5.6,<6' 'backports-zstd>=1,<2' 'polars>=1.38.1,<2' 'soundfile>=0.12.1,<1' \
-        'pyroscope-io>=0.8.16,<1' 'azure-identity>=1.25.2,<2' 'azure-storage-blob>=12.28,<13' \
-        'inquirerpy>=0.3.4,<1' 'hiredis>=3,<4' 'granian>=2.7.4,<3'
+    "$VENV/bin/pip" install --quiet "litellm[proxy]==$version"
+    header=$(sed -n '/^#/p' "$CONSTRAINTS")
+    { echo "$header"; "$VENV/bin/pip" freeze; } > "$CONSTRAINTS"
+    cp "$CONSTRAINTS" "$VENV/constraints.txt"
+    echo "$CONSTRAINTS: litellm[proxy]==$version and $(grep -c '==' "$CONSTRAINTS") pins"
+    exit 0
 fi
 
+LITELLM_VERSION=$(sed -n 's/^litellm==//p' "$CONSTRAINTS")
+if ! cmp -s "$CONSTRAINTS" "$VENV/constraints.txt"; then
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet -c "$CONSTRAINTS" "litellm[proxy]==$LITELLM_VERSION"
+    cp "$CONSTRAINTS" "$VENV/constraints.txt"
+fi
+[ "${1:-}" = --install ] && exit 0
+
+OUT=${1:-build/kit/litellm}
+mkdir -p "$OUT"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-python3 -m streamwire.kit.cli mock-upstream > "$OUT/mock.out" &
+# Not through the python3 function: $! must be the server itself, or the
+# cleanup kills a subshell and leaves the server running.
+"${PYTHON:-python3}" -m streamwire.kit.cli mock-upstream > "$OUT/mock.out" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$OUT/mock.out" ] && break; sleep 0.1; done
 MOCK=$(head -1 "$OUT/mock.out" | awk '{print $3}')
@@ -66,6 +84,10 @@ litellm_settings:
   drop_params: true
 EOF
 
+# One route per upstream: LiteLLM's provider prefix, then the case's model. The
+# Bedrock one is a Claude model id, as a deployment's is: for a model id it does
+# not know, LiteLLM (with drop_params) drops the client's tools (docs/kit.md).
+ROUTES='openai/{model},openai/responses/{model},anthropic/{model},gemini/{model},bedrock/converse/anthropic.{model}'
 PORT=$(free_port)
 export LITELLM_MASTER_KEY=sk-streamwire-kit-master-0123456789abcdef
 LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/litellm" --config "$OUT/config.yaml" \
@@ -76,10 +98,11 @@ for _ in $(seq 240); do
     sleep 0.5
 done
 
+rm -f "$OUT/check.json"  # a check that crashes leaves no report for kit_expect.py to pass
 set +e
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-env LITELLM_MASTER_KEY \
     --client openai-chat,openai-responses,anthropic,gemini \
-    --models 'openai/{model},openai/responses/{model},anthropic/{model},gemini/{model},bedrock/converse/{model}' \
+    --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
@@ -87,7 +110,9 @@ status=$?
 set -e
 echo "streamwire check against LiteLLM $LITELLM_VERSION exited $status (1 expected: it has defects)"
 if [ "${LITELLM_DOCS:-}" = 1 ]; then
-    mkdir -p docs/kit
+    [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
     cp "$OUT/check.md" docs/kit/examples-litellm.md
+    python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json --write
+else
+    python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json
 fi
-python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json

@@ -673,3 +673,41 @@ def test_html_is_one_self_contained_page(tmp_path: Path) -> None:
     assert page.count("<svg") == 2 and "Capability matrix" in page
     for external in ("<script", "<link", "src=", "url(", "@import"):
         assert external not in page
+
+
+def _expect(tmp_path: Path, report: dict[str, Any] | None, documented: list[Any]) -> int:
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps({"verdicts": documented}))
+    path = tmp_path / "report.json"
+    path.unlink(missing_ok=True)
+    if report is not None:
+        path.write_text(json.dumps(report))
+    script = Path(__file__).resolve().parent.parent / ".ci" / "kit_expect.py"
+    done = subprocess.run([sys.executable, str(script), str(path), str(expected)], check=False)
+    return done.returncode
+
+
+def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
+    cell = {"case": "in-stream-error", "upstream": "anthropic"}
+    summary = {"cells": 1, "passed": 0, "degraded": 0, "failed": 1}
+    masked = {
+        "name": "error_masked",
+        "client": "openai-chat",
+        "upstream": "anthropic",
+        "cases": ["in-stream-error"],
+        "timed_cases": [],
+    }
+    burst = {**masked, "name": "not_streaming", "timed_cases": ["in-stream-error"]}
+    doc = [{k: masked[k] for k in ("name", "client", "upstream", "cases")}]
+
+    def report(*verdicts: Any, cells: Any = (cell,)) -> dict[str, Any]:
+        return {"cells": list(cells), "summary": summary, "verdicts": list(verdicts)}
+
+    assert _expect(tmp_path, report(masked), doc) == 0
+    assert _expect(tmp_path, report(masked, burst), doc) == 0, "a burst on a busy machine"
+    assert _expect(tmp_path, report(), doc) == 1, "the kit stopped finding a defect"
+    assert _expect(tmp_path, report(masked, {**burst, "timed_cases": []}), doc) == 1
+    assert _expect(tmp_path, report(masked, cells=[{**cell, "upstream": None}]), doc) == 1
+    assert _expect(tmp_path, None, doc) == 1, "the check crashed: no report"
+    other = {**masked, "cases": ["in-stream-error", "usage"]}
+    assert _expect(tmp_path, report(other), doc) == 1, "cases changed"
