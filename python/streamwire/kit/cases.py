@@ -104,7 +104,7 @@ class Case:
     unknown: bool = False
     #: Seconds between events whatever the delivery (None: the delivery decides).
     gap: float | None = None
-    #: The client hangs up after this many content events.
+    #: The client hangs up after this many text deltas.
     cancel_after: int | None = None
     #: The follow-up: the client answers the call with a failed tool result,
     #: and the upstream then streams this text.
