@@ -1,8 +1,9 @@
 """Gateway translation against LiteLLM's own streaming translation, in one process.
 
-Run in LiteLLM's venv (``benches/litellm_venv.sh``; LiteLLM 1.110.2, never a
-dependency of streamwire) with this checkout's package on the path; the gate
-(``gate.py``) does that and merges the groups this prints (``--json -``).
+Run in LiteLLM's venv (``benches/litellm_venv.sh``; LiteLLM at the project's
+pin, ``.ci/litellm-constraints.txt``, never a dependency of streamwire) with
+this checkout's package on the path; the gate (``gate.py``) does that and
+merges the groups this prints (``--json -``).
 Each pair is the same upstream body in 4 KiB chunks, re-encoded for a client
 of another protocol, from the upstream bytes to the client bytes:
 
@@ -96,7 +97,14 @@ def iter_anthropic_to_chat(chunks: Sequence[bytes]) -> Iterator[bytes]:
 
 
 def iter_chat_to_anthropic(chunks: Sequence[bytes]) -> Iterator[bytes]:
-    from litellm.llms.anthropic.messages.adapters.streaming_iterator import AnthropicStreamWrapper
+    try:  # where LiteLLM 1.110 keeps it
+        from litellm.llms.anthropic.messages.adapters.streaming_iterator import (
+            AnthropicStreamWrapper,
+        )
+    except ImportError:  # and where the pinned 1.108 does
+        from litellm.llms.anthropic.pass_through.adapters.streaming_iterator import (
+            AnthropicStreamWrapper,
+        )
     from litellm.types.utils import ModelResponseStream
 
     def upstream() -> Iterator[Any]:

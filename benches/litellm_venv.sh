@@ -7,8 +7,8 @@
 #   bash benches/litellm_venv.sh [VENV]      # default: build/litellm-venv
 #
 # The default is the venv .ci/litellm.sh makes for the acceptance kit's
-# LiteLLM example (the same pin, with the proxy's requirements): either one
-# serves the gate.
+# LiteLLM example (the same pin, .ci/litellm-constraints.txt, with the proxy's
+# requirements): either one serves the gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${1:-build/litellm-venv}"
@@ -17,5 +17,8 @@ if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "litellm==1.110.2"
+# The project's one pin, with the versions of everything it pulls in.
+constraints=.ci/litellm-constraints.txt
+"$venv/bin/python" -m pip install --quiet -c "$constraints" \
+    "litellm==$(sed -n 's/^litellm==//p' "$constraints")"
 LITELLM_LOCAL_MODEL_COST_MAP=True "$venv/bin/python" -m pip show litellm | head -2
