@@ -533,8 +533,13 @@ def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.Monke
         async with MockUpstream() as mock:
             for n in range(5):
                 response = await open_request(
-                    f"{mock.url}/v1/messages?key=secret{n}",
-                    headers=[("x-api-key", "sk-secret"), ("authorization", "Bearer sk-secret")],
+                    f"{mock.url}/v1/messages?key=secret{n}&X-Amz-Signature=secret-sig",
+                    headers=[
+                        ("x-api-key", "sk-secret-0123"),
+                        ("authorization", "Bearer sk-secret-0123"),
+                        # a value that repeats the key, under a name that is not secret
+                        ("x-note", "client sk-secret-0123"),
+                    ],
                     body=json.dumps(
                         {"model": f"sw-short-text.whole.k{n}", "stream": True}
                     ).encode(),
@@ -548,6 +553,7 @@ def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.Monke
     assert [e["tag"] for e in doc["requests"]] == ["k2", "k3", "k4"]
     assert "secret" not in json.dumps(doc)
     entry = doc["requests"][0]
+    assert dict(entry["headers"])["x-note"] == "client [redacted]"
     assert entry["upstream"] == "anthropic" and entry["case"] == "short-text" and entry["completed"]
     assert entry["writes"] and entry["bytes_sent"] > 0
 

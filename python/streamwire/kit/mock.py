@@ -57,7 +57,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
-from ..io._wire import SECRET_PARAMS, framing_of, is_secret_header
+from ..io._wire import credentials, framing_of, is_secret_header, is_secret_name, redact_text
 from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
 from .delivery import DELIVERIES, schedule
@@ -101,13 +101,15 @@ def parse_model(model: str) -> tuple[Case, str, str | None] | None:
 def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The headers with the values of credentials replaced by ``[removed]`` (the
     names kept, to show what was sent); which headers are credentials is the
-    HTTP edge's rule (``streamwire.io``, the one recordings follow)."""
-    return [(k, "[removed]" if is_secret_header(k) else v) for k, v in headers]
+    HTTP edge's rule (``streamwire.io``, the one recordings follow), and so is
+    the scan of the other values for a credential the request carried."""
+    known = credentials(headers, None)
+    return [(k, "[removed]" if is_secret_header(k) else redact_text(v, known)) for k, v in headers]
 
 
 def _redact_query(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(k, "[removed]" if k.lower() in SECRET_PARAMS else v) for k, v in pairs])
+    return urlencode([(k, "[removed]" if is_secret_name(k) else v) for k, v in pairs])
 
 
 def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, str] | None:
