@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import streamwire as sw
+from chunking import chunkings, feed_all
 
 UTC = dt.timezone.utc
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
@@ -452,6 +453,48 @@ def test_message_properties_agree_with_headers_on_repeated_names() -> None:
     )
     assert message.headers[":event-type"] == 5
     assert message.event_type is None
+
+
+def test_repeated_header_sets_decode_like_distinct_ones() -> None:
+    # The decoder reuses the header objects of a recent set that a message
+    # repeats; every message must still read exactly its own headers, under
+    # every chunking, and own its headers dict.
+    sets: list[Any] = [
+        {":event-type": "contentBlockDelta", ":content-type": "application/json"},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json"},
+        {":event-type": "contentBlockDelta", ":content-type": "text/plain"},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json"},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json", "n": 1},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json", "n": 2},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json", "n": True},
+        [(":event-type", "a"), (":event-type", "b")],
+        [(":event-type", "b"), (":event-type", "a")],
+        {"blob": b"\x00"},
+        {"blob": b"\x01"},
+        {"at": EPOCH + dt.timedelta(milliseconds=5)},
+        {"at": EPOCH + dt.timedelta(milliseconds=6)},
+        {},
+        {":event-type": "x" * 2000},
+        {":event-type": "x" * 2000},
+        {":event-type": "contentBlockDelta", ":content-type": "application/json"},
+    ]
+    wire = b"".join(sw.encode_eventstream(h, b"%d" % i) for i, h in enumerate(sets))
+    expected = [
+        sw.EventStreamDecoder(validation="lenient").feed(sw.encode_eventstream(h, b"%d" % i))[0]
+        for i, h in enumerate(sets)
+    ]
+    for label, chunks in chunkings(wire, random_rounds=4):
+        decoder = sw.EventStreamDecoder(validation="lenient")
+        got = feed_all(decoder.feed, chunks)
+        assert [m.payload for m in got] == [b"%d" % i for i in range(len(sets))], label
+        for message, alone in zip(got, expected, strict=True):
+            assert message.typed_headers == alone.typed_headers, label
+            assert message.headers == alone.headers, label
+            assert message.event_type == alone.event_type, label
+            assert message.content_type == alone.content_type, label
+    first, second = got[0], got[1]
+    first.headers["extra"] = 1
+    assert "extra" not in second.headers
 
 
 def test_message_is_read_only_and_has_a_short_repr() -> None:

@@ -1,5 +1,7 @@
 //! Python classes for AWS EventStream messages.
 
+use std::sync::Arc;
+
 use pyo3::exceptions::{PyIndexError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
@@ -54,14 +56,22 @@ fn timestamp_to_py(py: Python<'_>, ms: i64) -> PyResult<PyObject> {
 }
 
 /// Python strings for header names and short values, built once per decoder:
-/// a Bedrock stream repeats the same few (`:event-type`, `chunk`, ...).
+/// a Bedrock stream repeats the same few (`:event-type`, `chunk`, ...); and
+/// the last few whole header sets, which it repeats too (see [`HeaderSet`]).
+#[derive(Default)]
 struct StringCache {
     entries: Vec<(Box<str>, Py<PyString>)>,
+    /// The most recent last.
+    sets: Vec<Arc<HeaderSet>>,
 }
 
 impl StringCache {
     const MAX_ENTRIES: usize = 64;
     const MAX_LEN: usize = 64;
+    /// Header sets kept for reuse, and the most name and value bytes one may
+    /// hold (a larger set is built for its message alone).
+    const MAX_SETS: usize = 4;
+    const MAX_SET_BYTES: usize = 1024;
 
     fn get(&mut self, py: Python<'_>, s: &str) -> Py<PyString> {
         if s.len() > Self::MAX_LEN {
@@ -97,19 +107,93 @@ fn value_to_py(py: Python<'_>, v: &CoreValue<'_>, strings: &mut StringCache) -> 
     })
 }
 
-/// One AWS EventStream message.
-#[pyclass(frozen, module = "streamwire._core", name = "EventStreamMessage")]
-pub struct EventStreamMessage {
-    /// Built from `typed` on first access: an adapter reads the event type
-    /// and the payload, rarely the dict (a fifth of a message's decode cost
-    /// when built with it: callgrind, `bench_eventstream.py`'s workload).
-    headers: GILOnceCell<Py<PyDict>>,
+/// A message's headers as Python objects, shared by the messages of a
+/// decoder that repeat them: a Bedrock stream sends the same three headers
+/// on nearly every message, and building them (names and values looked up,
+/// a vector of them allocated, then dropped with the message) was a quarter
+/// of a message's cost (perf, 4 KiB chunks of `bench_eventstream.py`'s
+/// workload). Every value is an immutable Python object, so sharing one is
+/// invisible; each message still gets its own `headers` dict.
+struct HeaderSet {
     typed: Vec<(Py<PyString>, HeaderType, PyObject)>,
-    payload: Py<PyBytes>,
     message_type: Option<Py<PyString>>,
     event_type: Option<Py<PyString>>,
     content_type: Option<Py<PyString>>,
     exception_type: Option<Py<PyString>>,
+    /// The headers it was built from, to recognise a repeat.
+    source: OwnedHeaders,
+}
+
+/// Whether `set` holds exactly `headers`, in order.
+fn same_headers(set: &OwnedHeaders, headers: &[Header<'_>]) -> bool {
+    set.len() == headers.len()
+        && set.iter().zip(headers).all(|((name, value), h)| &**name == h.name && value.view() == h.value)
+}
+
+impl HeaderSet {
+    fn build(py: Python<'_>, headers: &[Header<'_>], strings: &mut StringCache) -> PyResult<HeaderSet> {
+        let mut typed = Vec::with_capacity(headers.len());
+        let (mut message_type, mut event_type, mut content_type, mut exception_type) =
+            (None, None, None, None);
+        for Header { name, value } in headers {
+            let key = strings.get(py, name);
+            let val = value_to_py(py, value, strings)?;
+            let slot = match *name {
+                ":message-type" => Some(&mut message_type),
+                ":event-type" => Some(&mut event_type),
+                ":content-type" => Some(&mut content_type),
+                ":exception-type" => Some(&mut exception_type),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                // Mirrors `headers`, where the last value of a repeated name
+                // (lenient mode) wins: a later non-string value clears the slot.
+                *slot = match value {
+                    CoreValue::String(_) => Some(val.bind(py).downcast::<PyString>()?.clone().unbind()),
+                    _ => None,
+                };
+            }
+            typed.push((key, value.header_type(), val));
+        }
+        Ok(HeaderSet {
+            typed,
+            message_type,
+            event_type,
+            content_type,
+            exception_type,
+            source: headers.iter().map(|h| (h.name.into(), Owned::from_core(&h.value))).collect(),
+        })
+    }
+}
+
+impl StringCache {
+    /// The header set of `headers`: a recent one that holds the same, or a
+    /// new one (kept for reuse when small).
+    fn header_set(&mut self, py: Python<'_>, headers: &[Header<'_>]) -> PyResult<Arc<HeaderSet>> {
+        if let Some(set) = self.sets.iter().rev().find(|set| same_headers(&set.source, headers)) {
+            return Ok(Arc::clone(set));
+        }
+        let set = Arc::new(HeaderSet::build(py, headers, self)?);
+        let size: usize = headers.iter().map(|h| h.name.len() + h.value.wire_len()).sum();
+        if size <= Self::MAX_SET_BYTES {
+            if self.sets.len() == Self::MAX_SETS {
+                self.sets.remove(0);
+            }
+            self.sets.push(Arc::clone(&set));
+        }
+        Ok(set)
+    }
+}
+
+/// One AWS EventStream message.
+#[pyclass(frozen, module = "streamwire._core", name = "EventStreamMessage")]
+pub struct EventStreamMessage {
+    /// Built from `headers_set` on first access: an adapter reads the event
+    /// type and the payload, rarely the dict (a fifth of a message's decode
+    /// cost when built with it: callgrind, `bench_eventstream.py`'s workload).
+    headers: GILOnceCell<Py<PyDict>>,
+    header_set: Arc<HeaderSet>,
+    payload: Py<PyBytes>,
 }
 
 fn message_to_py(
@@ -117,38 +201,13 @@ fn message_to_py(
     msg: &Message<'_>,
     strings: &mut StringCache,
 ) -> PyResult<Py<EventStreamMessage>> {
-    let mut typed = Vec::with_capacity(msg.headers.len());
-    let (mut message_type, mut event_type, mut content_type, mut exception_type) = (None, None, None, None);
-    for Header { name, value } in &msg.headers {
-        let key = strings.get(py, name);
-        let val = value_to_py(py, value, strings)?;
-        let slot = match *name {
-            ":message-type" => Some(&mut message_type),
-            ":event-type" => Some(&mut event_type),
-            ":content-type" => Some(&mut content_type),
-            ":exception-type" => Some(&mut exception_type),
-            _ => None,
-        };
-        if let Some(slot) = slot {
-            // Mirrors `headers`, where the last value of a repeated name
-            // (lenient mode) wins: a later non-string value clears the slot.
-            *slot = match value {
-                CoreValue::String(_) => Some(val.bind(py).downcast::<PyString>()?.clone().unbind()),
-                _ => None,
-            };
-        }
-        typed.push((key, value.header_type(), val));
-    }
+    let header_set = strings.header_set(py, &msg.headers)?;
     Py::new(
         py,
         EventStreamMessage {
             headers: GILOnceCell::new(),
-            typed,
+            header_set,
             payload: PyBytes::new(py, msg.payload).unbind(),
-            message_type,
-            event_type,
-            content_type,
-            exception_type,
         },
     )
 }
@@ -165,7 +224,7 @@ impl EventStreamMessage {
     fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         let dict = self.headers.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
             let dict = PyDict::new(py);
-            for (name, _, value) in &self.typed {
+            for (name, _, value) in &self.header_set.typed {
                 dict.set_item(name.bind(py), value.bind(py))?;
             }
             Ok(dict.unbind())
@@ -177,6 +236,7 @@ impl EventStreamMessage {
     #[getter]
     fn typed_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let items = self
+            .header_set
             .typed
             .iter()
             .map(|(k, t, v)| {
@@ -202,25 +262,25 @@ impl EventStreamMessage {
     /// The `:message-type` header (`event`, `exception`, `error`), if any.
     #[getter]
     fn message_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        opt_clone(py, &self.message_type)
+        opt_clone(py, &self.header_set.message_type)
     }
 
     /// The `:event-type` header, if any.
     #[getter]
     fn event_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        opt_clone(py, &self.event_type)
+        opt_clone(py, &self.header_set.event_type)
     }
 
     /// The `:content-type` header, if any.
     #[getter]
     fn content_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        opt_clone(py, &self.content_type)
+        opt_clone(py, &self.header_set.content_type)
     }
 
     /// The `:exception-type` header, if any.
     #[getter]
     fn exception_type(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        opt_clone(py, &self.exception_type)
+        opt_clone(py, &self.header_set.exception_type)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -275,20 +335,13 @@ impl Matched {
 
     /// Keeps `msg`; returns its ticket.
     fn keep(&mut self, msg: &Message<'_>) -> usize {
-        let same = |set: &OwnedHeaders| {
-            set.len() == msg.headers.len()
-                && set
-                    .iter()
-                    .zip(&msg.headers)
-                    .all(|((name, value), h)| &**name == h.name && value.view() == h.value)
-        };
         let found = self
             .header_sets
             .iter()
             .enumerate()
             .rev()
             .take(MATCHED_SET_SCAN)
-            .find(|(_, set)| same(set))
+            .find(|(_, set)| same_headers(set, &msg.headers))
             .map(|(i, _)| i);
         let headers = found.unwrap_or_else(|| {
             self.header_sets
@@ -389,7 +442,7 @@ impl EventStreamDecoder {
         };
         Ok(EventStreamDecoder {
             inner: es::EventStreamDecoder::new(max_message_bytes, validation),
-            strings: StringCache { entries: Vec::new() },
+            strings: StringCache::default(),
             matched: Matched::default(),
             shapes: StreamShapes::default(),
             finished: false,

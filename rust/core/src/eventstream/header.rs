@@ -139,7 +139,7 @@ impl HeaderValue<'_> {
     }
 
     /// How many bytes the value takes on the wire after the type byte.
-    pub(crate) fn wire_len(&self) -> usize {
+    pub fn wire_len(&self) -> usize {
         match self {
             HeaderValue::Bool(_) => 0,
             HeaderValue::Byte(_) => 1,
