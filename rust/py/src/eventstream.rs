@@ -188,7 +188,7 @@ impl StringCache {
 /// One AWS EventStream message.
 #[pyclass(frozen, module = "streamwire._core", name = "EventStreamMessage")]
 pub struct EventStreamMessage {
-    /// Built from `headers_set` on first access: an adapter reads the event
+    /// Built from `header_set` on first access: an adapter reads the event
     /// type and the payload, rarely the dict (a fifth of a message's decode
     /// cost when built with it: callgrind, `bench_eventstream.py`'s workload).
     headers: GILOnceCell<Py<PyDict>>,
