@@ -68,6 +68,21 @@ def test_result_before_the_end_and_cancel_after_it() -> None:
     assert stream.cancel() == [] and stream.result.status == "completed"
 
 
+def test_an_unknown_event_after_the_metadata_is_ignored_like_a_known_one() -> None:
+    # Hypothesis found it: the metadata decides the stream, and an unknown
+    # event after it came out as an UnknownEvent after MessageCompleted.
+    data = C.start() + C.text(0, "Hi") + C.stop("end_turn") + C.metadata(1, 1)
+    data += event_frame("somethingNew", {"x": 1})
+    for _, chunks in chunkings(data):
+        stream = sw.stream("bedrock-converse")
+        events = [e for chunk in chunks for e in stream.feed(chunk)] + stream.close()
+        assert isinstance(events[-1], sw.MessageCompleted)
+        result = stream.result
+        assert result.status == "completed" and result.text == "Hi"
+        assert dict(result.unknown_events) == {}
+        assert [w.code for w in result.warnings] == ["data_after_end"]
+
+
 def test_accepts_any_buffer() -> None:
     data = C.start() + C.text(0, "é") + C.stop("end_turn")
     for buffer in (bytearray(data), memoryview(data)):

@@ -32,7 +32,7 @@ final ``UsageReported`` as in every other protocol. Between the two the
 result already carries the stop reasons, and its status is still
 ``in_progress``, as a chat stream's is between its ``finish_reason`` and
 ``[DONE]``. Content between ``messageStop`` and ``metadata`` contradicts the
-terminal signal: ``protocol_conflict``; anything after ``metadata`` is
+terminal signal: ``protocol_conflict``; anything after ``metadata`` (an unknown event too) is
 ignored with a ``data_after_end`` warning. Every other pair of ``PHASES`` is a recorded
 protocol conflict or warning, listed in the table.
 
@@ -343,6 +343,9 @@ class BedrockConverseStream(EventStreamStream):
         handler = self._handlers.get(event_type) if event_type is not None else None
         if handler is None:
             name = event_type if event_type is not None else ":event-type missing"
+            if self._phase == "ended":  # PHASES: decided; ignored like the known ones
+                self._acc.warn("data_after_end", f"{name} after the metadata event was ignored")
+                return
             out.append(self._acc.unknown_event(name, message.payload.decode("utf-8", "replace")))
             return
         handler(message, out)
