@@ -79,13 +79,16 @@ impl ShapeCache {
     }
 
     /// Whether `data` replays template `index`'s skeleton (captures filled).
-    pub(super) fn replay<'a>(&mut self, index: usize, data: &'a str, captures: &mut Captures<'a>) -> bool {
-        let replayed = match self.skeletons.get(index) {
+    pub(super) fn replay<'a>(&self, index: usize, data: &'a str, captures: &mut Captures<'a>) -> bool {
+        match self.skeletons.get(index) {
             Some(Some(s)) => scan::replay(&s.fixed, &s.hints, &s.gaps, data, captures),
             _ => false,
-        };
+        }
+    }
+
+    /// Counts a match returned (`replayed`: found by [`ShapeCache::replay`]).
+    pub(super) fn count_replay(&mut self, replayed: bool) {
         self.replayed += u64::from(replayed);
-        replayed
     }
 
     /// Where a scan records its tokens.

@@ -103,6 +103,23 @@ fn what_differs_outside_the_tokens_is_matched_afresh_or_declined() {
 }
 
 #[test]
+fn a_declined_long_digit_run_is_neither_kept_nor_counted() {
+    // The digit runs are looked for after the replay or the scan: a payload
+    // they decline leaves no skeleton and no replay, first or later.
+    let shapes = set(&[("message", CHAT_TEXT)]);
+    let digits = chat_chunk("c", 1, &"7".repeat(700));
+    let mut cache = ShapeCache::new();
+    let declined = shapes.match_cached(&mut cache, "message", &digits).map(|m| m.template);
+    assert_eq!(declined, Err(Decline::LongNumber));
+    assert_eq!((cache.replayed(), cache.held_bytes()), (0, 0));
+    for _ in 0..2 {
+        assert!(shapes.match_cached(&mut cache, "message", &chat_chunk("c", 1, "x")).is_ok());
+    }
+    let declined = shapes.match_cached(&mut cache, "message", &digits).map(|m| m.template);
+    assert_eq!((declined, cache.replayed()), (Err(Decline::LongNumber), 1));
+}
+
+#[test]
 fn raw_captures_and_literals_replay_as_they_scan() {
     let shapes = set(&[("e", RAW)]);
     let payloads: Vec<String> = [
