@@ -10,6 +10,7 @@ import abc
 import dataclasses
 import inspect
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -164,6 +165,37 @@ def test_the_builder_refuses_what_it_cannot_build_like_object_new() -> None:
     assert builder.one("a", 2) == sw.TextDelta(text="a", choice=2)
     with pytest.raises(AttributeError):
         Builder(sw.TextDelta, "nope").build(["a"])
+
+
+def test_the_builder_sets_slots_directly_only_where_setattr_would_reach_them() -> None:
+    class Slotted:
+        __slots__ = ("a", "b")
+
+    class Sub(Slotted):
+        __slots__ = ("c",)
+
+    class Plain:  # no slots: an instance __dict__
+        pass
+
+    class Other:
+        __slots__ = ("x",)
+
+    class Borrowed:
+        __slots__ = ("y",)
+
+    Borrowed.x = Other.x  # type: ignore[attr-defined]  # a descriptor of another layout
+
+    value = object()
+    before = sys.getrefcount(value)
+    built = Builder(Sub, "c", "a", "b").build([value, value], 1, value)
+    assert [(o.c, o.a, o.b) for o in built] == [(value, 1, value)] * 2
+    assert sys.getrefcount(value) == before + 4
+    del built
+    assert sys.getrefcount(value) == before
+    plain = Builder(Plain, "p").one(value)
+    assert plain.__dict__ == {"p": value}
+    with pytest.raises(TypeError, match="doesn't apply"):
+        Builder(Borrowed, "x").one(value)
 
 
 def test_repr_truncates_long_text() -> None:
