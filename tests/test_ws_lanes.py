@@ -166,3 +166,68 @@ def test_disturbed_sessions_read_the_same(protocol: str, seed: int) -> None:
         keep = n % 2 and protocol == "openai-realtime"
         options: dict[str, Any] = {"audio": "keep"} if keep else {}
         _same(protocol, disturbed, options, peek=(5, 50))
+
+
+# --- the front: the matcher's feed as the session's feed_message -------------------------------
+
+FRONTED = ("openai-responses-ws", "openai-realtime")
+
+
+@pytest.mark.parametrize("protocol", FRONTED)
+def test_the_front_takes_the_deltas_and_hands_on_the_rest(protocol: str) -> None:
+    messages = _bench(protocol)
+    stream: Any = sw.stream(protocol)
+    matcher = stream._front
+    assert stream.feed_message == matcher.feed  # the instance's, not the class's
+    took = []
+    for n, message in enumerate(messages):
+        if n == 200:
+            # The class's method takes the same path.
+            events = type(stream).feed_message(stream, message)
+            assert matcher.took == len(events) and stream.last_turns == (0,) * len(events)
+        else:
+            stream.feed_message(message)
+        took.append(matcher.took)
+    # Only the lifecycle around the deltas, and the first delta, were handed on.
+    assert took.count(None) <= 10 and took.count(1) >= 145, took
+    stream.close()
+    assert matcher.took is None and stream.last_turns == ()
+
+
+@pytest.mark.parametrize("protocol", FRONTED)
+def test_a_subclass_that_overrides_feed_message_keeps_it(protocol: str) -> None:
+    base: Any = type(sw.stream(protocol))
+    seen: list[Any] = []
+
+    class Logged(base):  # type: ignore[misc, valid-type]
+        def feed_message(self, message: Any) -> Any:
+            seen.append(message)
+            return super().feed_message(message)
+
+    stream = Logged()
+    messages = _bench(protocol)
+    for message in messages:
+        stream.feed_message(message)
+    stream.close()
+    assert seen == messages
+    plain = sw.stream(protocol)
+    for message in messages:
+        plain.feed_message(message)
+    plain.close()
+    assert _state(stream) == _state(plain)
+
+
+@pytest.mark.parametrize("protocol", FRONTED)
+def test_a_fronted_session_is_collected(protocol: str) -> None:
+    # The session holds its matcher, whose fallback holds the session: a
+    # cycle the collector must see through (MessageMatcher.__traverse__).
+    import gc
+    import weakref
+
+    stream = sw.stream(protocol)
+    for message in _bench(protocol)[:20]:
+        stream.feed_message(message)
+    ref = weakref.ref(stream)
+    del stream
+    gc.collect()
+    assert ref() is None

@@ -7,7 +7,7 @@ decoder is sans-IO: it is fed bytes and returns what they completed.
 
 import datetime
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, final, overload
 
 from typing_extensions import Buffer
@@ -239,12 +239,26 @@ class MessageMatcher:
     as ``builder.one(capture, *fixed)``. ``expect(...)`` makes a template's
     matches that fit the caller's state *taken*: the last capture appended to
     ``taken`` and ``match`` returning ``[last]`` (built), or, with ``taken``
-    None, tallied as base64 (``tallied``) and ``match`` returning ``[]``."""
+    None, tallied as base64 (``tallied``) and ``match`` returning ``[]``.
+
+    ``feed(message)`` is a session's ``feed_message`` in front of its Python
+    one: once ``arm()``-ed, a taken match's list is returned at once (``took``:
+    its length); everything else is ``fallback(message, matched)``, with
+    ``match``'s tuple or None. ``release()`` disarms."""
 
     def __new__(
         cls, shapes: ShapeMatcher, *, build: dict[int, tuple[Any, ...]] | None = None
     ) -> MessageMatcher: ...
     def match(self, data: object, /) -> tuple[Any, ...] | list[Any] | None: ...
+    def feed(self, message: object, /) -> Any: ...
+    def arm(self) -> None: ...
+    @property
+    def took(self) -> int | None:
+        """Events the last ``feed`` returned when it took the message, else None."""
+    @property
+    def fallback(self) -> Callable[[Any, tuple[Any, ...] | None], Any] | None: ...
+    @fallback.setter
+    def fallback(self, fallback: Callable[[Any, tuple[Any, ...] | None], Any] | None) -> None: ...
     def expect(
         self,
         template: int,

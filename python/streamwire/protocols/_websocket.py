@@ -44,10 +44,10 @@ adapters (docs/design.md "Public names", checked 2026-11-29):
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from .._core import DEFAULT_MAX_EVENT_BYTES
+from .._core import DEFAULT_MAX_EVENT_BYTES, MessageMatcher
 from .._json import failure, loads
 from ..accumulate import Accumulator
 from ..errors import UsageError
@@ -124,6 +124,9 @@ class WebSocketSession(Stream, Generic[M]):
         self._errors: list[StreamError] = []
         #: The fast path for the response in flight (``_lane.py``), or None.
         self._lane: Lane | None = None
+        #: The matcher whose ``feed`` is this session's ``feed_message``
+        #: (``_install_front``), or None.
+        self._front: MessageMatcher | None = None
 
     # --- the protocol's part ---------------------------------------------------------
 
@@ -142,6 +145,25 @@ class WebSocketSession(Stream, Generic[M]):
         """A fast lane for the state the session is in now (see ``_lane.py``), or
         None (the default: every message takes the general path)."""
         return None
+
+    def _install_front(self, matcher: MessageMatcher, owner: type[WebSocketSession[Any]]) -> None:
+        """Makes ``matcher.feed`` the session's ``feed_message``: while a lane is
+        open, a message the matcher takes is answered in Rust without a Python
+        frame; every other one goes to ``_feed_matched(message, matched)``.
+        ``owner`` is the class whose ``feed_message`` calls ``matcher.feed``: a
+        subclass that overrides it (or ``_feed_matched``) keeps its own, which
+        ``feed_message`` of ``owner`` still routes through the matcher."""
+        matcher.fallback = self._feed_matched
+        self._front = matcher
+        cls = type(self)
+        if cls.feed_message is owner.feed_message and cls._feed_matched is owner._feed_matched:
+            # An instance attribute shadows the method (a non-data descriptor).
+            self.__dict__["feed_message"] = matcher.feed
+
+    def _feed_matched(self, message: Any, matched: tuple[Any, ...] | None) -> list[Event]:
+        """``feed_message`` for a message the front did not take: ``matched`` is
+        the matcher's tuple for it while a lane is open, else None."""
+        return WebSocketSession.feed_message(self, message)
 
     # --- the public session view -------------------------------------------------------
 
@@ -182,8 +204,14 @@ class WebSocketSession(Stream, Generic[M]):
     @property
     def last_turns(self) -> tuple[int | None, ...]:
         """For each event the last call returned: its response's number, or None."""
+        runs: Sequence[tuple[int | None, int]] = self._last_runs
+        front, lane = self._front, self._lane
+        if front is not None and lane is not None:
+            took = front.took  # the last call was taken by the front (None: it was not)
+            if took is not None:
+                runs = lane.runs if took else []
         turns: list[int | None] = []
-        for number, count in self._last_runs:
+        for number, count in runs:
             turns += [number] * count
         return tuple(turns)
 
@@ -544,7 +572,9 @@ class WebSocketSession(Stream, Generic[M]):
             self._runs.append((None, len(out) - self._covered))
         self._last_runs = self._runs
         if self.lanes and not self._closed and self._clock is None:
-            self._lane = self._open_lane()
+            lane = self._lane = self._open_lane()
+            if lane is not None:
+                lane.matcher.arm()
         return self._emit(out) if out else out
 
 

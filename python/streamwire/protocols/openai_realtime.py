@@ -144,49 +144,50 @@ class OpenAIRealtimeSession(WebSocketSession[RealtimeResponse]):
         #: The session id and model from ``session.created`` / ``updated``.
         self.session_id: str | None = None
         self.model: str | None = None
-        self._matcher: MessageMatcher | None = None
+        self._matcher: MessageMatcher = new_matcher()
         self._spare: RealtimeLane | None = None
+        self._install_front(self._matcher, OpenAIRealtimeSession)
 
     # --- the fast lane: the deltas of a streaming response (openai_realtime_lane.py) ---
 
     def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        # The session's front (``_install_front``): a delta the lane's matcher
+        # takes is answered there; anything else comes to _feed_matched.
+        return self._matcher.feed(message)  # type: ignore[no-any-return]
+
+    def _feed_matched(self, message: Any, matched: tuple[Any, ...] | None) -> list[Event]:
         lane: Any = self._lane
-        if lane is not None:
-            m = lane.match(message)
-            if m is not None:
-                if type(m) is list:
-                    self._last_runs = lane.runs if m else []
-                    return m
-                _, kind, rid, item_id, index, event, size = m
-                if rid == lane.rid and size <= lane.max_bytes:
-                    if kind in AUDIO:
-                        # What RealtimeItems.content does with an audio delta of
-                        # an open item: count it (or keep it); no event. (The
-                        # matcher built a TextDelta around it: its str is used.)
-                        if lane.open_item(item_id) and lane.turn.count_audio(
-                            event.text, self.audio_mode
-                        ):
-                            if self.audio_mode == "count":
-                                lane.aim_audio(item_id)
+        if lane is not None and matched is not None:
+            _, kind, rid, item_id, index, event, size = matched
+            if rid == lane.rid and size <= lane.max_bytes:
+                if kind in AUDIO:
+                    # What RealtimeItems.content does with an audio delta of
+                    # an open item: count it (or keep it); no event. (The
+                    # matcher built a TextDelta around it: its str is used.)
+                    if lane.open_item(item_id) and lane.turn.count_audio(
+                        event.text, self.audio_mode
+                    ):
+                        if self.audio_mode == "count":
+                            lane.aim_audio(item_id)
+                        lane.empty += 1
+                        self._last_runs = []
+                        return []
+                elif (group := BY_TYPE.get(kind)) is not None:
+                    if index is None:
+                        index = 0
+                    chunks = lane.part(item_id, index, group)
+                    if chunks is not None:
+                        lane.aim(item_id, index, group, chunks)
+                        delta = event.text
+                        if not delta:
                             lane.empty += 1
                             self._last_runs = []
                             return []
-                    elif (group := BY_TYPE.get(kind)) is not None:
-                        if index is None:
-                            index = 0
-                        chunks = lane.part(item_id, index, group)
-                        if chunks is not None:
-                            lane.aim(item_id, index, group, chunks)
-                            delta = event.text
-                            if not delta:
-                                lane.empty += 1
-                                self._last_runs = []
-                                return []
-                            chunks.append(delta)
-                            lane.text.append(delta)
-                            self._last_runs = lane.runs
-                            return [event]
-                lane.refuse(m[-1])
+                        chunks.append(delta)
+                        lane.text.append(delta)
+                        self._last_runs = lane.runs
+                        return [event]
+            lane.refuse(size)
         return super().feed_message(message)
 
     def _open_lane(self) -> Lane | None:
@@ -197,8 +198,6 @@ class OpenAIRealtimeSession(WebSocketSession[RealtimeResponse]):
             return None
         if turn.key is None or self.find_turn(turn.key) is not turn:
             return None
-        if self._matcher is None:
-            self._matcher = new_matcher()
         lane = self._spare
         if lane is None or lane.turn is not turn:
             lane = RealtimeLane(self._matcher, self._acc, turn, self._max_message_bytes)

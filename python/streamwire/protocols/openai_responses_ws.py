@@ -148,8 +148,9 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
         (``max_content_blocks`` caps each response's output items and parts)."""
         super().__init__(**options)
         self.phase: SessionPhase = "idle"
-        self._matcher: MessageMatcher | None = None
+        self._matcher = MessageMatcher(SHAPES, build={1: (text_delta_builder, 0)})
         self._spare: _DeltaLane | None = None
+        self._install_front(self._matcher, OpenAIResponsesSession)
 
     @property
     def previous_response_id(self) -> str | None:
@@ -164,42 +165,42 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
     # --- the fast lane: a text delta of the response in flight ------------------------
 
     def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        # The session's front (``_install_front``): a delta the lane's matcher
+        # takes is answered there; anything else comes to _feed_matched.
+        return self._matcher.feed(message)  # type: ignore[no-any-return]
+
+    def _feed_matched(self, message: Any, matched: tuple[Any, ...] | None) -> list[Event]:
         lane: Any = self._lane
-        if lane is not None:
+        if lane is not None and matched is not None:
             # What the general path would do with a text delta of SHAPES' exact
             # shape, for an open text part, in sequence (test_fast_lane_is_the_
             # general_path): append it and return its TextDelta. The matcher
-            # takes the deltas of the part the last one went to (a list back).
-            m = lane.match(message)
-            if m is not None:
-                if type(m) is list:
-                    self._last_runs = lane.runs
-                    return m
-                lane.flush()
-                _, number, item_id, index, event, size = m
-                machine = lane.machine
-                seq = machine.sequence
-                part = lane.part
-                if part is None or item_id != lane.item_id or index != lane.index:
-                    part = open_text_part(lane.parts, item_id, 0 if index is None else index)
-                if (
-                    part is not None
-                    and (number is None or (seq is not None and number == seq + 1))
-                    and size <= lane.max_bytes
-                ):
-                    if number is not None:
-                        machine.sequence = number
-                    lane.aim(item_id, index, part, machine.sequence)
-                    delta = event.text
-                    if not delta:
-                        lane.empty += 1
-                        self._last_runs = []
-                        return []
-                    part.chunks.append(delta)
-                    lane.text.append(delta)
-                    self._last_runs = lane.runs
-                    return [event]
-                lane.refuse(size)
+            # takes the deltas of the part the last one went to.
+            lane.flush()
+            _, number, item_id, index, event, size = matched
+            machine = lane.machine
+            seq = machine.sequence
+            part = lane.part
+            if part is None or item_id != lane.item_id or index != lane.index:
+                part = open_text_part(lane.parts, item_id, 0 if index is None else index)
+            if (
+                part is not None
+                and (number is None or (seq is not None and number == seq + 1))
+                and size <= lane.max_bytes
+            ):
+                if number is not None:
+                    machine.sequence = number
+                lane.aim(item_id, index, part, machine.sequence)
+                delta = event.text
+                if not delta:
+                    lane.empty += 1
+                    self._last_runs = []
+                    return []
+                part.chunks.append(delta)
+                lane.text.append(delta)
+                self._last_runs = lane.runs
+                return [event]
+            lane.refuse(size)
         return super().feed_message(message)
 
     def _open_lane(self) -> Lane | None:
@@ -209,8 +210,6 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
         machine = turn.machine
         if not turn.in_flight or machine.phase != "streaming":
             return None
-        if self._matcher is None:
-            self._matcher = MessageMatcher(SHAPES, build={1: (text_delta_builder, 0)})
         lane = self._spare
         if lane is None or lane.acc is not turn.acc:
             lane = _DeltaLane(
