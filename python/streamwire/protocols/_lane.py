@@ -20,7 +20,11 @@ comes back as the list of its one event, which the adapter returns as it is.
 ``flush`` hands the taken deltas on to the response's state (its part and
 its text), in order, before anything else touches that state. Anything
 else, including a match that does not fit, takes the general path, which
-closes the lane first and may open a new one after.
+closes the lane first and may open a new one after. Where the adapter
+installs the matcher as its front (``WebSocketSession._install_front``), a
+taken message does not even reach Python: ``MessageMatcher.feed`` answers
+it while the lane is open (``arm``; ``release`` when the lane closes) and
+hands the rest to the adapter's ``_feed_matched``.
 
 The lane defers the per-message counters (messages, their bytes, events):
 the matcher counts what it matched, the lane what it did not take (handed
