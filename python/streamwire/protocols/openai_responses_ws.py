@@ -167,7 +167,7 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
     def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
         # The session's front (``_install_front``): a delta the lane's matcher
         # takes is answered there; anything else comes to _feed_matched.
-        return self._matcher.feed(message)  # type: ignore[no-any-return]
+        return self._matcher.feed(message)
 
     def _feed_matched(self, message: Any, matched: tuple[Any, ...] | None) -> list[Event]:
         lane: Any = self._lane
