@@ -25,6 +25,7 @@ from chunking import split_at
 from fixture_replay import Fixture
 from gemini_streams import GEMINI_FIXTURES, RID, chunk, fixture, run, sse
 from streamwire.protocols import gemini, gemini_chunks
+from streamwire.result import ReadOnlyDict
 
 # --- the interface ----------------------------------------------------------------
 
@@ -476,3 +477,113 @@ def test_every_gemini_fixture_was_exercised() -> None:
         "12b-cancel",
     }
     assert twelve <= cases and len(cases) >= 11 + 32
+
+
+# --- the fast path's runs (TextUsageTaker) ------------------------------------------
+
+#: Usage snapshots as JSON text: the ones the Rust decoder takes, and the ones it
+#: declines (floats, wide or negative-zero integers, a lone surrogate, duplicate
+#: keys, deep nesting, not an object), which the Python fast path then takes.
+_USAGE_TEXTS = [
+    '{"promptTokenCount":1}',
+    '{"promptTokenCount":1}',
+    '{ "promptTokenCount" : 1 ,\t"candidatesTokenCount":2 }',
+    '{"candidatesTokenCount":2,"promptTokenCount":1}',
+    '{"promptTokenCount":1.0}',
+    '{"promptTokenCount":1e2}',
+    '{"promptTokenCount":true,"totalTokenCount":3}',
+    '{"promptTokenCount":-0,"totalTokenCount":4}',
+    '{"promptTokenCount":-7,"totalTokenCount":4}',
+    '{"promptTokenCount":12345678901234567890123}',
+    '{"promptTokenCount":123456789012345678}',
+    '{"trafficType":"ON_DEMAND"}',
+    '{"promptTokenCount":5,"a":"\\ud83d\\ude00 \\u00e9\\n\\"\\\\\\/\\b\\f\\r\\t",'
+    '"b":"caf\u00e9 \U0001f642"}',
+    '{"promptTokenCount":5,"a":"\\ud800"}',
+    '{"promptTokenCount":6,"promptTokenCount":7}',
+    '{"promptTokenCount":8,"x":[[[[1]]],[],{}],"y":{"z":null,"w":false,"v":true}}',
+    '{"promptTokenCount":9,"x":' + "[" * 40 + "]" * 40 + "}",
+    "[1]",
+    '{"thoughtsTokenCount":7}',
+    '{"candidatesTokenCount":8,"thoughtsTokenCount":2,"cachedContentTokenCount":5}',
+    '{"promptTokenCount":10,"k\\u0065y":1,"promptTokensDetails":[{"modality":"TEXT","tokenCount":10}]}',
+    "{}",
+    '{"promptTokenCount":14}',
+]
+
+
+def _usage_body(usages: list[str], texts: str = "abcdefghijklmnopqrstuvwxyz") -> bytes:
+    events = []
+    for i, usage in enumerate(usages):
+        text = texts[i % len(texts)] if i % 5 else ""
+        part = json.dumps({"candidates": [{"content": {"parts": [{"text": text}]}, "index": 0}]})
+        events.append(f'data: {part[:-1]},"usageMetadata":{usage}}}\r\n\r\n')
+    events.append(sse(chunk([{"text": "."}], "STOP")).decode())
+    return "".join(events).encode()
+
+
+def _replay(body: bytes, chunk_size: int) -> tuple[list[Any], sw.StreamResult]:
+    stream = sw.stream("gemini")
+    events = [
+        e for i in range(0, len(body), chunk_size) for e in stream.feed(body[i : i + chunk_size])
+    ]
+    events += stream.close()
+    return events, stream.result
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 4096])
+def test_taken_runs_match_the_general_path(chunk_size: int, monkeypatch: Any) -> None:
+    body = _usage_body(_USAGE_TEXTS)
+    taken = []
+    real = gemini_chunks.TextUsageTaker
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        taker = real(*args, **kwargs)
+        taken.append(taker)
+        return taker
+
+    monkeypatch.setattr(gemini_chunks, "TextUsageTaker", counting)
+    fast_events, fast = _replay(body, chunk_size)
+    assert sum(t.taken for t in taken) >= 10  # the Rust runs were taken
+    monkeypatch.setattr(gemini.GeminiStream, "shapes", None)
+    general_events, general = _replay(body, chunk_size)
+    assert fast_events == general_events
+    assert fast.usage == general.usage and fast.warnings == general.warnings
+    assert fast.text == general.text and fast.status == general.status
+    for f, g in zip(fast_events, general_events, strict=True):
+        if isinstance(f, sw.UsageReported):
+            assert type(f.usage.raw) is type(g.usage.raw) is ReadOnlyDict
+            assert list(f.usage.raw) == list(g.usage.raw)
+
+
+_FIGURE = st.one_of(st.integers(-(10**20), 10**20), st.booleans(), st.none(), st.floats(0, 9))
+_USAGE = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            k: _FIGURE
+            for k in (
+                "promptTokenCount",
+                "candidatesTokenCount",
+                "totalTokenCount",
+                "thoughtsTokenCount",
+                "cachedContentTokenCount",
+            )
+        },
+    ),
+    _ANY_JSON,
+)
+
+
+@given(st.lists(_USAGE, min_size=1, max_size=6))
+def test_taken_runs_match_the_general_path_for_any_usage(usages: list[Any]) -> None:
+    body = _usage_body([json.dumps(u, ensure_ascii=bool(i % 2)) for i, u in enumerate(usages)])
+    fast_events, fast = _replay(body, 4096)
+    saved = gemini.GeminiStream.shapes
+    gemini.GeminiStream.shapes = None
+    try:
+        general_events, general = _replay(body, 4096)
+    finally:
+        gemini.GeminiStream.shapes = saved
+    assert fast_events == general_events
+    assert fast.usage == general.usage and fast.warnings == general.warnings

@@ -26,6 +26,7 @@ __all__ = [
     "ShapeMatcher",
     "SseDecoder",
     "SseEvent",
+    "TextUsageTaker",
     "Utf8Decoder",
     "__version__",
     "encode_eventstream",
@@ -302,6 +303,55 @@ class Builder:
     def build(self, values: list[Any], *fixed: Any) -> list[Any]: ...
     def one(self, value: Any, *fixed: Any) -> Any:
         """``build([value], *fixed)[0]``, without the lists."""
+
+@final
+class TextUsageTaker:
+    """Takes a run of text-and-usage match tuples ``(template, text, index,
+    usage_text, response_id, ticket)`` in one call (Gemini's chunks):
+    ``take(units, start, out, index, texts, id_known, usage_text, usage_raw)``
+    takes ``units[start:]`` while each is a match of ``template`` for choice
+    ``index`` (None counts as 0), with a ``str`` text, no response id unless
+    ``id_known``, and a usage text that is absent, equal to the last one, or
+    one the Rust decoder takes (a strict JSON subset, its outer object built
+    as ``mapping``; anything else stops the run). Each taken unit's non-empty
+    text is appended to ``texts`` and its ``text.one(text, index)`` to
+    ``out``; a changed snapshot (not equal to the last mapping, with an
+    integer under one of ``required``) gives ``usage.one(*sums, False, raw,
+    None...)`` (each figure the sum of its keys' integers, or None) and
+    ``reported.one(usage)`` in ``out``. Returns the index of the first unit
+    not taken; ``usage_text``, ``usage_raw`` and ``usage`` (the last
+    ``Usage`` built by that call, or None) hold the state it ended in."""
+
+    def __new__(
+        cls,
+        template: int,
+        *,
+        text: Builder,
+        usage: Builder,
+        reported: Builder,
+        mapping: type[dict[str, Any]],
+        figures: list[list[str]],
+        required: list[str],
+    ) -> TextUsageTaker: ...
+    def take(
+        self,
+        units: list[Any],
+        start: int,
+        out: list[Any],
+        index: int,
+        texts: list[str],
+        id_known: bool,
+        usage_text: str | None,
+        usage_raw: object,
+    ) -> int: ...
+    @property
+    def usage_text(self) -> str | None: ...
+    @property
+    def usage_raw(self) -> Any: ...
+    @property
+    def usage(self) -> Any: ...
+    @property
+    def taken(self) -> int: ...
 
 def utf8_length(text: str) -> int:
     """``len(text.encode("utf-8", "surrogatepass"))``, without building the bytes."""

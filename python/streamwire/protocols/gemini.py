@@ -69,6 +69,7 @@ class GeminiStream(SseStream):
         self._chunks = GeminiChunks(self._acc, max_candidates=max_candidates)
         self._on_chunk = self._chunks.on_chunk
         self._fast_text = self._chunks.fast_text
+        self._take = self._chunks.take
         #: ``sniff`` until the first non-blank byte, then ``sse`` or ``json``.
         self._mode = "sniff"
         self._json: JsonBody | None = None
@@ -107,13 +108,24 @@ class GeminiStream(SseStream):
     def _on_sse(self, events: Sequence[SseEvent | tuple[Any, ...]], out: list[Event]) -> None:
         on_chunk = self._on_chunk
         fast_text = self._fast_text
-        for event in events:
+        take = self._take
+        at, count = 0, len(events)
+        while at < count:
+            event = events[at]
             if isinstance(event, tuple):
-                # A chunk of SHAPES, matched in Rust while framing (gemini_chunks.py).
+                # A chunk of SHAPES, matched in Rust while framing (gemini_chunks.py):
+                # a run taken in Rust, or this one by fast_text, or the general path.
+                end = take(events, at, out)
+                if end != at:
+                    at = end
+                    continue
                 _, text, index, usage, response_id, ticket = event
+                at += 1
                 if fast_text(text, index, usage, response_id, out):
                     continue
                 event = self._decoder.matched_event(ticket)
+            else:
+                at += 1
             if event.event != "message":
                 out.append(self._acc.unknown_event(event.event, event.data))
                 continue

@@ -72,18 +72,20 @@ changes on every chunk).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from .._core import Builder, ShapeMatcher
+from .._core import Builder, ShapeMatcher, TextUsageTaker
 from .._json import loads
 from ..accumulate import Accumulator, ChoiceState
 from ..events import (
     Event,
     MessageStarted,
     StopReason,
+    UsageReported,
     new_text_delta,
     new_usage_reported,
+    text_delta_builder,
 )
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
@@ -210,6 +212,15 @@ class GeminiChunks:
         self._usage_final = False
         #: The JSON text of the last usage the fast path saw (None: unknown).
         self._usage_text: str | None = None
+        self._taker = TextUsageTaker(
+            0,
+            text=text_delta_builder,
+            usage=_USAGE,
+            reported=_REPORTED,
+            mapping=ReadOnlyDict,
+            figures=_FIGURES,
+            required=_REQUIRED,
+        )
         acc.content_view = self.provider_content
 
     def provider_content(self) -> tuple[dict[str, Any], ...]:
@@ -222,6 +233,33 @@ class GeminiChunks:
     def on_chunk(self, chunk: Any, out: list[Event]) -> None:
         """Applies one decoded chunk (one SSE event's data, one array element)."""
         self._on_chunk(chunk, out)
+
+    def take(self, units: Sequence[Any], at: int, out: list[Event]) -> int:
+        """The fast path for a run: takes the chunks of ``SHAPES`` from
+        ``units[at]`` on (match tuples, ``units[at]`` one) in Rust while each
+        would take ``fast_text``'s path without a branch (the candidate's
+        plain text run open, the usage not final, a snapshot the Rust decoder
+        takes), doing exactly what it does (``_core.TextUsageTaker``); returns
+        the index of the first unit not taken."""
+        if type(units) is not list:
+            return at
+        index = units[at][2]
+        cand = self.candidates.get(0 if index is None else index)
+        if cand is None or not cand.plain or cand.state.terminal or self._usage_final:
+            return at
+        taker = self._taker
+        state = cand.state
+        known = self.parts.response_id is not None
+        end: int = taker.take(
+            units, at, out, state.index, state.text, known, self._usage_text, self._usage_raw
+        )
+        if end != at:
+            self._usage_text = taker.usage_text
+            usage = taker.usage
+            if usage is not None:
+                self._usage_raw = taker.usage_raw
+                self._acc.usage = usage
+        return end
 
     def fast_text(
         self,
@@ -249,8 +287,11 @@ class GeminiChunks:
             state.text.append(text)
             out.append(new_text_delta(text, state.index))
         if usage_text is not None and (usage_text != self._usage_text or self._usage_final):
-            self._on_usage(loads(usage_text), out)
-            self._usage_text = usage_text
+            raw = loads(usage_text)
+            if raw is not None:  # a null usageMetadata is none, as on the general path
+                self._on_usage(raw, out)
+            if type(raw) is dict:  # anything else is warned about (or ignored) each time
+                self._usage_text = usage_text
         return True
 
     def _on_chunk(self, chunk: Any, out: list[Event]) -> None:
@@ -474,10 +515,7 @@ class GeminiChunks:
 #: ``Usage(...)`` with every field given, built fast (``events.py``), as
 #: ``_new_usage(input, output, total, cache_read, reasoning, final, raw,
 #: cache_creation)``.
-_new_usage: Callable[
-    [int | None, int | None, int | None, int | None, int | None, bool, Mapping[str, Any], None],
-    Usage,
-] = Builder(
+_USAGE = Builder(
     Usage,
     "input_tokens",
     "output_tokens",
@@ -487,7 +525,23 @@ _new_usage: Callable[
     "final",
     "raw",
     "cache_creation_tokens",
-).one
+)
+_new_usage: Callable[
+    [int | None, int | None, int | None, int | None, int | None, bool, Mapping[str, Any], None],
+    Usage,
+] = _USAGE.one
+_REPORTED = Builder(UsageReported, "usage")
+#: ``_on_usage``'s figures for ``TextUsageTaker``: the keys each of
+#: ``_USAGE``'s first fields sums, and those of which one must be an integer
+#: for a snapshot to be a report.
+_FIGURES = [
+    ["promptTokenCount"],
+    ["candidatesTokenCount", "thoughtsTokenCount"],
+    ["totalTokenCount"],
+    ["cachedContentTokenCount"],
+    ["thoughtsTokenCount"],
+]
+_REQUIRED = ["promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount"]
 
 
 def _carries(parts: list[Any]) -> bool:

@@ -111,13 +111,22 @@ class JsonBody:
         shapes = self.shapes
         try:
             items = scanner.feed(data) if shapes is None else scanner.feed_matched(data, shapes)
-            for item in items:
+            chunks = self._chunks
+            at, count = 0, len(items)
+            while at < count:
+                item = items[at]
                 if isinstance(item, tuple):
+                    end = chunks.take(items, at, out)
+                    if end != at:
+                        at = end
+                        continue
+                    at += 1
                     _, text, index, usage, response_id, ticket = item
-                    if self._chunks.fast_text(text, index, usage, response_id, out):
+                    if chunks.fast_text(text, index, usage, response_id, out):
                         continue
                     self._element(scanner.matched_element(ticket), out)
                 else:
+                    at += 1
                     self._element(item, out)
         except RecursionError:
             self.stopped = True  # the rest is counted, not parsed

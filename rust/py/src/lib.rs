@@ -10,10 +10,12 @@ mod buffer;
 mod errors;
 mod eventstream;
 mod json_array;
+mod json_value;
 mod message;
 mod objects;
 mod shape;
 mod sse;
+mod taker;
 mod text;
 
 /// The extension module.
@@ -26,6 +28,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     json_array::register(m)?;
     eventstream::register(m)?;
     objects::register(m)?;
+    taker::register(m)?;
     m.add_function(wrap_pyfunction!(text::utf8_length, m)?)?;
     m.add_function(wrap_pyfunction!(buffer::release_gil_bytes, m)?)?;
     m.add("DEFAULT_RELEASE_GIL_BYTES", buffer::DEFAULT_RELEASE_GIL_BYTES)?;

@@ -89,6 +89,11 @@ impl Builder {
 }
 
 impl Builder {
+    /// How many fixed values `make` takes.
+    pub(crate) fn fixed_count(&self) -> usize {
+        self.fields.len()
+    }
+
     pub(crate) fn check_fixed(&self, given: usize) -> PyResult<()> {
         if given == self.fields.len() {
             return Ok(());

@@ -1,0 +1,346 @@
+//! A small JSON object decoded straight into Python objects, or declined.
+//!
+//! A usage snapshot (Gemini sends one on every chunk) is a small object of
+//! integers, short strings and a nested list or two. Decoding its text with
+//! `json.loads` (or orjson) and then copying the result into the read-only
+//! mapping a result carries costs more than everything else a chunk needs.
+//! [`decode_object`] builds the same value directly, its outer object as an
+//! instance of the given `dict` subclass, for a strict subset of JSON
+//! (RFC 8259), and declines (None) everything else, so that the caller
+//! decodes those with the package's own decoder:
+//!
+//! * objects, arrays, strings, `true`, `false`, `null`, JSON whitespace;
+//! * integers of at most 18 digits, never `-0` (they fit `i64`; no float,
+//!   fraction or exponent: whether two float parsers round alike is not
+//!   worth proving here);
+//! * strings with only the JSON escapes, `\u` surrogates only as a pair
+//!   (a lone surrogate, which `json` accepts and orjson refuses, declines);
+//! * at most [`MAX_DEPTH`] levels, no duplicate key in any object.
+//!
+//! For anything it accepts, the value equals what `json.loads` gives (and
+//! what orjson gives: the two agree on this subset), with the same key
+//! order. Object keys come from a small cache of interned strings, as a
+//! stream's snapshots repeat the same keys.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyType};
+
+use crate::text::new_str;
+
+/// The deepest nesting decoded; deeper declines.
+pub(crate) const MAX_DEPTH: usize = 32;
+/// The most digits of an integer (fits `i64` unchecked).
+const MAX_INT_DIGITS: usize = 18;
+/// Keys kept in a [`KeyCache`], and the longest one kept.
+const MAX_KEYS: usize = 64;
+const MAX_KEY_BYTES: usize = 64;
+
+/// Interned `str` objects for the object keys a stream keeps sending.
+#[derive(Default)]
+pub(crate) struct KeyCache {
+    keys: Vec<(Box<str>, Py<PyString>)>,
+}
+
+impl KeyCache {
+    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyString>> {
+        if let Some((_, cached)) = self.keys.iter().find(|(k, _)| &**k == key) {
+            return Ok(cached.bind(py).clone());
+        }
+        let fresh = PyString::intern(py, key);
+        if self.keys.len() < MAX_KEYS && key.len() <= MAX_KEY_BYTES {
+            self.keys.push((key.into(), fresh.clone().unbind()));
+        }
+        Ok(fresh)
+    }
+}
+
+/// `text` decoded, its outer value an object built as an instance of
+/// `mapping` (a `dict` subclass whose constructor takes no arguments), or
+/// None when `text` is not in the subset (see the module docs).
+///
+/// `ints` gets the outer object's integer members: each key's address (an interned
+/// `str`, the same object as `PyString::intern` gives for its text) and value.
+pub(crate) fn decode_object<'py>(
+    py: Python<'py>,
+    text: &str,
+    mapping: &Bound<'py, PyType>,
+    keys: &mut KeyCache,
+    ints: &mut Vec<(usize, i64)>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    ints.clear();
+    let mut d = Decoder { py, text, b: text.as_bytes(), i: 0, keys, ints };
+    d.ws();
+    if d.peek() != Some(b'{') {
+        return Ok(None);
+    }
+    let outer = new_mapping(mapping)?;
+    let Ok(outer) = outer.downcast_into::<PyDict>() else { return Ok(None) };
+    if !d.fill_object(&outer, 1)? {
+        return Ok(None);
+    }
+    d.ws();
+    Ok((d.i == d.b.len()).then_some(outer))
+}
+
+/// Whether `mapping(*)` is an empty `dict` made by `dict`'s own `__new__`
+/// and `__init__` (which [`new_mapping`] relies on).
+pub(crate) fn plain_mapping(mapping: &Bound<'_, PyType>) -> PyResult<bool> {
+    let py = mapping.py();
+    let dict = py.get_type::<PyDict>();
+    Ok(mapping.is_subclass(&dict)?
+        && mapping.getattr("__new__")?.is(&dict.getattr("__new__")?)
+        && mapping.getattr("__init__")?.is(&dict.getattr("__init__")?))
+}
+
+/// An empty instance of `mapping` (a [`plain_mapping`]): its `tp_new` with
+/// no arguments, which is `mapping()` without the call's dispatch (`dict`'s
+/// `__init__` does nothing without arguments).
+fn new_mapping<'py>(mapping: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    let py = mapping.py();
+    let tp = mapping.as_type_ptr();
+    let args = pyo3::types::PyTuple::empty(py);
+    // SAFETY: a live type object whose `tp_new` is dict's (checked by the
+    // caller through `plain_mapping`), called as `type.__call__` calls it;
+    // returns a new reference or NULL with an exception set.
+    unsafe {
+        let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_new);
+        if slot.is_null() {
+            return mapping.call0();
+        }
+        let new: ffi::newfunc = std::mem::transmute(slot);
+        Bound::from_owned_ptr_or_err(py, new(tp, args.as_ptr(), std::ptr::null_mut()))
+    }
+}
+
+struct Decoder<'a, 'py, 'k> {
+    py: Python<'py>,
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+    keys: &'k mut KeyCache,
+    ints: &'k mut Vec<(usize, i64)>,
+}
+
+/// `Ok(None)`: declined; else the value, and its value if it is an integer.
+type Decoded<'py> = PyResult<Option<(Bound<'py, PyAny>, Option<i64>)>>;
+
+impl<'a, 'py> Decoder<'a, 'py, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Decoded<'py> {
+        let py = self.py;
+        self.ws();
+        let value = match self.peek() {
+            Some(b'{') => {
+                if depth >= MAX_DEPTH {
+                    return Ok(None);
+                }
+                let dict = PyDict::new(py);
+                self.fill_object(&dict, depth + 1)?.then(|| dict.into_any())
+            }
+            Some(b'[') => {
+                if depth >= MAX_DEPTH {
+                    return Ok(None);
+                }
+                self.array(depth + 1)?
+            }
+            Some(b'"') => match self.string() {
+                Some(s) => Some(new_str(py, &s)?.into_any()),
+                None => None,
+            },
+            Some(b't') => self.word(b"true").then(|| PyBool::new(py, true).to_owned().into_any()),
+            Some(b'f') => self.word(b"false").then(|| PyBool::new(py, false).to_owned().into_any()),
+            Some(b'n') => self.word(b"null").then(|| py.None().into_bound(py)),
+            Some(b'-' | b'0'..=b'9') => {
+                return Ok(self.int().map(|v| {
+                    (v.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {}), Some(v))
+                }));
+            }
+            _ => None,
+        };
+        Ok(value.map(|v| (v, None)))
+    }
+
+    fn word(&mut self, word: &[u8]) -> bool {
+        if self.b.get(self.i..self.i + word.len()) == Some(word) {
+            self.i += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The members of the object at `self.i` (a `{`) into `dict`; false: declined.
+    fn fill_object(&mut self, dict: &Bound<'py, PyDict>, depth: usize) -> PyResult<bool> {
+        self.i += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(true);
+        }
+        let mut members = 0usize;
+        loop {
+            self.ws();
+            if self.peek() != Some(b'"') {
+                return Ok(false);
+            }
+            let Some(key) = self.string() else { return Ok(false) };
+            let key = self.keys.get(self.py, &key)?;
+            self.ws();
+            if self.peek() != Some(b':') {
+                return Ok(false);
+            }
+            self.i += 1;
+            let Some((value, int)) = self.value(depth)? else { return Ok(false) };
+            if let (1, Some(int)) = (depth, int) {
+                self.ints.push((key.as_ptr() as usize, int));
+            }
+            dict.set_item(key, value)?;
+            members += 1;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {
+                    self.i += 1;
+                    // A repeated key leaves fewer entries than members.
+                    return Ok(dict.len() == members);
+                }
+                _ => return Ok(false),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = self.py;
+        self.i += 1;
+        let list = PyList::empty(py);
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(Some(list.into_any()));
+        }
+        loop {
+            let Some((item, _)) = self.value(depth)? else { return Ok(None) };
+            list.append(item)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(Some(list.into_any()));
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// The string at `self.i` (a quote), unescaped; None: declined.
+    fn string(&mut self) -> Option<std::borrow::Cow<'a, str>> {
+        let start = self.i + 1;
+        let rest = self.b.get(start..)?;
+        let end = start + rest.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let text: &'a str = self.text;
+        if self.b.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            return text.get(start..end).map(std::borrow::Cow::Borrowed);
+        }
+        let mut owned = String::from(text.get(start..end)?);
+        let mut at = end;
+        loop {
+            match *self.b.get(at)? {
+                b'"' => {
+                    self.i = at + 1;
+                    return Some(std::borrow::Cow::Owned(owned));
+                }
+                b'\\' => {
+                    let (c, len) = self.escape(at)?;
+                    owned.push(c);
+                    at += len;
+                }
+                c if c < 0x20 => return None,
+                _ => {
+                    let from = at;
+                    let run =
+                        self.b.get(from..)?.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+                    owned.push_str(text.get(from..from + run)?);
+                    at = from + run;
+                }
+            }
+        }
+    }
+
+    fn escape(&self, at: usize) -> Option<(char, usize)> {
+        let c = match self.b.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4(at + 2)?;
+                return match unit {
+                    0xD800..=0xDBFF => {
+                        if self.b.get(at + 6..at + 8) != Some(b"\\u") {
+                            return None;
+                        }
+                        let low = self.hex4(at + 8)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        Some((char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?, 12))
+                    }
+                    0xDC00..=0xDFFF => None,
+                    _ => Some((char::from_u32(unit)?, 6)),
+                };
+            }
+            _ => return None,
+        };
+        Some((c, 2))
+    }
+
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let digits = self.b.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))
+    }
+
+    /// An integer of at most [`MAX_INT_DIGITS`] digits, not `-0`, with no
+    /// fraction or exponent after it.
+    fn int(&mut self) -> Option<i64> {
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.i += 1;
+        }
+        let start = self.i;
+        match self.peek()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => {
+                while let Some(b'0'..=b'9') = self.peek() {
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) || self.i - start > MAX_INT_DIGITS {
+            return None;
+        }
+        let magnitude =
+            self.b.get(start..self.i)?.iter().fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+        match (negative, magnitude) {
+            (true, 0) => None,
+            (true, m) => Some(-m),
+            (false, m) => Some(m),
+        }
+    }
+}
