@@ -19,8 +19,6 @@
 //! [`ErrorKind::EventTooLarge`]. After an error the splitter takes nothing
 //! more (it counts the bytes).
 
-use memchr::{memchr2, memchr3};
-
 use crate::error::{ErrorKind, FramingError};
 
 /// Where the splitter is between elements (or inside one).
@@ -75,6 +73,57 @@ pub fn next_state(state: ArrayState, byte: u8) -> Option<ArrayState> {
         (First | After, b']') => Some(End),
         (After, b',') => Some(Next),
         _ => None,
+    }
+}
+
+/// Eight copies of a byte's lowest bit, and of its highest.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The candidate structural bytes of a slice, eight bytes at a time: for each
+/// word, its offset and a mask with the high bit of each byte that may be a
+/// `"`, `\\`, `{` or `}`.
+///
+/// An element's structural bytes are a few bytes apart (keys, short values),
+/// where a `memchr` call per byte found costs more than the search. Each
+/// byte's flag comes from the has-zero-byte trick on the word XOR the target,
+/// which flags every target byte and may wrongly flag a byte just *above* a
+/// flagged one (a borrow propagates upwards), never one below; so the caller
+/// checks each flagged byte, in order.
+struct Specials<'d> {
+    words: std::slice::ChunksExact<'d, u8>,
+    offset: usize,
+    tail: Option<(usize, &'d [u8])>,
+}
+
+impl<'d> Specials<'d> {
+    fn new(data: &'d [u8]) -> Self {
+        let words = data.chunks_exact(8);
+        let tail = Some((data.len() - words.remainder().len(), words.remainder()));
+        Specials { words, offset: 0, tail }
+    }
+}
+
+impl Iterator for Specials<'_> {
+    type Item = (usize, u64);
+
+    fn next(&mut self) -> Option<(usize, u64)> {
+        if let Some(word) = self.words.next() {
+            let v = u64::from_le_bytes(word.try_into().ok()?);
+            let flag = |target: u8| {
+                let x = v ^ (ONES * u64::from(target));
+                x.wrapping_sub(ONES) & !x
+            };
+            let offset = self.offset;
+            self.offset += 8;
+            return Some((offset, (flag(b'"') | flag(b'\\') | flag(b'{') | flag(b'}')) & HIGHS));
+        }
+        let (offset, tail) = self.tail.take()?;
+        let flags = tail.iter().enumerate().fold(0u64, |flags, (i, &c)| {
+            let special = matches!(c, b'"' | b'\\' | b'{' | b'}');
+            flags | (u64::from(special) << (8 * i + 7))
+        });
+        Some((offset, flags))
     }
 }
 
@@ -169,49 +218,38 @@ impl ArraySplitter {
         element: &mut impl FnMut(&[u8]),
     ) -> Result<&'d [u8], FramingError> {
         let room = self.max_element_bytes.saturating_sub(self.buf.len());
-        let mut i = 0;
-        let end = loop {
-            if i >= data.len() {
-                break None;
-            }
-            let rest = &data[i..];
-            if self.escaped {
-                self.escaped = false;
-                i += 1;
-                continue;
-            }
-            if self.in_string {
-                // The string's end: an unescaped quote. A backslash escapes the next byte.
-                match memchr2(b'"', b'\\', rest) {
-                    None => i = data.len(),
-                    Some(k) if rest[k] == b'"' => {
-                        self.in_string = false;
-                        i += k + 1;
-                    }
-                    Some(k) => {
-                        self.escaped = true;
-                        i += k + 1;
-                    }
+        // An escape pending from the last feed covers this feed's first byte.
+        let mut skip = if std::mem::take(&mut self.escaped) { Some(0) } else { None };
+        let mut end = None;
+        'scan: for (offset, mut flags) in Specials::new(data) {
+            while flags != 0 {
+                let k = offset + (flags.trailing_zeros() / 8) as usize;
+                flags &= flags - 1;
+                let Some(&byte) = data.get(k) else { break 'scan };
+                if skip == Some(k) {
+                    continue; // the byte a backslash escapes
                 }
-                continue;
-            }
-            match memchr3(b'"', b'{', b'}', rest) {
-                None => i = data.len(),
-                Some(k) => {
-                    i += k + 1;
-                    match rest[k] {
-                        b'"' => self.in_string = true,
-                        b'{' => self.depth += 1,
-                        _ => {
-                            self.depth = self.depth.saturating_sub(1);
-                            if self.depth == 0 {
-                                break Some(i);
-                            }
+                match byte {
+                    b'"' => self.in_string = !self.in_string,
+                    // A backslash escapes the next byte (inside a string only).
+                    b'\\' if self.in_string => skip = Some(k + 1),
+                    b'{' if !self.in_string => self.depth += 1,
+                    b'}' if !self.in_string => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            end = Some(k + 1);
+                            break 'scan;
                         }
                     }
+                    // A false flag (see `Specials`), or a byte that does not
+                    // count where it is.
+                    _ => {}
                 }
             }
-        };
+        }
+        if end.is_none() && skip == Some(data.len()) {
+            self.escaped = true;
+        }
         let taken = end.unwrap_or(data.len());
         if taken > room {
             let at = self.consumed;
