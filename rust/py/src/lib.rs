@@ -1,7 +1,9 @@
 //! The PyO3 binding of `streamwire-core`, built as `streamwire._core`.
 //!
 //! This crate converts types and errors and nothing else: framing semantics
-//! live in `streamwire-core`, protocol semantics in the Python package.
+//! live in `streamwire-core`, protocol semantics in the Python package, which
+//! hands the objects this crate builds for it their rules as data (`Builder`,
+//! `TextUsageTaker`).
 #![deny(missing_docs)]
 
 use pyo3::prelude::*;
