@@ -262,7 +262,7 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                     return Some(std::borrow::Cow::Owned(owned));
                 }
                 b'\\' => {
-                    let (c, len) = self.escape(at)?;
+                    let (c, len) = streamwire_core::shape::escape(self.b, at)?;
                     owned.push(c);
                     at += len;
                 }
@@ -276,43 +276,6 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                 }
             }
         }
-    }
-
-    fn escape(&self, at: usize) -> Option<(char, usize)> {
-        let c = match self.b.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = self.hex4(at + 2)?;
-                return match unit {
-                    0xD800..=0xDBFF => {
-                        if self.b.get(at + 6..at + 8) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = self.hex4(at + 8)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        Some((char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?, 12))
-                    }
-                    0xDC00..=0xDFFF => None,
-                    _ => Some((char::from_u32(unit)?, 6)),
-                };
-            }
-            _ => return None,
-        };
-        Some((c, 2))
-    }
-
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let digits = self.b.get(at..at + 4)?;
-        digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))
     }
 
     /// An integer of at most [`MAX_INT_DIGITS`] digits, not `-0`, with no

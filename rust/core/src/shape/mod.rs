@@ -88,6 +88,7 @@ mod spec;
 mod tests;
 
 pub use cache::ShapeCache;
+pub use scan::escape;
 pub use spec::{Spec, SpecError};
 
 /// The most captures one template may have.

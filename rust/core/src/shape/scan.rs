@@ -418,52 +418,13 @@ impl<'a> Scanner<'a, '_> {
                 b'\\' => {
                     let text = owned.get_or_insert_with(|| String::with_capacity(2 * (at - start) + 32));
                     text.push_str(segment);
-                    let (c, len) = self.escape(at)?;
+                    let (c, len) = escape(self.b, at)?;
                     text.push(c);
                     start = at + len;
                 }
                 _ => return None,
             }
         }
-    }
-
-    /// The escape at `at` (a backslash): its character and length.
-    fn escape(&self, at: usize) -> Option<(char, usize)> {
-        let c = match self.b.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = self.hex4(at + 2)?;
-                return match unit {
-                    0xD800..=0xDBFF => {
-                        if self.b.get(at + 6..at + 8) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = self.hex4(at + 8)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        Some((char::from_u32(code)?, 12))
-                    }
-                    0xDC00..=0xDFFF => None,
-                    _ => Some((char::from_u32(unit)?, 6)),
-                };
-            }
-            _ => return None,
-        };
-        Some((c, 2))
-    }
-
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let digits = self.b.get(at..at + 4)?;
-        digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))
     }
 
     /// A number's digits: `(digits before the point, has a fraction)`.
@@ -603,4 +564,44 @@ impl<'a> Scanner<'a, '_> {
             _ => None,
         }
     }
+}
+
+/// The JSON escape at `b[at]` (a backslash): its character and its length in
+/// bytes; None for an escape RFC 8259 does not define, or a `\u` surrogate
+/// that is not half of a pair (which `serde_json` refuses).
+pub fn escape(b: &[u8], at: usize) -> Option<(char, usize)> {
+    let hex4 = |at: usize| {
+        let digits = b.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))
+    };
+    let c = match b.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = hex4(at + 2)?;
+            return match unit {
+                0xD800..=0xDBFF => {
+                    if b.get(at + 6..at + 8) != Some(b"\\u") {
+                        return None;
+                    }
+                    let low = hex4(at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                    Some((char::from_u32(code)?, 12))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(unit)?, 6)),
+            };
+        }
+        _ => return None,
+    };
+    Some((c, 2))
 }
