@@ -238,6 +238,7 @@ def fixture_manifest(recording: Any, case: str, raw_name: str, raw: bytes) -> di
     """A ``streamwire-fixture/1`` manifest for a recording's body (fixtures/README.md)."""
     from . import __version__
     from .io._wire import request_id
+    from .io.record import fixture_head
 
     result = recording.result or {}
     calls = [c for choice in result.get("choices", []) for c in choice.get("tool_calls", [])]
@@ -257,15 +258,9 @@ def fixture_manifest(recording: Any, case: str, raw_name: str, raw: bytes) -> di
         if result.get("error") is None
         else {k: result["error"].get(k) for k in ("phase", "type", "code")},
     }
+    provider = _PROVIDERS.get(recording.protocol.split("-")[0], "unknown")
     return {
-        "format": "streamwire-fixture/1",
-        "case": case,
-        "raw": raw_name,
-        "sha256": hashlib.sha256(raw).hexdigest(),
-        "size": len(raw),
-        "provider": _PROVIDERS.get(recording.protocol.split("-")[0], "unknown"),
-        "protocol": recording.protocol,
-        "origin": "recorded",
+        **fixture_head(case, raw_name, raw, provider, recording.protocol),
         "provenance": {
             "recorded_with": f"streamwire record (streamwire {__version__})",
             "url": (recording.request or {}).get("url"),

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -70,6 +71,8 @@ from .serialize import event_dict, jsonable, result_dict
 __all__ = ["FORMAT", "RecordedChunk", "Recorder", "Recording"]
 
 FORMAT = "streamwire-recording/1"
+#: The manifest format a recorded body becomes as a fixture (fixtures/README.md).
+FIXTURE_FORMAT = "streamwire-fixture/1"
 
 
 @dataclass(slots=True)
@@ -232,6 +235,23 @@ class Recording:
         from ._redact import redact_recording
 
         return redact_recording(self)
+
+
+def fixture_head(
+    case: str, raw_name: str, body: bytes, provider: str, protocol: str
+) -> dict[str, Any]:
+    """The fields a recorded fixture's manifest opens with: which body it is
+    (``raw_name``, its SHA-256 and size) and where it came from."""
+    return {
+        "format": FIXTURE_FORMAT,
+        "case": case,
+        "raw": raw_name,
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "size": len(body),
+        "provider": provider,
+        "protocol": protocol,
+        "origin": "recorded",
+    }
 
 
 def _dump(value: Any) -> str:

@@ -19,7 +19,6 @@ info and key-like query parameters, ``streamwire.io``).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import platform
 import sys
@@ -30,6 +29,7 @@ from urllib.parse import urlsplit
 
 from .. import __version__
 from ..io._wire import redact_url, request_id, to_headers
+from ..io.record import fixture_head
 from .cases import CASES
 from .client import Observation, client_request, observe
 from .names import CLIENTS
@@ -80,15 +80,9 @@ def _manifest(
             "tool_call_count": len(result.tool_calls),
             "usage": usage,
         }
+    provider = urlsplit(obs.url).hostname or "unknown"
     return {
-        "format": "streamwire-fixture/1",
-        "case": name,
-        "raw": raw,
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "size": len(data),
-        "provider": urlsplit(obs.url).hostname or "unknown",
-        "protocol": protocol,
-        "origin": "recorded",
+        **fixture_head(name, raw, data, provider, protocol),
         "provenance": {
             "transform": "streamwire check --upstream: the body as received, unmodified",
             "license": "review before committing: the provider's terms apply",
