@@ -342,6 +342,24 @@ def test_a_json_body_is_read_as_json_and_blank_lines_before_sse_are_sse() -> Non
 # --- the fast path ----------------------------------------------------------------
 
 
+def test_the_sink_takes_matches_before_they_become_tuples(monkeypatch: Any) -> None:
+    chunks = [
+        chunk([{"text": t}], usageMetadata={"promptTokenCount": i}) for i, t in enumerate("abcdef")
+    ]
+    body = sse(*chunks, chunk([{"text": "."}], "STOP"))
+    stream = sw.stream("gemini")
+    events = stream.feed(body[:300])  # the first chunk starts the candidate
+    events += stream.feed(body[300:])
+    taker = stream._chunks._taker
+    assert taker.sunk >= 3  # taken by the decoder's sink, in the last call
+    events += stream.close()
+    with monkeypatch.context() as unsunk:
+        unsunk.setattr(gemini_chunks.GeminiChunks, "arm", lambda self: None)
+        _, plain = run(body)
+    assert events == plain
+    assert stream.result.text == "abcdef."
+
+
 @pytest.mark.parametrize("fixture", GEMINI_FIXTURES, ids=lambda f: f.name)
 def test_fast_path_matches_general_path(fixture: Fixture, monkeypatch: Any) -> None:
     data = fixture.fed_bytes()
@@ -545,9 +563,13 @@ def test_taken_runs_match_the_general_path(chunk_size: int, monkeypatch: Any) ->
     monkeypatch.setattr(gemini_chunks, "TextUsageTaker", counting)
     fast_events, fast = _replay(body, chunk_size)
     assert sum(t.taken for t in taken) >= 10  # the Rust runs were taken
+    # The runs again with no sink: every match becomes a tuple first.
+    with monkeypatch.context() as unsunk:
+        unsunk.setattr(gemini_chunks.GeminiChunks, "arm", lambda self: None)
+        tuple_events, _ = _replay(body, chunk_size)
     monkeypatch.setattr(gemini.GeminiStream, "shapes", None)
     general_events, general = _replay(body, chunk_size)
-    assert fast_events == general_events
+    assert fast_events == general_events == tuple_events
     assert fast.usage == general.usage and fast.warnings == general.warnings
     assert fast.text == general.text and fast.status == general.status
     for f, g in zip(fast_events, general_events, strict=True):

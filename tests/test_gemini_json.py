@@ -28,7 +28,7 @@ from chunking import chunkings, split_at
 from fixture_replay import Fixture, manifests
 from json_array_reference import ArrayScanner
 from streamwire._core import ArraySplitter
-from streamwire.protocols import gemini_json
+from streamwire.protocols import gemini_chunks, gemini_json
 
 _BYTES = {
     "space": b" ",
@@ -322,9 +322,12 @@ def test_fast_path_matches_general_path(monkeypatch: Any) -> None:
     fixtures = [f for f in manifests() if f.protocol == "gemini-json"]
     assert fixtures
     fast = [f.replay(split_at(f.raw, range(0, len(f.raw), 101)))[1] for f in fixtures]
+    with monkeypatch.context() as unsunk:  # every match a tuple first, no sink
+        unsunk.setattr(gemini_chunks.GeminiChunks, "arm", lambda self: None)
+        tuples = [f.replay(split_at(f.raw, range(0, len(f.raw), 101)))[1] for f in fixtures]
     monkeypatch.setattr(gemini_json.JsonBody, "shapes", None)
     general = [f.replay(split_at(f.raw, range(0, len(f.raw), 101)))[1] for f in fixtures]
-    assert fast == general
+    assert fast == general == tuples
 
 
 @given(

@@ -94,13 +94,20 @@ class SseDecoder:
     ) -> SseDecoder: ...
     def feed(self, data: Buffer) -> list[SseEvent]:
         """Decodes a chunk; returns the events it completed."""
-    def feed_matched(self, data: Buffer, shapes: ShapeMatcher) -> list[SseEvent | tuple[Any, ...]]:
+    def feed_matched(
+        self,
+        data: Buffer,
+        shapes: ShapeMatcher,
+        sink: TextUsageTaker | None = None,
+        out: list[Any] | None = None,
+    ) -> list[SseEvent | tuple[Any, ...]]:
         """Decodes a chunk like ``feed``, matching each event's data against
         ``shapes``: an event whose data matches a template (and whose block set
         no ``retry``) becomes the tuple ``(template, *captures, ticket)``
         instead of an ``SseEvent``, or joins a run tuple (``ShapeMatcher(...,
         runs=True)``). ``matched_event(ticket)`` gives the event back until
-        the decoder's next call."""
+        the decoder's next call. An armed ``sink`` takes the matches at the
+        head of the call first, its events appended to ``out``."""
     def matched_event(self, ticket: int) -> SseEvent:
         """The ``SseEvent`` of a match tuple's ``ticket`` from the last
         ``feed_matched`` call (equal to what ``feed`` would have returned);
@@ -201,10 +208,18 @@ class ArraySplitter:
     def __new__(cls, max_element_bytes: int) -> ArraySplitter: ...
     def feed(self, data: Buffer) -> list[bytes]:
         """The elements these bytes completed."""
-    def feed_matched(self, data: Buffer, shapes: ShapeMatcher) -> list[bytes | tuple[Any, ...]]:
+    def feed_matched(
+        self,
+        data: Buffer,
+        shapes: ShapeMatcher,
+        sink: TextUsageTaker | None = None,
+        out: list[Any] | None = None,
+    ) -> list[bytes | tuple[Any, ...]]:
         """``feed``, each element matched against the templates of event type
         ``"message"``: a match is ``(template, *captures, ticket)`` (or joins a
-        run tuple), ``matched_element(ticket)`` its bytes until the next call."""
+        run tuple), ``matched_element(ticket)`` its bytes until the next call;
+        an armed ``sink`` takes the matches at the head of the call first
+        (as ``SseDecoder.feed_matched``)."""
     def matched_element(self, ticket: int) -> bytes: ...
     def finish(self) -> tuple[int, bool]:
         """``(bytes of an element in progress, whether the array was left open)``."""
@@ -320,7 +335,14 @@ class TextUsageTaker:
     None...)`` (each figure the sum of its keys' integers, or None) and
     ``reported.one(usage)`` in ``out``. Returns the index of the first unit
     not taken; ``usage_text``, ``usage_raw`` and ``usage`` (the last
-    ``Usage`` built by that call, or None) hold the state it ended in."""
+    ``Usage`` built by that call, or None) hold the state it ended in.
+
+    As a sink: ``arm(index, texts, id_known, usage_text, usage_raw)`` sets the
+    same state for the next ``feed_matched(data, shapes, taker, out)`` of an
+    ``SseDecoder`` or ``ArraySplitter``, which hands it each match at the head
+    of that call before it becomes a tuple; what it takes (``sunk`` counts
+    them) appends its events to ``out``, and the first match it does not take
+    and everything after it are returned as usual."""
 
     def __new__(
         cls,
@@ -344,6 +366,17 @@ class TextUsageTaker:
         usage_text: str | None,
         usage_raw: object,
     ) -> int: ...
+    def arm(
+        self,
+        index: int,
+        texts: list[str],
+        id_known: bool,
+        usage_text: str | None,
+        usage_raw: object,
+    ) -> None: ...
+    @property
+    def sunk(self) -> int:
+        """Matches taken as a sink since the last ``arm``."""
     @property
     def usage_text(self) -> str | None: ...
     @property

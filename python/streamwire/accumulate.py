@@ -106,8 +106,11 @@ class Joined:
         if n == count and (fresh or pieces[-1] is self.last):
             return self.text
         if n > count and (fresh or pieces[count - 1] is self.last):
-            new = pieces[count] if n == count + 1 else "".join(pieces[count:])
-            self.text += new
+            if n == count + 1:
+                new = pieces[count]
+            else:
+                new = "".join(pieces if count == 0 else pieces[count:])
+            self.text = new if fresh else self.text + new
             self.nbytes += utf8_length(new)
         else:
             self.text = "".join(pieces[self.start :])

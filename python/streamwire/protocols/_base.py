@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Protocol, cast
 
 from .._core import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -38,6 +38,7 @@ from .._core import (
     ShapeMatcher,
     SseDecoder,
     SseEvent,
+    TextUsageTaker,
 )
 from .._json import MAX_DEPTH
 from ..accumulate import Accumulator
@@ -97,11 +98,23 @@ _CONTENT = frozenset(
 Tools = ToolSet | Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
 
 
+class MatchSink(Protocol):
+    """What takes a stream's matches in Rust before they become tuples
+    (``feed_framed``): ``arm()`` gives the armed ``TextUsageTaker`` for the
+    next ``feed_matched`` call, or None; after a call it armed for,
+    ``settle()`` takes over the state the taker ended the call in."""
+
+    def arm(self) -> TextUsageTaker | None: ...
+    def settle(self) -> None: ...
+
+
 class Stream(ABC):
     """A sans-IO protocol adapter: data in, unified events out."""
 
     #: The protocol's registered name.
     protocol: ClassVar[str]
+    #: The stream's ``MatchSink``, if its fast path has one (``feed_framed``).
+    _sink: MatchSink | None = None
 
     def __init__(
         self,
@@ -345,17 +358,25 @@ def feed_framed(
         stream._ignored_bytes += memoryview(data).nbytes
         return []
     out: list[Event] = []
+    sink = stream._sink
+    taker = None if sink is None else sink.arm()
     try:
         if stream.shapes is None:
             units = stream._decoder.feed(data)
-        else:
+        elif taker is None:
             units = stream._decoder.feed_matched(data, stream.shapes)
+        else:
+            units = stream._decoder.feed_matched(data, stream.shapes, taker, out)
     except FramingError as exc:
+        if taker is not None:
+            sink.settle()
         interpret(exc.partial, out)
         stream._framing_error(exc, out)
         return cast(list[Event], stream._emit(out))
+    if taker is not None:
+        sink.settle()
     if not units:
-        return out
+        return cast(list[Event], stream._emit(out))
     try:
         interpret(units, out)
     except RecursionError:

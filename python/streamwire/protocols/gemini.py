@@ -90,6 +90,7 @@ class GeminiStream(SseStream):
                 data = head
             elif head:
                 self._mode = "sse"
+                self._sink = self._chunks
         if self._json is not None:
             if self._closed:
                 raise UsageError(f"the {self.protocol} stream was closed; it cannot be fed")

@@ -271,6 +271,30 @@ class GeminiChunks:
                 self._acc.usage = usage
         return end
 
+    def arm(self) -> TextUsageTaker | None:
+        """The taker, armed for the next ``feed_matched`` call as its sink
+        (it takes the chunks ``take`` would, before they become tuples), or
+        None when candidate 0's state rules the fast path out; ``settle``
+        must follow a call it armed the taker for."""
+        cand = self.candidates.get(0)
+        if cand is None or not cand.plain or cand.state.terminal or self._usage_final:
+            return None
+        state = cand.state
+        known = self.parts.response_id is not None
+        taker = self._taker
+        taker.arm(state.index, state.text, known, self._usage_text, self._usage_raw)
+        return taker
+
+    def settle(self) -> None:
+        """Takes over the state an armed taker ended its call in."""
+        taker = self._taker
+        if taker.sunk:
+            self._usage_text = taker.usage_text
+            usage = taker.usage
+            if usage is not None:
+                self._usage_raw = taker.usage_raw
+                self._acc.usage = usage
+
     def fast_text(
         self,
         text: str,

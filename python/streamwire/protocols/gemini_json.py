@@ -110,8 +110,16 @@ class JsonBody:
             return
         shapes = self.shapes
         try:
-            items = scanner.feed(data) if shapes is None else scanner.feed_matched(data, shapes)
             chunks = self._chunks
+            taker = None if shapes is None else chunks.arm()
+            items: list[Any]
+            if shapes is None:
+                items = scanner.feed(data)
+            elif taker is None:
+                items = scanner.feed_matched(data, shapes)
+            else:
+                items = scanner.feed_matched(data, shapes, taker, out)
+                chunks.settle()
             at, count = 0, len(items)
             while at < count:
                 item = items[at]

@@ -129,18 +129,22 @@ class _Text:
 
     The text itself lives once, in the choice's ``text`` (or ``reasoning``)
     list: the run is the slice ``source[start:end]`` (``end`` None while the run
-    is the candidate's last item, joined incrementally for each snapshot).
+    is the candidate's last item, joined incrementally for each snapshot). A
+    run from the list's start shares the choice's own join of it (``whole``),
+    which a result reads anyway: the text is joined once for both.
     """
 
     __slots__ = ("end", "joined", "signature", "source", "start", "thought")
 
-    def __init__(self, thought: bool, signature: str | None, source: list[str]) -> None:
+    def __init__(
+        self, thought: bool, signature: str | None, source: list[str], whole: Joined
+    ) -> None:
         self.thought = thought
         self.signature = signature
         self.source = source
         self.start = len(source)
         self.end: int | None = None
-        self.joined = Joined(self.start)
+        self.joined = whole if self.start == 0 else Joined(self.start)
 
     def open(self) -> bool:
         """Whether the run can still grow (it is the candidate's last item)."""
@@ -221,7 +225,8 @@ class Candidate:
 
     def open_plain(self) -> None:
         """Starts a run of plain text (the next text appended to the choice)."""
-        self.add(_Text(False, None, self.state.text))
+        state = self.state
+        self.add(_Text(False, None, state.text, state.joined[0]))
         self.plain = True
 
     def provider_content(self) -> tuple[dict[str, Any], ...]:
@@ -354,7 +359,7 @@ class GeminiParts:
             return
         if thought:
             if not extends:
-                cand.add(_Text(True, signature, state.reasoning))
+                cand.add(_Text(True, signature, state.reasoning, state.joined[1]))
             if signature is not None:
                 state.signatures.append(signature)
             if text:
@@ -362,7 +367,7 @@ class GeminiParts:
             out.append(new_reasoning_delta(text, signature, None, "text", state.index))
             return
         if signature is not None:
-            cand.add(_Text(False, signature, state.text))
+            cand.add(_Text(False, signature, state.text, state.joined[0]))
             self._signature_event(cand, signature, out)
         elif not cand.plain:
             cand.open_plain()

@@ -515,7 +515,7 @@ impl EventStreamDecoder {
                 _ => None,
             };
             conversion = match found {
-                Some(m) => out.matched(&m, matched.keep(&msg)),
+                Some(m) => out.matched(&m, matched.keep(&msg)).map(drop),
                 None => message_to_py(py, &msg, strings).and_then(|m| out.other(m.into_any())),
             };
         });

@@ -15,6 +15,7 @@ use streamwire_core::json_array::ArraySplitter as CoreSplitter;
 
 use crate::buffer::Bytes;
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
+use crate::taker::TextUsageTaker;
 
 /// Incremental splitter of a streamed JSON array of objects.
 #[pyclass(module = "streamwire._core", name = "ArraySplitter")]
@@ -48,16 +49,20 @@ impl ArraySplitter {
     }
 
     /// `feed`, each element matched against `shapes` (see the module docs).
+    #[pyo3(signature = (data, shapes, sink = None, out = None))]
     fn feed_matched<'py>(
         &mut self,
         data: &Bound<'py, PyAny>,
         shapes: &Bound<'py, ShapeMatcher>,
+        sink: Option<Bound<'py, TextUsageTaker>>,
+        out: Option<Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
         let bytes = Bytes::borrow(data)?;
         self.matched.clear();
         self.ends.clear();
-        let mut out = Collector::new(py, shapes.get());
+        let mut taker = sink.as_ref().map(|s| s.borrow_mut());
+        let mut out = Collector::with_sink(py, shapes.get(), taker.as_deref_mut(), out);
         let mut conversion: PyResult<()> = Ok(());
         let ArraySplitter { inner, shapes: cache, matched, ends } = self;
         let _ = inner.feed(bytes.as_slice(), |element| {
@@ -67,15 +72,22 @@ impl ArraySplitter {
             conversion = match cache.match_bytes(shapes, "message", element) {
                 Some(m) => {
                     let ticket = ends.len();
-                    matched.extend_from_slice(element);
-                    ends.push(matched.len());
-                    out.matched(&m, ticket)
+                    match out.matched(&m, ticket) {
+                        Ok(false) => {
+                            matched.extend_from_slice(element);
+                            ends.push(matched.len());
+                            Ok(())
+                        }
+                        Ok(true) => Ok(()),
+                        Err(e) => Err(e),
+                    }
                 }
                 None => out.other(PyBytes::new(py, element).into_any().unbind()),
             };
         });
+        let out = out.finish();
         conversion?;
-        PyList::new(py, out.finish()?)
+        PyList::new(py, out?)
     }
 
     /// The bytes of a match tuple's element, from the last `feed_matched` call.

@@ -19,8 +19,8 @@
 //!
 //! For anything it accepts, the value equals what `json.loads` gives (and
 //! what orjson gives: the two agree on this subset), with the same key
-//! order. Object keys come from a small cache of interned strings, as a
-//! stream's snapshots repeat the same keys.
+//! order. Object keys, integers and short strings come from a small cache
+//! ([`ValueCache`]), as a stream's snapshots repeat the same ones.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -32,24 +32,72 @@ use crate::text::new_str;
 pub(crate) const MAX_DEPTH: usize = 32;
 /// The most digits of an integer (fits `i64` unchecked).
 const MAX_INT_DIGITS: usize = 18;
-/// Keys kept in a [`KeyCache`], and the longest one kept.
+/// Keys kept in a [`ValueCache`], and the longest one kept.
 const MAX_KEYS: usize = 64;
 const MAX_KEY_BYTES: usize = 64;
+/// Integers kept in a [`ValueCache`] (the most recent ones).
+const MAX_INTS: usize = 8;
+/// String values kept in a [`ValueCache`], and the longest one kept.
+const MAX_STRS: usize = 8;
+const MAX_STR_BYTES: usize = 32;
 
-/// Interned `str` objects for the object keys a stream keeps sending.
+/// The Python objects a stream's snapshots keep repeating: object keys
+/// (interned `str`s), and the last few integers and short string values
+/// (`int` and `str` are immutable, so one object serves every snapshot that
+/// holds the value, as it would serve two names in Python).
 #[derive(Default)]
-pub(crate) struct KeyCache {
+pub(crate) struct ValueCache {
     keys: Vec<(Box<str>, Py<PyString>)>,
+    ints: Vec<(i64, PyObject)>,
+    strs: Vec<(Box<str>, Py<PyString>)>,
+    /// The next slot of `ints` and of `strs` to replace, once they are full.
+    next_int: usize,
+    next_str: usize,
 }
 
-impl KeyCache {
-    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyString>> {
+impl ValueCache {
+    fn key<'py>(&mut self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyString>> {
         if let Some((_, cached)) = self.keys.iter().find(|(k, _)| &**k == key) {
             return Ok(cached.bind(py).clone());
         }
         let fresh = PyString::intern(py, key);
         if self.keys.len() < MAX_KEYS && key.len() <= MAX_KEY_BYTES {
             self.keys.push((key.into(), fresh.clone().unbind()));
+        }
+        Ok(fresh)
+    }
+
+    /// `value` as an `int`: the one kept for it, or a new one, then kept.
+    pub(crate) fn int<'py>(&mut self, py: Python<'py>, value: i64) -> Bound<'py, PyAny> {
+        if let Some((_, cached)) = self.ints.iter().find(|(v, _)| *v == value) {
+            return cached.bind(py).clone();
+        }
+        let fresh = value.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {});
+        let entry = (value, fresh.clone().unbind());
+        if self.ints.len() < MAX_INTS {
+            self.ints.push(entry);
+        } else {
+            self.ints[self.next_int] = entry;
+            self.next_int = (self.next_int + 1) % MAX_INTS;
+        }
+        fresh
+    }
+
+    /// A string value as a `str`: the one kept for a short one, or a new one.
+    fn str<'py>(&mut self, py: Python<'py>, value: &str) -> PyResult<Bound<'py, PyString>> {
+        if value.len() > MAX_STR_BYTES {
+            return new_str(py, value);
+        }
+        if let Some((_, cached)) = self.strs.iter().find(|(v, _)| &**v == value) {
+            return Ok(cached.bind(py).clone());
+        }
+        let fresh = new_str(py, value)?;
+        let entry = (value.into(), fresh.clone().unbind());
+        if self.strs.len() < MAX_STRS {
+            self.strs.push(entry);
+        } else {
+            self.strs[self.next_str] = entry;
+            self.next_str = (self.next_str + 1) % MAX_STRS;
         }
         Ok(fresh)
     }
@@ -65,7 +113,7 @@ pub(crate) fn decode_object<'py>(
     py: Python<'py>,
     text: &str,
     mapping: &Bound<'py, PyType>,
-    keys: &mut KeyCache,
+    keys: &mut ValueCache,
     ints: &mut Vec<(usize, i64)>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
     ints.clear();
@@ -118,7 +166,7 @@ struct Decoder<'a, 'py, 'k> {
     text: &'a str,
     b: &'a [u8],
     i: usize,
-    keys: &'k mut KeyCache,
+    keys: &'k mut ValueCache,
     ints: &'k mut Vec<(usize, i64)>,
 }
 
@@ -154,16 +202,14 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                 self.array(depth + 1)?
             }
             Some(b'"') => match self.string() {
-                Some(s) => Some(new_str(py, &s)?.into_any()),
+                Some(s) => Some(self.keys.str(py, &s)?.into_any()),
                 None => None,
             },
             Some(b't') => self.word(b"true").then(|| PyBool::new(py, true).to_owned().into_any()),
             Some(b'f') => self.word(b"false").then(|| PyBool::new(py, false).to_owned().into_any()),
             Some(b'n') => self.word(b"null").then(|| py.None().into_bound(py)),
             Some(b'-' | b'0'..=b'9') => {
-                return Ok(self.int().map(|v| {
-                    (v.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {}), Some(v))
-                }));
+                return Ok(self.int().map(|v| (self.keys.int(py, v), Some(v))));
             }
             _ => None,
         };
@@ -194,7 +240,7 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                 return Ok(false);
             }
             let Some(key) = self.string() else { return Ok(false) };
-            let key = self.keys.get(self.py, &key)?;
+            let key = self.keys.key(self.py, &key)?;
             self.ws();
             if self.peek() != Some(b':') {
                 return Ok(false);

@@ -17,6 +17,8 @@
 //! instructions to build one before, 120 after. The descriptor's layout is
 //! not in the limited API: the `abi3` build always calls the generic path.
 
+use std::ops::Deref;
+
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -111,11 +113,29 @@ impl Builder {
         value: &Bound<'py, PyAny>,
         fixed: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        self.fill(value, fixed.iter_borrowed())
+    }
+
+    /// [`Builder::make`] with the fixed values given from Rust, as many as
+    /// [`Builder::fixed_count`] (fewer leave the rest unset, like a short tuple).
+    pub(crate) fn make_with<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        fixed: &[Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.fill(value, fixed.iter())
+    }
+
+    fn fill<'py, T: Deref<Target = Bound<'py, PyAny>>>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        fixed: impl Iterator<Item = T>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = value.py();
         let obj = self.alloc(py)?;
         let mut offsets = self.offsets.iter().copied();
         store(&obj, offsets.next().flatten(), self.field.bind(py), value)?;
-        for (name, fixed) in self.fields.iter().zip(fixed.iter_borrowed()) {
+        for (name, fixed) in self.fields.iter().zip(fixed) {
             store(&obj, offsets.next().flatten(), name.bind(py), &fixed)?;
         }
         Ok(obj)

@@ -24,6 +24,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use streamwire_core::shape::{Capture, Decline, Match, ShapeCache, ShapeSet, Spec};
 
 use crate::buffer::Bytes;
+use crate::taker::TextUsageTaker;
 use crate::text::new_str;
 
 /// Templates nest no deeper than this (a guard against cyclic containers).
@@ -240,21 +241,60 @@ struct Run<'py> {
 /// The list a decoder's `feed_matched` returns, built unit by unit: match
 /// tuples (merged into runs when the matcher says so) and the decoder's own
 /// objects for everything else, in stream order.
-pub(crate) struct Collector<'py> {
+///
+/// With a sink (an armed [`TextUsageTaker`] and the list of events it
+/// appends to), the matches at the head of the call go to the sink first:
+/// each one it takes is done with, and the first one it does not take, or
+/// any other unit, ends the sink's part (the adapter's state must see the
+/// units after it in order).
+pub(crate) struct Collector<'py, 's> {
     py: Python<'py>,
     runs: bool,
     out: Vec<PyObject>,
     run: Option<Run<'py>>,
+    sink: Option<(&'s mut TextUsageTaker, Bound<'py, PyList>)>,
 }
 
-impl<'py> Collector<'py> {
+impl<'py, 's> Collector<'py, 's> {
     pub fn new(py: Python<'py>, matcher: &ShapeMatcher) -> Self {
-        Collector { py, runs: matcher.runs, out: Vec::new(), run: None }
+        Collector { py, runs: matcher.runs, out: Vec::new(), run: None, sink: None }
+    }
+
+    /// The same, with `taker` taking matches first (see the type's docs).
+    pub fn with_sink(
+        py: Python<'py>,
+        matcher: &ShapeMatcher,
+        taker: Option<&'s mut TextUsageTaker>,
+        events: Option<Bound<'py, PyList>>,
+    ) -> Self {
+        let mut collector = Collector::new(py, matcher);
+        collector.sink = taker.zip(events);
+        collector
     }
 
     /// A match, whose unit the decoder keeps under `ticket` (tickets of one
-    /// call are consecutive, so a run's are `first..first + len`).
-    pub fn matched(&mut self, m: &Match<'_>, ticket: usize) -> PyResult<()> {
+    /// call are consecutive, so a run's are `first..first + len`) unless
+    /// this returns true: the sink took it, and the ticket is not used.
+    pub fn matched(&mut self, m: &Match<'_>, ticket: usize) -> PyResult<bool> {
+        let py = self.py;
+        if let Some((taker, events)) = &mut self.sink {
+            if taker.sink(py, m, events)? {
+                return Ok(true);
+            }
+            self.end_sink();
+        }
+        self.collect(m, ticket)?;
+        Ok(false)
+    }
+
+    /// Ends the sink's part of the call: it takes nothing more.
+    fn end_sink(&mut self) {
+        if let Some((taker, _)) = self.sink.take() {
+            taker.disarm();
+        }
+    }
+
+    fn collect(&mut self, m: &Match<'_>, ticket: usize) -> PyResult<()> {
         let py = self.py;
         let Some((last, key)) = m.captures().split_last().filter(|_| self.runs) else {
             self.flush()?;
@@ -284,6 +324,7 @@ impl<'py> Collector<'py> {
 
     /// A unit no template matched, as the decoder's own object.
     pub fn other(&mut self, obj: PyObject) -> PyResult<()> {
+        self.end_sink();
         self.flush()?;
         self.out.push(obj);
         Ok(())
@@ -302,6 +343,7 @@ impl<'py> Collector<'py> {
 
     /// Everything collected, in order.
     pub fn finish(mut self) -> PyResult<Vec<PyObject>> {
+        self.end_sink();
         self.flush()?;
         Ok(self.out)
     }

@@ -11,6 +11,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
+use crate::taker::TextUsageTaker;
 use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
@@ -317,11 +318,16 @@ impl SseDecoder {
     /// `(template, *captures, ticket)` instead of an `SseEvent`, or joins a
     /// run tuple for a matcher made with `runs=True` (see [`Collector`]);
     /// events whose block set `retry` are never matched. `matched_event(ticket)`
-    /// gives the `SseEvent` back until the decoder's next call.
+    /// gives the `SseEvent` back until the decoder's next call. With an armed
+    /// `sink`, the matches it takes at the head of the call append their
+    /// events to `out` instead (see [`TextUsageTaker`]).
+    #[pyo3(signature = (data, shapes, sink = None, out = None))]
     fn feed_matched<'py>(
         &mut self,
         data: &Bound<'py, PyAny>,
         shapes: &Bound<'py, ShapeMatcher>,
+        sink: Option<Bound<'py, TextUsageTaker>>,
+        out: Option<Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
         if let Some(err) = self.inner.error() {
@@ -333,7 +339,8 @@ impl SseDecoder {
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         let matcher = shapes;
-        let mut out = Collector::new(py, matcher.get());
+        let mut taker = sink.as_ref().map(|s| s.borrow_mut());
+        let mut out = Collector::with_sink(py, matcher.get(), taker.as_deref_mut(), out);
         let mut conversion: PyResult<()> = Ok(());
         let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |ev| {
@@ -348,21 +355,28 @@ impl SseDecoder {
             conversion = match found {
                 Some(m) => {
                     let ticket = matched.events.len();
-                    let start = matched.text.len();
-                    matched.text.push_str(ev.data);
-                    matched.events.push(MatchedEvent {
-                        start,
-                        end: matched.text.len(),
-                        event: event_type.get(py, ev.event_type),
-                        id: ev.id.map(|s| id.get(py, s)),
-                    });
-                    out.matched(&m, ticket)
+                    match out.matched(&m, ticket) {
+                        Ok(false) => {
+                            let start = matched.text.len();
+                            matched.text.push_str(ev.data);
+                            matched.events.push(MatchedEvent {
+                                start,
+                                end: matched.text.len(),
+                                event: event_type.get(py, ev.event_type),
+                                id: ev.id.map(|s| id.get(py, s)),
+                            });
+                            Ok(())
+                        }
+                        Ok(true) => Ok(()),
+                        Err(e) => Err(e),
+                    }
                 }
                 None => event_to_py(py, &ev, event_type, id).and_then(|e| out.other(e.into_any())),
             };
         });
+        let out = out.finish();
         conversion?;
-        let out = out.finish()?;
+        let out = out?;
         match fed {
             Ok(()) => PyList::new(py, out),
             Err(err) => Err(framing_error(py, &err, out)),

@@ -12,6 +12,14 @@
 //! response id is known, the last snapshot's text and mapping), and stops at
 //! the first it cannot take, which the adapter then handles itself.
 //!
+//! It can also take matches before they become tuples: armed by the adapter
+//! (`arm`, the same state `take` is given) and passed to a decoder's
+//! `feed_matched` as its sink, it takes each match straight from the shape
+//! matcher while nothing else has been decoded in that call, so a chunk it
+//! takes costs no match tuple, no Python string for its usage text or
+//! response id and no kept copy of its payload. The first match it cannot
+//! take (and everything after it) is returned as before.
+//!
 //! What the figures mean is the adapter's: `figures` lists, for each of the
 //! usage builder's first fields, the snapshot keys whose integer values it
 //! sums (None when none is an integer); a snapshot without any integer among
@@ -23,8 +31,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::json_value::{decode_object, plain_mapping, KeyCache};
+use streamwire_core::shape::{Capture, Match};
+
+use crate::json_value::{decode_object, plain_mapping, ValueCache};
 use crate::objects::Builder;
+use crate::text::new_str;
 
 /// The most keys one figure sums (nine 18-digit integers fit `i64`).
 const MAX_SUMMED: usize = 9;
@@ -40,15 +51,43 @@ pub struct TextUsageTaker {
     /// Per usage field: the keys summed.
     figures: Vec<Vec<Py<PyString>>>,
     required: Vec<Py<PyString>>,
-    keys: KeyCache,
+    keys: ValueCache,
     /// The last snapshot's outer integer members (see `decode_object`).
     ints: Vec<(usize, i64)>,
     /// The figures of the last report this taker built, and its mapping.
     last_figures: Option<(Vec<Option<i64>>, PyObject)>,
-    usage_text: Option<Py<PyString>>,
+    /// The last usage text seen, and its `str` once one exists.
+    usage_text: Option<String>,
+    usage_text_py: Option<Py<PyString>>,
     usage_raw: PyObject,
     last_usage: PyObject,
     taken: u64,
+    /// The state `arm` gave, until the `feed_matched` call it is for ends.
+    armed: Option<Armed>,
+    /// Matches taken as a sink since the last `arm`.
+    sunk: u64,
+}
+
+/// What one `take` (or one armed `feed_matched` call) takes matches for.
+struct Armed {
+    index: i64,
+    choice: Py<PyTuple>,
+    texts: Py<PyList>,
+    id_known: bool,
+}
+
+/// A unit's parts, from a match tuple or straight from a match.
+struct Unit<'a, 'py> {
+    /// The choice index, None when absent.
+    index: Option<i64>,
+    text: UnitText<'a, 'py>,
+    usage: Option<&'a str>,
+    has_id: bool,
+}
+
+enum UnitText<'a, 'py> {
+    Py(Bound<'py, PyString>),
+    Rust(&'a str),
 }
 
 #[pymethods]
@@ -90,13 +129,16 @@ impl TextUsageTaker {
             mapping: mapping.unbind(),
             figures: figures.iter().map(|keys| intern(keys)).collect(),
             required: intern(&required),
-            keys: KeyCache::default(),
+            keys: ValueCache::default(),
             ints: Vec::new(),
             last_figures: None,
             usage_text: None,
+            usage_text_py: None,
             usage_raw: py.None(),
             last_usage: py.None(),
             taken: 0,
+            armed: None,
+            sunk: 0,
         })
     }
 
@@ -116,30 +158,64 @@ impl TextUsageTaker {
         index: i64,
         texts: &Bound<'_, PyList>,
         id_known: bool,
-        usage_text: Option<Py<PyString>>,
+        usage_text: Option<Bound<'_, PyString>>,
         usage_raw: PyObject,
     ) -> PyResult<usize> {
-        self.usage_text = usage_text;
-        self.usage_raw = usage_raw;
-        self.last_usage = py.None();
-        let choice = PyTuple::new(py, [index])?;
+        self.arm(py, index, texts, id_known, usage_text, usage_raw)?;
         let mut at = start;
         while at < units.len() {
             let unit = units.get_item(at)?;
             let Ok(unit) = unit.downcast::<PyTuple>() else { break };
-            if !self.take_one(py, unit, out, index, &choice, texts, id_known)? {
+            if !self.take_tuple(py, unit, out)? {
                 break;
             }
             at += 1;
         }
+        self.armed = None;
         self.taken += (at - start) as u64;
         Ok(at)
     }
 
-    /// The last usage text seen (given to `take`, or taken since).
+    /// Sets the state `take` is given, for the next `feed_matched` call this
+    /// taker is the sink of; `sunk` then says how many matches it took.
+    fn arm(
+        &mut self,
+        py: Python<'_>,
+        index: i64,
+        texts: &Bound<'_, PyList>,
+        id_known: bool,
+        usage_text: Option<Bound<'_, PyString>>,
+        usage_raw: PyObject,
+    ) -> PyResult<()> {
+        // A str without a UTF-8 form (lone surrogates) equals no usage text a
+        // match carries: kept as unknown, the next snapshot is decoded.
+        self.usage_text = usage_text.as_ref().and_then(|t| t.to_str().ok()).map(str::to_owned);
+        self.usage_text_py = usage_text.map(Bound::unbind);
+        self.usage_raw = usage_raw;
+        self.last_usage = py.None();
+        self.sunk = 0;
+        self.armed = Some(Armed {
+            index,
+            choice: PyTuple::new(py, [index])?.unbind(),
+            texts: texts.clone().unbind(),
+            id_known,
+        });
+        Ok(())
+    }
+
+    /// Matches taken as a sink since the last `arm`.
     #[getter]
-    fn usage_text(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        self.usage_text.as_ref().map(|t| t.clone_ref(py))
+    fn sunk(&self) -> u64 {
+        self.sunk
+    }
+
+    /// The last usage text seen (given to `take` or `arm`, or taken since).
+    #[getter]
+    fn usage_text(&mut self, py: Python<'_>) -> Option<Py<PyString>> {
+        if self.usage_text_py.is_none() {
+            self.usage_text_py = self.usage_text.as_deref().map(|t| PyString::new(py, t).unbind());
+        }
+        self.usage_text_py.as_ref().map(|t| t.clone_ref(py))
     }
 
     /// The mapping of the last usage reported (given to `take`, or taken since).
@@ -162,41 +238,92 @@ impl TextUsageTaker {
 }
 
 impl TextUsageTaker {
-    /// Takes one unit, or returns false having changed nothing.
-    #[allow(clippy::too_many_arguments)]
-    fn take_one(
+    /// Takes a match straight from a decoder (this taker being its sink and
+    /// armed), or returns false having changed nothing; a taker not armed
+    /// takes nothing.
+    pub(crate) fn sink(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
+        if self.armed.is_none() || m.template != self.template {
+            return Ok(false);
+        }
+        let [text, index, usage, id] = m.captures() else { return Ok(false) };
+        let index = match index {
+            Capture::Absent => None,
+            Capture::Int(value) => Some(*value),
+            _ => return Ok(false),
+        };
+        let text = match text {
+            Capture::Str(text) => UnitText::Rust(text),
+            _ => return Ok(false),
+        };
+        let usage = match usage {
+            Capture::Absent => None,
+            Capture::Raw(text) => Some(*text),
+            _ => return Ok(false),
+        };
+        let unit = Unit { index, text, usage, has_id: !matches!(id, Capture::Absent) };
+        let taken = self.take_unit(py, unit, out)?;
+        if taken {
+            self.sunk += 1;
+            self.taken += 1;
+        }
+        Ok(taken)
+    }
+
+    /// Ends an armed call: the state stays, the sink takes nothing more.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = None;
+    }
+
+    /// Takes one match tuple, or returns false having changed nothing.
+    fn take_tuple(
         &mut self,
         py: Python<'_>,
         unit: &Bound<'_, PyTuple>,
         out: &Bound<'_, PyList>,
-        index: i64,
-        choice: &Bound<'_, PyTuple>,
-        texts: &Bound<'_, PyList>,
-        id_known: bool,
     ) -> PyResult<bool> {
         if unit.len() != 6 || unit.get_item(0)?.extract::<usize>().ok() != Some(self.template) {
             return Ok(false);
         }
-        let unit_index = unit.get_item(2)?;
-        let same_choice =
-            if unit_index.is_none() { index == 0 } else { unit_index.extract::<i64>().ok() == Some(index) };
-        if !same_choice || (!id_known && !unit.get_item(4)?.is_none()) {
+        let index = unit.get_item(2)?;
+        let index = if index.is_none() {
+            None
+        } else {
+            match index.extract::<i64>() {
+                Ok(value) => Some(value),
+                Err(_) => return Ok(false),
+            }
+        };
+        let Ok(text) = unit.get_item(1)?.downcast_into::<PyString>() else { return Ok(false) };
+        let usage = unit.get_item(3)?;
+        let usage = if usage.is_none() {
+            None
+        } else {
+            let Ok(usage) = usage.downcast_into::<PyString>() else { return Ok(false) };
+            Some(usage)
+        };
+        let usage = match &usage {
+            None => None,
+            Some(usage) => match usage.to_str() {
+                Ok(text) => Some(text),
+                // No UTF-8 form: not a text the decoder takes.
+                Err(_) => return Ok(false),
+            },
+        };
+        let unit = Unit { index, text: UnitText::Py(text), usage, has_id: !unit.get_item(4)?.is_none() };
+        self.take_unit(py, unit, out)
+    }
+
+    /// Takes one unit, or returns false having changed nothing.
+    fn take_unit(&mut self, py: Python<'_>, unit: Unit<'_, '_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
+        let Some(armed) = &self.armed else { return Ok(false) };
+        if unit.index.unwrap_or(0) != armed.index || (unit.has_id && !armed.id_known) {
             return Ok(false);
         }
-        let text = unit.get_item(1)?;
-        let Ok(text) = text.downcast::<PyString>() else { return Ok(false) };
         // The usage first: a snapshot the decoder declines leaves the unit untouched.
-        let usage = unit.get_item(3)?;
         let mut report = None;
-        let mut new_text = None;
-        if !usage.is_none() {
-            let Ok(usage) = usage.downcast_into::<PyString>() else { return Ok(false) };
-            let same = match &self.usage_text {
-                Some(last) => last.bind(py).as_any().eq(&usage)?,
-                None => false,
-            };
-            if !same {
-                let Ok(source) = usage.to_str() else { return Ok(false) };
+        let mut changed = false;
+        if let Some(source) = unit.usage {
+            if self.usage_text.as_deref() != Some(source) {
                 let mapping = self.mapping.bind(py);
                 let Some(raw) = decode_object(py, source, mapping, &mut self.keys, &mut self.ints)? else {
                     return Ok(false);
@@ -205,31 +332,42 @@ impl TextUsageTaker {
                 if figures.is_some() && !self.same_as_last(py, &figures, &raw)? {
                     report = figures.map(|figures| (raw, figures));
                 }
-                new_text = Some(usage.unbind());
+                changed = true;
             }
         }
-        if !text.is_empty()? {
-            texts.append(text)?;
-            out.append(self.text.get().make(text.as_any(), choice)?)?;
+        let text = match unit.text {
+            UnitText::Py(text) => (!text.is_empty()?).then_some(text),
+            UnitText::Rust(text) => match text.is_empty() {
+                true => None,
+                false => Some(new_str(py, text)?),
+            },
+        };
+        if let Some(text) = text {
+            armed.texts.bind(py).append(&text)?;
+            out.append(self.text.get().make(text.as_any(), armed.choice.bind(py))?)?;
         }
-        if let Some(text) = new_text {
-            self.usage_text = Some(text);
+        if changed {
+            let text = self.usage_text.get_or_insert_with(String::new);
+            text.clear();
+            text.push_str(unit.usage.unwrap_or_default());
+            self.usage_text_py = None;
         }
         if let Some((raw, figures)) = report {
             let builder = self.usage.get();
-            let value = |figure: &Option<i64>| match figure {
-                Some(v) => v.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {}),
+            let keys = &mut self.keys;
+            let mut value = |figure: &Option<i64>| match figure {
+                Some(v) => keys.int(py, *v),
                 None => py.None().into_bound(py),
             };
             let first = value(&figures[0]);
-            let mut fixed: Vec<Bound<'_, PyAny>> = figures[1..].iter().map(value).collect();
+            let mut fixed: Vec<Bound<'_, PyAny>> = figures[1..].iter().map(&mut value).collect();
             fixed.push(PyBool::new(py, false).to_owned().into_any());
             fixed.push(raw.clone().into_any());
             while fixed.len() < builder.fixed_count() {
                 fixed.push(py.None().into_bound(py));
             }
-            let usage = builder.make(&first, &PyTuple::new(py, fixed)?)?;
-            let event = self.reported.get().make(&usage, &PyTuple::empty(py))?;
+            let usage = builder.make_with(&first, &fixed)?;
+            let event = self.reported.get().make_with(&usage, &[])?;
             out.append(event)?;
             let raw = raw.into_any().unbind();
             self.last_figures = Some((figures, raw.clone_ref(py)));
