@@ -358,3 +358,74 @@ def test_the_rust_splitter_is_the_reference(
         error = None if scanner.error is None else (scanner.error[0], scanner.error[2])
         got = (out, error, scanner.state if error is None else None)
         assert got == expected, (label, data)
+
+
+def _gemini_element(text: str, count: int) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": count},
+        "modelVersion": "gemini-2.5-flash",
+    }
+
+
+def _matched_items(chunks: list[bytes], head: bool, cap: int) -> tuple[Any, ...]:
+    """What the splitter gives with each element matched: through
+    ``feed_matched`` (``head``: an element the last skeleton replays is found
+    by the match itself), or split by ``feed`` and each element matched alone."""
+    scanner = ArraySplitter(cap)
+    shapes = gemini_chunks.SHAPES
+    items: list[Any] = []
+    for chunk in chunks:
+        if head:
+            for item in scanner.feed_matched(chunk, shapes):
+                if isinstance(item, tuple):
+                    items.append((item[:-1], scanner.matched_element(item[-1])))
+                else:
+                    items.append(item)
+        else:
+            for element in scanner.feed(chunk):
+                found = shapes.match(element, "message")
+                items.append(element if found is None else (found, element))
+    return items, scanner.error, scanner.state, scanner.elements, scanner.bytes_fed
+
+
+_GEMINI_OR_ANY = st.one_of(_ELEMENT, st.tuples(st.text(max_size=40), st.integers(0, 10**6)))
+
+
+@given(
+    st.lists(_GEMINI_OR_ANY, max_size=8),
+    st.lists(_SPACE, min_size=20, max_size=20),
+    st.integers(0, 3),
+    st.sampled_from(["", "", ",", "}", "{", '"', "\\", "x", "]"]),
+    # Caps about a Gemini element's size: some fit, the next may not.
+    st.sampled_from([1 << 20, 190, 170, 9]),
+    st.randoms(use_true_random=False),
+)
+def test_elements_found_by_their_match_are_the_ones_the_splitter_finds(
+    elements: list[Any], spaces: list[str], cut: int, junk: str, cap: int, rng: Any
+) -> None:
+    texts = [
+        json.dumps(_gemini_element(*e) if isinstance(e, tuple) else e, ensure_ascii=False)
+        for e in elements
+    ]
+    seps = iter(spaces * 2)
+    body = "[" + next(seps) + (next(seps) + "," + next(seps)).join(texts) + next(seps) + "]"
+    data = body.encode()
+    if rng.random() < 0.5:
+        at = rng.randint(0, len(data))
+        data = data[:at] + junk.encode() + data[at + cut :]
+    expected = _matched_items([data], head=False, cap=cap)
+    for label, chunks in chunkings(data, seed=rng.randint(0, 999), random_rounds=3):
+        assert _matched_items(chunks, head=True, cap=cap) == expected, (label, data)
+
+
+def test_an_element_the_last_skeleton_replays_is_not_buffered() -> None:
+    first = json.dumps(_gemini_element("a", 1))
+    rest = [json.dumps(_gemini_element("longer text " * i, i)) for i in range(2, 6)]
+    body = ("[" + ",".join([first, *rest]) + "]").encode()
+    scanner = ArraySplitter(1 << 20)
+    items = scanner.feed_matched(body, gemini_chunks.SHAPES)
+    assert [type(item) for item in items] == [tuple] * 5
+    assert scanner.elements == 5 and scanner.state == "end"
+    # Only the first was split and held: the rest were found by their match.
+    assert scanner.peak_buffered_bytes == len(first)

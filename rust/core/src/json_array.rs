@@ -8,7 +8,10 @@
 //! element in progress and never scanning a byte twice. It does not parse
 //! the elements: it tracks strings, escapes and brace depth to find where
 //! each one ends (RFC 8259's grammar; brackets do not change the depth, and
-//! a string may hold anything), and the caller decodes them.
+//! a string may hold anything), and the caller decodes them. A caller that
+//! can recognize an element whole where it starts (a shape matcher's cached
+//! skeleton: [`Elements::head`]) spares it the scan: the splitter then goes
+//! on after it.
 //!
 //! Between elements the splitter is a small machine, its transitions data
 //! ([`next_state`]): whitespace, `[`, `{`, `,` and `]` move it; any other
@@ -127,6 +130,27 @@ impl Iterator for Specials<'_> {
     }
 }
 
+/// Where [`ArraySplitter::feed_to`] hands the elements.
+pub trait Elements {
+    /// Offered each element that starts in the data fed, with the rest of
+    /// that data from the element's `{`, and the most bytes an element may
+    /// have: the element's length when this knows it and took the element
+    /// whole (as one that a matched shape's skeleton replays:
+    /// `ShapeSet::match_head_cached`); the splitter then goes on after it
+    /// without scanning or buffering it. None (the default) leaves the
+    /// element to the splitter, which gives it to [`Elements::element`] (or
+    /// fails). A length returned must be that of one whole JSON object in
+    /// `rest`, at most `cap`: its end is then where the splitter would have
+    /// ended it. (Anything else is the caller's bug: the splitter then counts
+    /// the rest of the data as that element rather than read it twice.)
+    fn head(&mut self, _rest: &[u8], _cap: usize) -> Option<usize> {
+        None
+    }
+
+    /// An element the splitter found, whole.
+    fn element(&mut self, element: &[u8]);
+}
+
 /// Incremental splitter of a JSON array of objects (see the module docs).
 #[derive(Debug, Clone)]
 pub struct ArraySplitter {
@@ -170,7 +194,19 @@ impl ArraySplitter {
     /// Feeds more of the body; `element` gets each completed element's bytes,
     /// in order. An error stops the splitting: the elements before it were
     /// handed out, and the error is returned (and kept: [`ArraySplitter::error`]).
-    pub fn feed(&mut self, data: &[u8], mut element: impl FnMut(&[u8])) -> Result<(), FramingError> {
+    pub fn feed(&mut self, data: &[u8], element: impl FnMut(&[u8])) -> Result<(), FramingError> {
+        struct Whole<F>(F);
+        impl<F: FnMut(&[u8])> Elements for Whole<F> {
+            fn element(&mut self, element: &[u8]) {
+                (self.0)(element)
+            }
+        }
+        self.feed_to(data, &mut Whole(element))
+    }
+
+    /// [`ArraySplitter::feed`], offering each element that starts in `data`
+    /// to [`Elements::head`] first (see there).
+    pub fn feed_to(&mut self, data: &[u8], to: &mut impl Elements) -> Result<(), FramingError> {
         self.bytes_fed += data.len() as u64;
         if let Some(err) = &self.error {
             return Err(err.clone());
@@ -178,7 +214,7 @@ impl ArraySplitter {
         let mut rest = data;
         while !rest.is_empty() {
             if self.state == ArrayState::Element {
-                rest = self.element(rest, &mut element)?;
+                rest = self.element(rest, to)?;
                 continue;
             }
             let at = self.consumed;
@@ -197,6 +233,16 @@ impl ArraySplitter {
             };
             if next == ArrayState::Element {
                 self.single = self.state == ArrayState::Start;
+                let whole = |&n: &usize| n > 1 && n <= rest.len() && rest[n - 1] == b'}';
+                if let Some(length) = to.head(rest, self.max_element_bytes) {
+                    debug_assert!(whole(&length), "Elements::head claimed {length} bytes");
+                    let length = if whole(&length) { length } else { rest.len() };
+                    self.elements += 1;
+                    self.consumed += length as u64;
+                    self.state = if self.single { ArrayState::End } else { ArrayState::After };
+                    rest = &rest[length..];
+                    continue;
+                }
                 self.depth = 0;
                 self.in_string = false;
                 self.escaped = false;
@@ -212,11 +258,7 @@ impl ArraySplitter {
 
     /// Scans `data` as the element in progress continues; returns what
     /// follows the element's end (empty if it has not ended).
-    fn element<'d>(
-        &mut self,
-        data: &'d [u8],
-        element: &mut impl FnMut(&[u8]),
-    ) -> Result<&'d [u8], FramingError> {
+    fn element<'d>(&mut self, data: &'d [u8], to: &mut impl Elements) -> Result<&'d [u8], FramingError> {
         let room = self.max_element_bytes.saturating_sub(self.buf.len());
         // An escape pending from the last feed covers this feed's first byte.
         let mut skip = if std::mem::take(&mut self.escaped) { Some(0) } else { None };
@@ -259,7 +301,7 @@ impl ArraySplitter {
         self.buf.extend_from_slice(&data[..taken]);
         self.peak = self.peak.max(self.buf.len());
         let Some(end) = end else { return Ok(&data[data.len()..]) };
-        element(&self.buf);
+        to.element(&self.buf);
         self.elements += 1;
         self.consumed += self.buf.len() as u64;
         self.buf.clear();

@@ -66,6 +66,15 @@ pub fn str_of(bytes: &[u8]) -> Option<&str> {
     simdutf8::basic::from_utf8(bytes).ok()
 }
 
+/// The longest prefix of `bytes` that is UTF-8 (all of it, when it all is).
+pub fn valid_prefix(bytes: &[u8]) -> &str {
+    if let Some(text) = str_of(bytes) {
+        return text;
+    }
+    let valid = simdutf8::compat::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), str::len);
+    str_of(&bytes[..valid]).unwrap_or_default()
+}
+
 /// Appends `bytes` to `out`, replacing ill-formed subparts with U+FFFD.
 ///
 /// The fast path validates once ([`str_of`]); only invalid input pays for the

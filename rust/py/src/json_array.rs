@@ -11,7 +11,8 @@
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use streamwire_core::json_array::ArraySplitter as CoreSplitter;
+use streamwire_core::json_array::{ArraySplitter as CoreSplitter, Elements};
+use streamwire_core::shape::Match;
 
 use crate::buffer::Bytes;
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
@@ -62,29 +63,21 @@ impl ArraySplitter {
         self.matched.clear();
         self.ends.clear();
         let mut taker = sink.as_ref().map(|s| s.borrow_mut());
-        let mut out = Collector::with_sink(py, shapes.get(), taker.as_deref_mut(), out);
-        let mut conversion: PyResult<()> = Ok(());
+        let data = bytes.as_slice();
         let ArraySplitter { inner, shapes: cache, matched, ends } = self;
-        let _ = inner.feed(bytes.as_slice(), |element| {
-            if conversion.is_err() {
-                return;
-            }
-            conversion = match cache.match_bytes(shapes, "message", element) {
-                Some(m) => {
-                    let ticket = ends.len();
-                    match out.matched(&m, ticket) {
-                        Ok(false) => {
-                            matched.extend_from_slice(element);
-                            ends.push(matched.len());
-                            Ok(())
-                        }
-                        Ok(true) => Ok(()),
-                        Err(e) => Err(e),
-                    }
-                }
-                None => out.other(PyBytes::new(py, element).into_any().unbind()),
-            };
-        });
+        let mut to = Matching {
+            py,
+            shapes,
+            cache,
+            matched,
+            ends,
+            out: Collector::with_sink(py, shapes.get(), taker.as_deref_mut(), out),
+            data_len: data.len(),
+            text: streamwire_core::utf8::valid_prefix(data),
+            conversion: Ok(()),
+        };
+        let _ = inner.feed_to(data, &mut to);
+        let Matching { out, conversion, .. } = to;
         let out = out.finish();
         conversion?;
         PyList::new(py, out?)
@@ -138,6 +131,62 @@ impl ArraySplitter {
     #[getter]
     fn elements(&self) -> u64 {
         self.inner.elements()
+    }
+}
+
+/// `feed_matched`'s handling of the elements: each one that starts in the
+/// chunk is first offered to the stream's shape cache as the head of the
+/// rest of the chunk (an element the last match's skeleton replays is
+/// matched and found in one pass, without the splitter's scan); the others
+/// are split, then matched as usual.
+struct Matching<'a, 'py, 's> {
+    py: Python<'py>,
+    shapes: &'a Bound<'py, ShapeMatcher>,
+    cache: &'a mut StreamShapes,
+    matched: &'a mut Vec<u8>,
+    ends: &'a mut Vec<usize>,
+    out: Collector<'py, 's>,
+    /// The chunk's length, and its longest UTF-8 prefix.
+    data_len: usize,
+    text: &'a str,
+    conversion: PyResult<()>,
+}
+
+impl Matching<'_, '_, '_> {
+    /// A match, kept under a ticket unless the sink took it.
+    fn matched(&mut self, m: &Match<'_>, element: &[u8]) -> PyResult<()> {
+        let ticket = self.ends.len();
+        if !self.out.matched(m, ticket)? {
+            self.matched.extend_from_slice(element);
+            self.ends.push(self.matched.len());
+        }
+        Ok(())
+    }
+}
+
+impl Elements for Matching<'_, '_, '_> {
+    fn head(&mut self, rest: &[u8], cap: usize) -> Option<usize> {
+        if self.conversion.is_err() {
+            return None;
+        }
+        // `rest` is the chunk's tail from an ASCII `{`: a char boundary.
+        let text = self.text.get(self.data_len - rest.len()..)?;
+        let (m, length) = self.cache.match_head(self.shapes, "message", text)?;
+        if length > cap {
+            return None; // the splitter fails it
+        }
+        self.conversion = self.matched(&m, &rest[..length]);
+        Some(length)
+    }
+
+    fn element(&mut self, element: &[u8]) {
+        if self.conversion.is_err() {
+            return;
+        }
+        self.conversion = match self.cache.match_bytes(self.shapes, "message", element) {
+            Some(m) => self.matched(&m, element),
+            None => self.out.other(PyBytes::new(self.py, element).into_any().unbind()),
+        };
     }
 }
 

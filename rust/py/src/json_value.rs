@@ -48,6 +48,9 @@ const MAX_STR_BYTES: usize = 32;
 #[derive(Default)]
 pub(crate) struct ValueCache {
     keys: Vec<(Box<str>, Py<PyString>)>,
+    /// Where the key after the last one found is: snapshots repeat their
+    /// keys in the same order, so that one is tried first.
+    next_key: usize,
     ints: Vec<(i64, PyObject)>,
     strs: Vec<(Box<str>, Py<PyString>)>,
     /// The next slot of `ints` and of `strs` to replace, once they are full.
@@ -57,8 +60,10 @@ pub(crate) struct ValueCache {
 
 impl ValueCache {
     fn key<'py>(&mut self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyString>> {
-        if let Some((_, cached)) = self.keys.iter().find(|(k, _)| &**k == key) {
-            return Ok(cached.bind(py).clone());
+        let guess = self.keys.get(self.next_key).filter(|(k, _)| &**k == key).map(|_| self.next_key);
+        if let Some(at) = guess.or_else(|| self.keys.iter().position(|(k, _)| &**k == key)) {
+            self.next_key = at + 1;
+            return Ok(self.keys[at].1.bind(py).clone());
         }
         let fresh = PyString::intern(py, key);
         if self.keys.len() < MAX_KEYS && key.len() <= MAX_KEY_BYTES {
@@ -292,8 +297,7 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
     /// The string at `self.i` (a quote), unescaped; None: declined.
     fn string(&mut self) -> Option<std::borrow::Cow<'a, str>> {
         let start = self.i + 1;
-        let rest = self.b.get(start..)?;
-        let end = start + rest.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let end = streamwire_core::shape::special(self.b, start)?;
         let text: &'a str = self.text;
         if self.b.get(end) == Some(&b'"') {
             self.i = end + 1;
@@ -314,11 +318,9 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                 }
                 c if c < 0x20 => return None,
                 _ => {
-                    let from = at;
-                    let run =
-                        self.b.get(from..)?.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-                    owned.push_str(text.get(from..from + run)?);
-                    at = from + run;
+                    let run = streamwire_core::shape::special(self.b, at)?;
+                    owned.push_str(text.get(at..run)?);
+                    at = run;
                 }
             }
         }

@@ -17,8 +17,6 @@
 //! instructions to build one before, 120 after. The descriptor's layout is
 //! not in the limited API: the `abi3` build always calls the generic path.
 
-use std::ops::Deref;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -113,7 +111,7 @@ impl Builder {
         value: &Bound<'py, PyAny>,
         fixed: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.fill(value, fixed.iter_borrowed())
+        self.make_with(value, fixed.iter())
     }
 
     /// [`Builder::make`] with the fixed values given from Rust, as many as
@@ -121,15 +119,7 @@ impl Builder {
     pub(crate) fn make_with<'py>(
         &self,
         value: &Bound<'py, PyAny>,
-        fixed: &[Bound<'py, PyAny>],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.fill(value, fixed.iter())
-    }
-
-    fn fill<'py, T: Deref<Target = Bound<'py, PyAny>>>(
-        &self,
-        value: &Bound<'py, PyAny>,
-        fixed: impl Iterator<Item = T>,
+        fixed: impl Iterator<Item = Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = value.py();
         let obj = self.alloc(py)?;

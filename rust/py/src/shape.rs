@@ -145,6 +145,20 @@ impl StreamShapes {
         self.match_payload(matcher, event, streamwire_core::utf8::str_of(data)?)
     }
 
+    /// The match of the JSON value at the head of `data` and its length,
+    /// when the cache replays one (`ShapeSet::match_head_cached`).
+    pub fn match_head<'a>(
+        &mut self,
+        matcher: &Bound<'_, ShapeMatcher>,
+        event: &str,
+        data: &'a str,
+    ) -> Option<(Match<'a>, usize)> {
+        if !self.owner.as_ref().is_some_and(|owner| owner.as_ptr() == matcher.as_ptr()) {
+            return None; // a cache filled by another matcher (or none) replays nothing
+        }
+        matcher.get().shapes.match_head_cached(&mut self.cache, event, data)
+    }
+
     /// Matches found by replaying a skeleton.
     pub fn replayed(&self) -> u64 {
         self.cache.replayed()

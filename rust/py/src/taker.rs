@@ -39,6 +39,21 @@ use crate::text::new_str;
 
 /// The most keys one figure sums (nine 18-digit integers fit `i64`).
 const MAX_SUMMED: usize = 9;
+/// The most figures (the usage builder's first fields) a taker reports.
+const MAX_FIGURES: usize = 8;
+
+/// One report's figures, in the usage builder's field order (the first `len`).
+#[derive(Clone, Copy, PartialEq)]
+struct Figures {
+    values: [Option<i64>; MAX_FIGURES],
+    len: usize,
+}
+
+impl Figures {
+    fn values(&self) -> &[Option<i64>] {
+        &self.values[..self.len]
+    }
+}
 
 /// Takes runs of text-and-usage match tuples (see the module docs).
 #[pyclass(module = "streamwire._core", name = "TextUsageTaker")]
@@ -55,7 +70,7 @@ pub struct TextUsageTaker {
     /// The last snapshot's outer integer members (see `decode_object`).
     ints: Vec<(usize, i64)>,
     /// The figures of the last report this taker built, and its mapping.
-    last_figures: Option<(Vec<Option<i64>>, PyObject)>,
+    last_figures: Option<(Figures, PyObject)>,
     /// The last usage text seen, and its `str` once one exists.
     usage_text: Option<String>,
     usage_text_py: Option<Py<PyString>>,
@@ -66,6 +81,8 @@ pub struct TextUsageTaker {
     armed: Option<Armed>,
     /// Matches taken as a sink since the last `arm`.
     sunk: u64,
+    /// The last choice index armed for, as the tuple its events carry.
+    choice: Option<(i64, Py<PyTuple>)>,
 }
 
 /// What one `take` (or one armed `feed_matched` call) takes matches for.
@@ -120,6 +137,9 @@ impl TextUsageTaker {
         if figures.iter().any(|keys| keys.len() > MAX_SUMMED) {
             return Err(PyValueError::new_err(format!("a figure sums at most {MAX_SUMMED} keys")));
         }
+        if figures.len() > MAX_FIGURES {
+            return Err(PyValueError::new_err(format!("at most {MAX_FIGURES} figures")));
+        }
         let intern = |keys: &[String]| keys.iter().map(|k| PyString::intern(py, k).unbind()).collect();
         Ok(TextUsageTaker {
             template,
@@ -139,6 +159,7 @@ impl TextUsageTaker {
             taken: 0,
             armed: None,
             sunk: 0,
+            choice: None,
         })
     }
 
@@ -187,19 +208,30 @@ impl TextUsageTaker {
         usage_text: Option<Bound<'_, PyString>>,
         usage_raw: PyObject,
     ) -> PyResult<()> {
-        // A str without a UTF-8 form (lone surrogates) equals no usage text a
-        // match carries: kept as unknown, the next snapshot is decoded.
-        self.usage_text = usage_text.as_ref().and_then(|t| t.to_str().ok()).map(str::to_owned);
-        self.usage_text_py = usage_text.map(Bound::unbind);
+        // The text this taker gave back (the adapter keeps it) is the one it
+        // holds; any other is copied. A str without a UTF-8 form (lone
+        // surrogates) equals no usage text a match carries: kept as unknown,
+        // the next snapshot is decoded.
+        let held = match (&usage_text, &self.usage_text_py) {
+            (Some(given), Some(held)) => given.is(held),
+            _ => false,
+        };
+        if !held {
+            self.usage_text = usage_text.as_ref().and_then(|t| t.to_str().ok()).map(str::to_owned);
+            self.usage_text_py = usage_text.map(Bound::unbind);
+        }
         self.usage_raw = usage_raw;
         self.last_usage = py.None();
         self.sunk = 0;
-        self.armed = Some(Armed {
-            index,
-            choice: PyTuple::new(py, [index])?.unbind(),
-            texts: texts.clone().unbind(),
-            id_known,
-        });
+        let choice = match &self.choice {
+            Some((at, choice)) if *at == index => choice.clone_ref(py),
+            _ => {
+                let choice = PyTuple::new(py, [index])?.unbind();
+                self.choice = Some((index, choice.clone_ref(py)));
+                choice
+            }
+        };
+        self.armed = Some(Armed { index, choice, texts: texts.clone().unbind(), id_known });
         Ok(())
     }
 
@@ -359,15 +391,15 @@ impl TextUsageTaker {
                 Some(v) => keys.int(py, *v),
                 None => py.None().into_bound(py),
             };
-            let first = value(&figures[0]);
-            let mut fixed: Vec<Bound<'_, PyAny>> = figures[1..].iter().map(&mut value).collect();
-            fixed.push(PyBool::new(py, false).to_owned().into_any());
-            fixed.push(raw.clone().into_any());
-            while fixed.len() < builder.fixed_count() {
-                fixed.push(py.None().into_bound(py));
-            }
-            let usage = builder.make_with(&first, &fixed)?;
-            let event = self.reported.get().make_with(&usage, &[])?;
+            let [first, rest @ ..] = figures.values() else { return Ok(true) };
+            let first = value(first);
+            let figures_after = rest.iter().map(&mut value);
+            let given = [PyBool::new(py, false).to_owned().into_any(), raw.clone().into_any()];
+            let padding = builder.fixed_count().saturating_sub(rest.len() + given.len());
+            let fixed =
+                figures_after.chain(given).chain(std::iter::repeat(py.None().into_bound(py)).take(padding));
+            let usage = builder.make_with(&first, fixed)?;
+            let event = self.reported.get().make_with(&usage, std::iter::empty())?;
             out.append(event)?;
             let raw = raw.into_any().unbind();
             self.last_figures = Some((figures, raw.clone_ref(py)));
@@ -379,7 +411,7 @@ impl TextUsageTaker {
 
     /// Each usage field's figure from the decoded snapshot's integers
     /// (`self.ints`), or None when no `required` key holds one (no report).
-    fn figures(&self) -> Option<Vec<Option<i64>>> {
+    fn figures(&self) -> Option<Figures> {
         let get =
             |key: &Py<PyString>| self.ints.iter().find(|(k, _)| *k == key.as_ptr() as usize).map(|(_, v)| *v);
         if !self.required.iter().any(|key| get(key).is_some()) {
@@ -389,7 +421,11 @@ impl TextUsageTaker {
             // Integers of at most 18 digits, at most MAX_SUMMED of them: no overflow.
             keys.iter().filter_map(get).fold(None, |total: Option<i64>, v| Some(total.unwrap_or(0) + v))
         };
-        Some(self.figures.iter().map(sum).collect())
+        let mut figures = Figures { values: [None; MAX_FIGURES], len: self.figures.len() };
+        for (value, keys) in figures.values.iter_mut().zip(&self.figures) {
+            *value = sum(keys);
+        }
+        Some(figures)
     }
 
     /// Whether `raw` equals the last mapping reported (`usage_raw`), as
@@ -397,7 +433,7 @@ impl TextUsageTaker {
     fn same_as_last(
         &self,
         py: Python<'_>,
-        figures: &Option<Vec<Option<i64>>>,
+        figures: &Option<Figures>,
         raw: &Bound<'_, PyDict>,
     ) -> PyResult<bool> {
         let last = self.usage_raw.bind(py);

@@ -86,6 +86,20 @@ impl ShapeCache {
         }
     }
 
+    /// The length of the head of `data` that replays template `index`'s
+    /// skeleton (captures filled), if one does (see `scan::replay_head`).
+    pub(super) fn replay_head<'a>(
+        &self,
+        index: usize,
+        data: &'a str,
+        captures: &mut Captures<'a>,
+    ) -> Option<usize> {
+        match self.skeletons.get(index) {
+            Some(Some(s)) => scan::replay_head(&s.fixed, &s.hints, &s.gaps, data, captures),
+            _ => None,
+        }
+    }
+
     /// Counts a match returned (`replayed`: found by [`ShapeCache::replay`]).
     pub(super) fn count_replay(&mut self, replayed: bool) {
         self.replayed += u64::from(replayed);

@@ -226,3 +226,47 @@ fn long_strings_are_scanned_as_serde_json_reads_them() {
         }
     }
 }
+
+#[test]
+fn a_replayed_head_is_the_first_value_and_matches_as_it_would_alone() {
+    // A JSON array's body: each payload followed by what may come after an
+    // element (a separator, the next element, the end, garbage). A head the
+    // cache replays must be the first JSON value of the text, matched as
+    // `match_cached` matches that value alone; mutated payloads keep the
+    // skeletons honest.
+    const ALPHABET: &[u8] = b"{}[]\",:\\0123456789-+.eEntrufals \t\n\x01u";
+    let shapes = set(&[("message", RAW), ("message", CHAT_TEXT)]);
+    let seed = r#"{"type":"t","usage":{"a":[1,2,{"b":"c"}]},"n":12,"x":"","lit":[true,3,"s"]}"#;
+    let tails = ["", "]", "\r\n,\r\n", ",{\"type\":\"u\"}", "}", "x", "  ,", "\"\\"];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut cache = ShapeCache::new();
+    let mut heads = 0;
+    for _ in 0..6000 {
+        let mut bytes = seed.as_bytes().to_vec();
+        if rng.below(3) == 0 {
+            let at = rng.below(bytes.len());
+            match rng.below(3) {
+                0 => {
+                    bytes.remove(at);
+                }
+                1 => bytes[at] = ALPHABET[rng.below(ALPHABET.len())],
+                _ => bytes.insert(at, ALPHABET[rng.below(ALPHABET.len())]),
+            }
+        }
+        let Ok(payload) = String::from_utf8(bytes) else { continue };
+        let data = format!("{payload}{}", tails[rng.below(tails.len())]);
+        if let Some((m, length)) = shapes.match_head_cached(&mut cache, "message", &data) {
+            heads += 1;
+            let head = &data[..length];
+            let mut values = serde_json::Deserializer::from_str(&data).into_iter::<serde_json::Value>();
+            assert!(matches!(values.next(), Some(Ok(_))), "{data}");
+            assert_eq!(values.byte_offset(), length, "{data}");
+            let alone = answer(shapes.match_payload("message", head));
+            assert_eq!(Ok((m.template, m.captures().to_vec())), alone, "{data}");
+        } else {
+            // As the splitter would: the payload alone, matched and kept.
+            let _ = shapes.match_cached(&mut cache, "message", &payload);
+        }
+    }
+    assert!(heads > 2000, "heads {heads}");
+}

@@ -88,7 +88,7 @@ mod spec;
 mod tests;
 
 pub use cache::ShapeCache;
-pub use scan::escape;
+pub use scan::{escape, special};
 pub use spec::{Spec, SpecError};
 
 /// The most captures one template may have.
@@ -321,6 +321,36 @@ impl ShapeSet {
     ) -> Result<Match<'a>, Decline> {
         cache.fit(self.templates.len());
         self.attempt(event, data, true, Some(cache))
+    }
+
+    /// The match of a payload that is the head of `data` (a JSON value with
+    /// more after it, as in a JSON array's body), found by replaying the
+    /// skeleton `cache` holds for the first template of type `event`:
+    /// `(match, payload length)`. A replayed skeleton is a match the scanner
+    /// would make (see [`ShapeCache`]) and the first template wins, so this
+    /// is [`ShapeSet::match_cached`]'s answer for `&data[..length]`. None
+    /// says only that no replay found one: the caller then finds the
+    /// payload's end itself and matches it as usual.
+    pub fn match_head_cached<'a>(
+        &self,
+        cache: &mut ShapeCache,
+        event: &str,
+        data: &'a str,
+    ) -> Option<(Match<'a>, usize)> {
+        let index = self.templates.iter().position(|t| &*t.event == event)?;
+        let template = &self.templates[index];
+        let mut m = Match {
+            template: index,
+            captures: std::array::from_fn(|_| Capture::Absent),
+            len: template.captures,
+        };
+        let length = cache.replay_head(index, data, &mut m.captures)?;
+        // As in `attempt`: a payload with a long digit run is declined.
+        if has_digit_run(data.as_bytes().get(..length)?, MAX_DIGIT_RUN + 1) {
+            return None;
+        }
+        cache.count_replay(true);
+        Some((m, length))
     }
 
     /// The matching loop; `fast` tries the scanner first.

@@ -107,12 +107,27 @@ pub(super) fn replay<'a>(
     data: &'a str,
     captures: &mut Captures<'a>,
 ) -> bool {
+    replay_head(fixed, hints, gaps, data, captures) == Some(data.len())
+}
+
+/// [`replay`] against the head of `data`: the length of the prefix of
+/// `data` that the skeleton replays, if one does. The skeleton's payload was
+/// a whole JSON value with nothing after it, so the prefix is one too (its
+/// last fixed byte closes it), the one value that starts `data`; what
+/// follows it is not read.
+pub(super) fn replay_head<'a>(
+    fixed: &[u8],
+    hints: &[u8],
+    gaps: &[Gap],
+    data: &'a str,
+    captures: &mut Captures<'a>,
+) -> Option<usize> {
     let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures, tokens: None };
     let mut from = 0;
     for gap in gaps {
-        let Some(segment) = fixed.get(from..gap.at) else { return false };
+        let segment = fixed.get(from..gap.at)?;
         if !s.b.get(s.i..s.i + segment.len()).is_some_and(|here| equal(here, segment)) {
-            return false;
+            return None;
         }
         s.i += segment.len();
         let hint = hints.get(gap.hint.clone()).unwrap_or_default();
@@ -120,17 +135,19 @@ pub(super) fn replay<'a>(
         if !hint.is_empty() && s.b.get(start..start + hint.len()).is_some_and(|here| equal(here, hint)) {
             s.i += hint.len();
             if let Step::Raw(slot, _) = gap.step {
-                let Some(text) = data.get(start..s.i) else { return false };
+                let text = data.get(start..s.i)?;
                 if let Some(capture) = s.captures.get_mut(slot) {
                     *capture = Capture::Raw(text);
                 }
             }
-        } else if s.step(gap.step).is_none() {
-            return false;
+        } else {
+            s.step(gap.step)?;
         }
         from = gap.at;
     }
-    fixed.get(from..).is_some_and(|tail| s.b.get(s.i..).is_some_and(|rest| equal(rest, tail)))
+    let tail = fixed.get(from..)?;
+    let end = s.i + tail.len();
+    s.b.get(s.i..end).is_some_and(|here| equal(here, tail)).then_some(end)
 }
 
 /// Strings longer than this are searched by `memchr2` past their first bytes.
@@ -173,6 +190,59 @@ fn equal(a: &[u8], b: &[u8]) -> bool {
     let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
     let words = (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q));
     words && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+}
+
+/// The index of the next `"`, `\` or control byte of `b` from `from` on:
+/// where a JSON string that continues at `from` ends or needs a closer look.
+///
+/// Eight bytes at a time: each mask below flags a byte that is (or is
+/// below) the target, and may wrongly flag bytes *above* a flagged one
+/// (borrows propagate upwards), never below it; so the lowest flag of
+/// their union is exact.
+///
+/// Past the first 64 bytes (`SWAR_BYTES`: a long text, a base64 audio delta), the
+/// quote or backslash is found by `memchr2` (vectorized) and the bytes
+/// before it are checked for control bytes in blocks the compiler
+/// vectorizes: measured on a 6,400-byte base64 delta (callgrind), a
+/// fifth of the instructions of the eight-byte loop.
+pub fn special(b: &[u8], from: usize) -> Option<usize> {
+    let rest = b.get(from..)?;
+    if rest.len() > SWAR_BYTES {
+        if let Some(found) = special_in(from, rest.get(..SWAR_BYTES)?) {
+            return Some(found);
+        }
+        let tail = rest.get(SWAR_BYTES..)?;
+        let end = memchr::memchr2(b'"', b'\\', tail).unwrap_or(tail.len());
+        let control = first_control(tail.get(..end)?);
+        return match control {
+            Some(at) => Some(from + SWAR_BYTES + at),
+            None if end < tail.len() => Some(from + SWAR_BYTES + end),
+            None => None,
+        };
+    }
+    special_in(from, rest)
+}
+
+/// [`special`] within `rest` (the input from `from` on, or its
+/// first bytes), eight bytes at a time.
+fn special_in(from: usize, rest: &[u8]) -> Option<usize> {
+    let mut chunks = rest.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let v = u64::from_le_bytes(chunk.try_into().ok()?);
+        let quote = v ^ (ONES * u64::from(b'"'));
+        let backslash = v ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (v.wrapping_sub(ONES * 0x20) & !v);
+        let flags = flags & HIGHS;
+        if flags != 0 {
+            return Some(from + offset + (flags.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    let found = chunks.remainder().iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    Some(from + offset + found)
 }
 
 struct Scanner<'a, 'c> {
@@ -342,56 +412,9 @@ impl<'a> Scanner<'a, '_> {
         self.b.get(start..end)
     }
 
-    /// The index of the next `"`, `\` or control byte from `from` on.
-    ///
-    /// Eight bytes at a time: each mask below flags a byte that is (or is
-    /// below) the target, and may wrongly flag bytes *above* a flagged one
-    /// (borrows propagate upwards), never below it; so the lowest flag of
-    /// their union is exact.
-    ///
-    /// Past the first [`SWAR_BYTES`] (a long text, a base64 audio delta), the
-    /// quote or backslash is found by `memchr2` (vectorized) and the bytes
-    /// before it are checked for control bytes in blocks the compiler
-    /// vectorizes: measured on a 6,400-byte base64 delta (callgrind), a
-    /// fifth of the instructions of the eight-byte loop.
+    /// The index of the next `"`, `\` or control byte from `from` on ([`special`]).
     fn special(&self, from: usize) -> Option<usize> {
-        let rest = self.b.get(from..)?;
-        if rest.len() > SWAR_BYTES {
-            if let Some(found) = self.special_in(from, rest.get(..SWAR_BYTES)?) {
-                return Some(found);
-            }
-            let tail = rest.get(SWAR_BYTES..)?;
-            let end = memchr::memchr2(b'"', b'\\', tail).unwrap_or(tail.len());
-            let control = first_control(tail.get(..end)?);
-            return match control {
-                Some(at) => Some(from + SWAR_BYTES + at),
-                None if end < tail.len() => Some(from + SWAR_BYTES + end),
-                None => None,
-            };
-        }
-        self.special_in(from, rest)
-    }
-
-    /// [`Scanner::special`] within `rest` (the input from `from` on, or its
-    /// first bytes), eight bytes at a time.
-    fn special_in(&self, from: usize, rest: &[u8]) -> Option<usize> {
-        let mut chunks = rest.chunks_exact(8);
-        let mut offset = 0;
-        for chunk in &mut chunks {
-            let v = u64::from_le_bytes(chunk.try_into().ok()?);
-            let quote = v ^ (ONES * u64::from(b'"'));
-            let backslash = v ^ (ONES * u64::from(b'\\'));
-            let flags = (quote.wrapping_sub(ONES) & !quote)
-                | (backslash.wrapping_sub(ONES) & !backslash)
-                | (v.wrapping_sub(ONES * 0x20) & !v);
-            let flags = flags & HIGHS;
-            if flags != 0 {
-                return Some(from + offset + (flags.trailing_zeros() / 8) as usize);
-            }
-            offset += 8;
-        }
-        let found = chunks.remainder().iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        Some(from + offset + found)
+        special(self.b, from)
     }
 
     /// A string: validated, unescaped, borrowed when it has no escapes.
