@@ -554,6 +554,50 @@ pub fn split_array(chunks: &[&[u8]], cap: usize) -> ArrayRun {
     (elements, error, splitter.state().as_str(), splitter.finish())
 }
 
+/// [`split_array`] with each element that the last matched element's
+/// skeleton replays found by that match ([`Elements::head`] through
+/// `ShapeSet::match_head_cached`), as the binding's `feed_matched` does: the
+/// elements must be the same.
+///
+/// [`Elements::head`]: streamwire_core::json_array::Elements::head
+pub fn split_array_heads(chunks: &[&[u8]], cap: usize) -> ArrayRun {
+    use streamwire_core::json_array::Elements;
+    use streamwire_core::shape::{ShapeCache, ShapeSet, Spec};
+
+    struct Heads {
+        shapes: ShapeSet,
+        cache: ShapeCache,
+        elements: Vec<Vec<u8>>,
+    }
+    impl Elements for Heads {
+        fn head(&mut self, rest: &[u8], cap: usize) -> Option<usize> {
+            let text = streamwire_core::utf8::valid_prefix(rest);
+            let (_, length) = self.shapes.match_head_cached(&mut self.cache, "message", text)?;
+            if length > cap {
+                return None;
+            }
+            self.elements.push(rest[..length].to_vec());
+            Some(length)
+        }
+        fn element(&mut self, element: &[u8]) {
+            if let Some(text) = streamwire_core::utf8::str_of(element) {
+                let _ = self.shapes.match_cached(&mut self.cache, "message", text);
+            }
+            self.elements.push(element.to_vec());
+        }
+    }
+    let mut shapes = ShapeSet::new();
+    let spec = r#"{"t?": "$str", "n?": "$int", "u?": "$raw", "a?": "$any", "x?": [{"y": "$str"}]}"#;
+    shapes.add("message", &Spec::parse(spec).expect("a valid spec")).expect("compiles");
+    let mut heads = Heads { shapes, cache: ShapeCache::new(), elements: Vec::new() };
+    let mut splitter = streamwire_core::json_array::ArraySplitter::new(cap);
+    for chunk in chunks {
+        let _ = splitter.feed_to(chunk, &mut heads);
+    }
+    let error = splitter.error().map(|e| (e.kind.as_str(), e.offset));
+    (heads.elements, error, splitter.state().as_str(), splitter.finish())
+}
+
 /// The spec-literal reference of the splitter: one byte at a time, every rule
 /// spelled out (RFC 8259 strings and escapes, brace depth, the between-elements
 /// transitions), nothing skipped ahead.
@@ -621,14 +665,17 @@ pub fn json_array(data: &[u8]) {
     let reference = split_array_reference(body, cap);
     let whole = split_array(&[body], cap);
     let chunked = split_array(&config.chunks(body), cap);
+    let heads = split_array_heads(&config.chunks(body), cap);
     let without_finish = |r: &ArrayRun| (r.0.clone(), r.1, r.2);
     if reference.1.is_some() {
         // After an error the state and what finish() says are not compared.
         assert_eq!((&whole.0, whole.1), (&reference.0, reference.1), "whole vs reference");
         assert_eq!((&chunked.0, chunked.1), (&reference.0, reference.1), "chunked vs reference");
+        assert_eq!((&heads.0, heads.1), (&reference.0, reference.1), "heads vs reference");
         return;
     }
     assert_eq!(whole, reference, "whole vs reference");
     assert_eq!(without_finish(&chunked), without_finish(&reference), "chunked vs reference");
     assert_eq!(chunked.3, reference.3, "chunked finish vs reference");
+    assert_eq!(without_finish(&heads), without_finish(&reference), "heads vs reference");
 }
