@@ -47,6 +47,14 @@ class _General(OpenAIChatStream):
     shapes = None
 
 
+class _Unsunk(OpenAIChatStream):
+    """The fast path without the decoder's sink: every match becomes a tuple."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._sink = None
+
+
 def _run(
     cls: type[OpenAIChatStream], chunks: list[bytes], end: str = "close", **options: Any
 ) -> tuple[list[sw.Event], sw.StreamResult]:
@@ -59,8 +67,9 @@ def _run(
 def _same_both_ways(chunks: list[bytes], end: str = "close", **options: Any) -> list[sw.Event]:
     fast_events, fast_result = _run(_Counting, chunks, end, **options)
     slow_events, slow_result = _run(_General, chunks, end, **options)
-    assert fast_events == slow_events
-    assert fast_result == slow_result
+    tuple_events, tuple_result = _run(_Unsunk, chunks, end, **options)
+    assert fast_events == slow_events == tuple_events
+    assert fast_result == slow_result == tuple_result
     return fast_events
 
 
@@ -94,9 +103,14 @@ def test_every_fixture_gives_the_same_events_and_result(fixture: Fixture) -> Non
 
 def test_the_fixtures_exercise_the_fast_path() -> None:
     _Counting.matched = 0
+    sunk = 0
     for fixture in CHAT_FIXTURES:
-        _run(_Counting, [fixture.fed_bytes()], **fixture.manifest.get("options", {}))
-    assert _Counting.matched > 100
+        stream = _Counting(**fixture.manifest.get("options", {}))
+        data = fixture.fed_bytes()
+        feed_all(stream.feed, split_at(data, range(256, len(data), 256)))
+        sunk += stream._sink._taker.taken  # type: ignore[union-attr]
+    assert _Counting.matched > 100  # tuples
+    assert sunk > 100  # text chunks taken by the decoder's sink
 
 
 # --- states in which a matched chunk falls back ------------------------------------------

@@ -513,6 +513,13 @@ pub fn shape(data: &[u8]) {
         assert!(set.match_bytes(event, body).is_err(), "matched bytes that are not UTF-8");
         return;
     };
+    // A stream's cache (skeletons, one-pass replays) answers each of its
+    // payloads as a match without one does: the lines of the body in turn.
+    let mut cache = streamwire_core::shape::ShapeCache::new();
+    for line in text.split('\n') {
+        let cached = set.match_cached(&mut cache, event, line).map(|m| summary(&m));
+        assert_eq!(cached, set.match_payload(event, line).map(|m| summary(&m)), "cached: {line}");
+    }
     // The fast scanner never disagrees with serde_json (the reference).
     let fast = set.match_payload(event, text);
     let reference = set.match_payload_reference(event, text);

@@ -26,6 +26,7 @@ __all__ = [
     "ShapeMatcher",
     "SseDecoder",
     "SseEvent",
+    "TextTaker",
     "TextUsageTaker",
     "Utf8Decoder",
     "__version__",
@@ -98,7 +99,7 @@ class SseDecoder:
         self,
         data: Buffer,
         shapes: ShapeMatcher,
-        sink: TextUsageTaker | None = None,
+        sink: TextUsageTaker | TextTaker | None = None,
         out: list[Any] | None = None,
     ) -> list[SseEvent | tuple[Any, ...]]:
         """Decodes a chunk like ``feed``, matching each event's data against
@@ -159,7 +160,7 @@ class ShapeMatcher:
       literal string starting with ``$`` as ``"$$..."``.
 
     Captures come in the shape's own key order, depth first; a capture under
-    an absent optional key is ``None``. At most 16 captures per template and
+    an absent optional key is ``None``. At most 8 captures per template and
     64 keys per object.
 
     A payload matches only if it is one valid JSON text (RFC 8259, checked by
@@ -212,7 +213,7 @@ class ArraySplitter:
         self,
         data: Buffer,
         shapes: ShapeMatcher,
-        sink: TextUsageTaker | None = None,
+        sink: TextUsageTaker | TextTaker | None = None,
         out: list[Any] | None = None,
     ) -> list[bytes | tuple[Any, ...]]:
         """``feed``, each element matched against the templates of event type
@@ -385,6 +386,26 @@ class TextUsageTaker:
     def usage(self) -> Any: ...
     @property
     def taken(self) -> int: ...
+
+@final
+class TextTaker:
+    """Takes the text matches of one choice as a decoder's sink (the Chat
+    Completions fast path): ``arm(index, texts)`` arms it for the next
+    ``feed_matched(data, shapes, taker, out)`` of an ``SseDecoder``, which
+    hands it each match at the head of that call; it takes a match of
+    ``template`` whose captures are ``(index, text)`` with that index,
+    appending a non-empty text to ``texts`` and ``text.one(text, index)`` to
+    ``out`` (an empty one is taken with no event). The first match it does
+    not take and everything after it are returned as usual."""
+
+    def __new__(cls, template: int, *, text: Builder) -> TextTaker: ...
+    def arm(self, index: int, texts: list[str]) -> None: ...
+    @property
+    def sunk(self) -> int:
+        """Matches taken since the last ``arm``."""
+    @property
+    def taken(self) -> int:
+        """Matches taken, in all."""
 
 def utf8_length(text: str) -> int:
     """``len(text.encode("utf-8", "surrogatepass"))``, without building the bytes."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol
 
 from .._core import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -38,6 +38,7 @@ from .._core import (
     ShapeMatcher,
     SseDecoder,
     SseEvent,
+    TextTaker,
     TextUsageTaker,
 )
 from .._json import MAX_DEPTH
@@ -100,11 +101,11 @@ Tools = ToolSet | Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
 
 class MatchSink(Protocol):
     """What takes a stream's matches in Rust before they become tuples
-    (``feed_framed``): ``arm()`` gives the armed ``TextUsageTaker`` for the
-    next ``feed_matched`` call, or None; after a call it armed for,
-    ``settle()`` takes over the state the taker ended the call in."""
+    (``feed_framed``): ``arm()`` gives the armed taker (``TextUsageTaker``,
+    ``TextTaker``) for the next ``feed_matched`` call, or None; after a call
+    it armed for, ``settle()`` takes over the state the taker ended the call in."""
 
-    def arm(self) -> TextUsageTaker | None: ...
+    def arm(self) -> TextUsageTaker | TextTaker | None: ...
     def settle(self) -> None: ...
 
 
@@ -358,31 +359,35 @@ def feed_framed(
         stream._ignored_bytes += memoryview(data).nbytes
         return []
     out: list[Event] = []
+    emitted: list[Event]
+    decoder = stream._decoder
+    shapes = stream.shapes
     sink = stream._sink
-    taker = None if sink is None else sink.arm()
+    taker = None if sink is None or shapes is None else sink.arm()
     try:
-        if stream.shapes is None:
-            units = stream._decoder.feed(data)
+        if shapes is None:
+            units = decoder.feed(data)
         elif taker is None:
-            units = stream._decoder.feed_matched(data, stream.shapes)
+            units = decoder.feed_matched(data, shapes)
         else:
-            units = stream._decoder.feed_matched(data, stream.shapes, taker, out)
+            units = decoder.feed_matched(data, shapes, taker, out)
     except FramingError as exc:
         if taker is not None:
             sink.settle()
         interpret(exc.partial, out)
         stream._framing_error(exc, out)
-        return cast(list[Event], stream._emit(out))
+        emitted = stream._emit(out)
+        return emitted
     if taker is not None:
         sink.settle()
-    if not units:
-        return cast(list[Event], stream._emit(out))
-    try:
-        interpret(units, out)
-    except RecursionError:
-        stream._framing_failed = True  # the rest of the input is counted, not parsed
-        out.append(stack_exhausted(stream._acc))
-    return cast(list[Event], stream._emit(out))
+    if units:
+        try:
+            interpret(units, out)
+        except RecursionError:
+            stream._framing_failed = True  # the rest of the input is counted, not parsed
+            out.append(stack_exhausted(stream._acc))
+    emitted = stream._emit(out)
+    return emitted
 
 
 #: Provider error types and codes that say "try again later". Anything else,

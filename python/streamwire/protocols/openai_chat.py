@@ -89,6 +89,15 @@ seen), the ticket gives back the ``SseEvent`` for the general path. So the
 events and the result are those of the general path by construction, and
 tested so (``tests/test_openai_chat_fast.py``: every fixture with the fast
 path on and off, generated streams, each fallback state).
+
+Choice 0's text chunks go further: while that choice is running, the
+decoder's sink (``_core.TextTaker``, armed before each ``feed``) takes them
+before they become tuples, appending each text to the choice and building
+its ``TextDelta`` in Rust; the first chunk it does not take, and all after
+it in that ``feed``, reach ``_on_sse`` as before. Measured on the same
+workload (callgrind): ~4,250 instructions an event with the runs of tuples,
+~3,700 with the sink and the one-pass replay (``ShapeCache``); the pipeline
+from ~4x SSE framing's time to under 3x.
 """
 
 from __future__ import annotations
@@ -97,7 +106,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from .._core import ShapeMatcher, SseEvent
+from .._core import ShapeMatcher, SseEvent, TextTaker
 from .._json import failure, loads
 from ..accumulate import ChoiceState
 from ..errors import UsageError
@@ -111,6 +120,7 @@ from ..events import (
     new_refusal_delta,
     new_text_delta,
     new_text_deltas,
+    text_delta_builder,
 )
 from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
@@ -194,6 +204,32 @@ SHAPE_SPECS = chunk_shape_specs(_IGNORED_CHUNK_FIELDS, _IGNORED_CHOICE_FIELDS)
 SHAPES = ShapeMatcher(SHAPE_SPECS, runs=True)
 
 
+class _TextSink:
+    """The fast path's text chunks of choice 0, taken in Rust as the
+    decoder's sink (``_core.TextTaker``; ``feed_framed``) while that choice is
+    running: each one's text appended to the choice and its ``TextDelta``
+    built, exactly what ``_on_sse`` does with a run of them."""
+
+    __slots__ = ("_choices", "_stream", "_taker")
+
+    def __init__(self, stream: OpenAIChatStream) -> None:
+        self._stream = stream
+        self._choices = stream._choices
+        self._taker = TextTaker(TEXT, text=text_delta_builder)
+
+    def arm(self) -> TextTaker | None:
+        if self._stream._phase != "streaming":
+            return None
+        state = self._choices.get(0)
+        if state is None or state.terminal:
+            return None
+        self._taker.arm(0, state.text)
+        return self._taker
+
+    def settle(self) -> None:
+        """Nothing to take over: the texts and events are in place."""
+
+
 class OpenAIChatStream(SseStream):
     """OpenAI Chat Completions stream adapter (``sw.stream("openai-chat")``)."""
 
@@ -231,6 +267,7 @@ class OpenAIChatStream(SseStream):
         self._parts = ChatParts(self._acc)
         self._tool_calls = ChatCalls(self._acc, self._parts)
         self._finish_error = False
+        self._sink = _TextSink(self)
 
     # --- the SSE layer ---------------------------------------------------
 

@@ -16,7 +16,7 @@ use streamwire_core::shape::Match;
 
 use crate::buffer::Bytes;
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
-use crate::taker::TextUsageTaker;
+use crate::taker::SinkRef;
 
 /// Incremental splitter of a streamed JSON array of objects.
 #[pyclass(module = "streamwire._core", name = "ArraySplitter")]
@@ -55,14 +55,14 @@ impl ArraySplitter {
         &mut self,
         data: &Bound<'py, PyAny>,
         shapes: &Bound<'py, ShapeMatcher>,
-        sink: Option<Bound<'py, TextUsageTaker>>,
+        sink: Option<Bound<'py, PyAny>>,
         out: Option<Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
         let bytes = Bytes::borrow(data)?;
         self.matched.clear();
         self.ends.clear();
-        let mut taker = sink.as_ref().map(|s| s.borrow_mut());
+        let mut taker = SinkRef::borrow(sink.as_ref())?;
         let data = bytes.as_slice();
         let ArraySplitter { inner, shapes: cache, matched, ends } = self;
         let mut to = Matching {
@@ -71,7 +71,7 @@ impl ArraySplitter {
             cache,
             matched,
             ends,
-            out: Collector::with_sink(py, shapes.get(), taker.as_deref_mut(), out),
+            out: Collector::with_sink(py, shapes.get(), taker.as_mut().map(SinkRef::as_sink), out),
             data_len: data.len(),
             text: streamwire_core::utf8::valid_prefix(data),
             conversion: Ok(()),

@@ -24,7 +24,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use streamwire_core::shape::{Capture, Decline, Match, ShapeCache, ShapeSet, Spec};
 
 use crate::buffer::Bytes;
-use crate::taker::TextUsageTaker;
+use crate::taker::MatchSink;
 use crate::text::new_str;
 
 /// Templates nest no deeper than this (a guard against cyclic containers).
@@ -256,7 +256,7 @@ struct Run<'py> {
 /// tuples (merged into runs when the matcher says so) and the decoder's own
 /// objects for everything else, in stream order.
 ///
-/// With a sink (an armed [`TextUsageTaker`] and the list of events it
+/// With a sink (an armed taker, [`MatchSink`], and the list of events it
 /// appends to), the matches at the head of the call go to the sink first:
 /// each one it takes is done with, and the first one it does not take, or
 /// any other unit, ends the sink's part (the adapter's state must see the
@@ -266,7 +266,7 @@ pub(crate) struct Collector<'py, 's> {
     runs: bool,
     out: Vec<PyObject>,
     run: Option<Run<'py>>,
-    sink: Option<(&'s mut TextUsageTaker, Bound<'py, PyList>)>,
+    sink: Option<(&'s mut dyn MatchSink, Bound<'py, PyList>)>,
 }
 
 impl<'py, 's> Collector<'py, 's> {
@@ -278,7 +278,7 @@ impl<'py, 's> Collector<'py, 's> {
     pub fn with_sink(
         py: Python<'py>,
         matcher: &ShapeMatcher,
-        taker: Option<&'s mut TextUsageTaker>,
+        taker: Option<&'s mut dyn MatchSink>,
         events: Option<Bound<'py, PyList>>,
     ) -> Self {
         let mut collector = Collector::new(py, matcher);

@@ -11,7 +11,7 @@ use streamwire_core::utf8::{self, Utf8Mode};
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
-use crate::taker::TextUsageTaker;
+use crate::taker::SinkRef;
 use crate::text::new_str;
 
 /// An event's data: small data is kept as UTF-8 until Python first reads it.
@@ -320,13 +320,13 @@ impl SseDecoder {
     /// events whose block set `retry` are never matched. `matched_event(ticket)`
     /// gives the `SseEvent` back until the decoder's next call. With an armed
     /// `sink`, the matches it takes at the head of the call append their
-    /// events to `out` instead (see [`TextUsageTaker`]).
+    /// events to `out` instead (a `TextUsageTaker` or `TextTaker`).
     #[pyo3(signature = (data, shapes, sink = None, out = None))]
     fn feed_matched<'py>(
         &mut self,
         data: &Bound<'py, PyAny>,
         shapes: &Bound<'py, ShapeMatcher>,
-        sink: Option<Bound<'py, TextUsageTaker>>,
+        sink: Option<Bound<'py, PyAny>>,
         out: Option<Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
@@ -339,8 +339,8 @@ impl SseDecoder {
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         let matcher = shapes;
-        let mut taker = sink.as_ref().map(|s| s.borrow_mut());
-        let mut out = Collector::with_sink(py, matcher.get(), taker.as_deref_mut(), out);
+        let mut taker = SinkRef::borrow(sink.as_ref())?;
+        let mut out = Collector::with_sink(py, matcher.get(), taker.as_mut().map(SinkRef::as_sink), out);
         let mut conversion: PyResult<()> = Ok(());
         let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;
         let fed = inner.feed(bytes.as_slice(), |ev| {

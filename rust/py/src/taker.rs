@@ -273,7 +273,7 @@ impl TextUsageTaker {
     /// Takes a match straight from a decoder (this taker being its sink and
     /// armed), or returns false having changed nothing; a taker not armed
     /// takes nothing.
-    pub(crate) fn sink(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
+    fn take_match(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
         if self.armed.is_none() || m.template != self.template {
             return Ok(false);
         }
@@ -299,11 +299,6 @@ impl TextUsageTaker {
             self.taken += 1;
         }
         Ok(taken)
-    }
-
-    /// Ends an armed call: the state stays, the sink takes nothing more.
-    pub(crate) fn disarm(&mut self) {
-        self.armed = None;
     }
 
     /// Takes one match tuple, or returns false having changed nothing.
@@ -446,8 +441,139 @@ impl TextUsageTaker {
     }
 }
 
-/// Adds this module's class to the extension module.
+/// What a decoder's `feed_matched` hands matches to before they become
+/// tuples (see [`crate::shape::Collector`]): a taker armed for the call.
+pub(crate) trait MatchSink {
+    /// Takes one match (its events appended to `out`), or returns false
+    /// having changed nothing; a sink not armed takes nothing.
+    fn sink(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool>;
+
+    /// Ends the armed call: the sink takes nothing more until armed again.
+    fn disarm(&mut self);
+}
+
+impl MatchSink for TextUsageTaker {
+    fn sink(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
+        self.take_match(py, m, out)
+    }
+
+    /// The state stays (`usage_text`, `usage_raw`, `usage`): only the arming ends.
+    fn disarm(&mut self) {
+        self.armed = None;
+    }
+}
+
+/// Takes the text matches of one choice as a decoder's sink: the Chat
+/// Completions fast path's text chunks (`streamwire._core.TextTaker`).
+///
+/// Armed for a running choice (`arm(index, texts)`), it takes each match of
+/// `template` whose captures are `(choice index, text)` with that index: a
+/// non-empty text is appended to `texts` and its `text.one(text, index)` to
+/// the call's events; an empty one is taken with no event, as the adapter's
+/// run of such chunks does. Anything else it leaves, and the decoder
+/// returns it (and what follows) as usual.
+#[pyclass(module = "streamwire._core", name = "TextTaker")]
+pub struct TextTaker {
+    template: usize,
+    text: Py<Builder>,
+    armed: Option<Armed>,
+    choice: Option<(i64, Py<PyTuple>)>,
+    sunk: u64,
+    taken: u64,
+}
+
+#[pymethods]
+impl TextTaker {
+    #[new]
+    #[pyo3(signature = (template, *, text))]
+    fn new(template: usize, text: Py<Builder>) -> PyResult<Self> {
+        text.get().check_fixed(1)?;
+        Ok(TextTaker { template, text, armed: None, choice: None, sunk: 0, taken: 0 })
+    }
+
+    /// Arms the taker for the next `feed_matched` call it is the sink of.
+    fn arm(&mut self, py: Python<'_>, index: i64, texts: &Bound<'_, PyList>) -> PyResult<()> {
+        let choice = match &self.choice {
+            Some((at, choice)) if *at == index => choice.clone_ref(py),
+            _ => {
+                let choice = PyTuple::new(py, [index])?.unbind();
+                self.choice = Some((index, choice.clone_ref(py)));
+                choice
+            }
+        };
+        self.sunk = 0;
+        self.armed = Some(Armed { index, choice, texts: texts.clone().unbind(), id_known: false });
+        Ok(())
+    }
+
+    /// Matches taken since the last `arm`.
+    #[getter]
+    fn sunk(&self) -> u64 {
+        self.sunk
+    }
+
+    /// Matches taken, in all.
+    #[getter]
+    fn taken(&self) -> u64 {
+        self.taken
+    }
+}
+
+impl MatchSink for TextTaker {
+    fn sink(&mut self, py: Python<'_>, m: &Match<'_>, out: &Bound<'_, PyList>) -> PyResult<bool> {
+        let Some(armed) = &self.armed else { return Ok(false) };
+        if m.template != self.template {
+            return Ok(false);
+        }
+        let [Capture::Int(index), Capture::Str(text)] = m.captures() else { return Ok(false) };
+        if *index != armed.index {
+            return Ok(false);
+        }
+        if !text.is_empty() {
+            let text = new_str(py, text)?;
+            armed.texts.bind(py).append(&text)?;
+            out.append(self.text.get().make(text.as_any(), armed.choice.bind(py))?)?;
+        }
+        self.sunk += 1;
+        self.taken += 1;
+        Ok(true)
+    }
+
+    fn disarm(&mut self) {
+        self.armed = None;
+    }
+}
+
+/// A decoder's sink, borrowed for one `feed_matched` call.
+pub(crate) enum SinkRef<'py> {
+    TextUsage(PyRefMut<'py, TextUsageTaker>),
+    Text(PyRefMut<'py, TextTaker>),
+}
+
+impl<'py> SinkRef<'py> {
+    /// `sink` (a `TextUsageTaker` or `TextTaker`) borrowed; TypeError for anything else.
+    pub(crate) fn borrow(sink: Option<&Bound<'py, PyAny>>) -> PyResult<Option<Self>> {
+        let Some(sink) = sink else { return Ok(None) };
+        if let Ok(taker) = sink.downcast::<TextUsageTaker>() {
+            return Ok(Some(SinkRef::TextUsage(taker.try_borrow_mut()?)));
+        }
+        if let Ok(taker) = sink.downcast::<TextTaker>() {
+            return Ok(Some(SinkRef::Text(taker.try_borrow_mut()?)));
+        }
+        Err(pyo3::exceptions::PyTypeError::new_err("a sink is a TextUsageTaker or a TextTaker"))
+    }
+
+    pub(crate) fn as_sink(&mut self) -> &mut dyn MatchSink {
+        match self {
+            SinkRef::TextUsage(taker) => &mut **taker,
+            SinkRef::Text(taker) => &mut **taker,
+        }
+    }
+}
+
+/// Adds this module's classes to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TextUsageTaker>()?;
+    m.add_class::<TextTaker>()?;
     Ok(())
 }

@@ -92,7 +92,7 @@ pub use scan::{escape, special};
 pub use spec::{Spec, SpecError};
 
 /// The most captures one template may have.
-pub const MAX_CAPTURES: usize = 16;
+pub const MAX_CAPTURES: usize = 8;
 /// The longest run of ASCII digits a matched payload may contain.
 ///
 /// CPython's `int_max_str_digits` (default 4300, lowest non-zero setting 640)

@@ -23,6 +23,7 @@
 
 use std::borrow::Cow;
 
+use super::cache::Joined;
 use super::{Capture, CaptureKind, ObjectPattern, Pattern, MAX_CAPTURES};
 
 type Captures<'a> = [Capture<'a>; MAX_CAPTURES];
@@ -93,28 +94,19 @@ pub(super) struct Gap {
 /// payload: its every decision outside a variable token depends only on the
 /// fixed bytes it reads, and a step reads one whole token, whatever it holds,
 /// and is followed by the same bytes. So this is a match that [`scan`] would
-/// have made, with these captures; a `false` is only "not this way"
+/// have made, with these captures; a None is only "not this way"
 /// (whitespace moved, a key added...), never a decline.
 ///
 /// A token with a hint that recurs verbatim is taken without reading it
 /// again: the same bytes at the same step are the same valid token, and
 /// where it ends is checked by the fixed bytes that must follow it (a number
 /// `12` followed by `3` would fail there).
-pub(super) fn replay<'a>(
-    fixed: &[u8],
-    hints: &[u8],
-    gaps: &[Gap],
-    data: &'a str,
-    captures: &mut Captures<'a>,
-) -> bool {
-    replay_head(fixed, hints, gaps, data, captures) == Some(data.len())
-}
-
-/// [`replay`] against the head of `data`: the length of the prefix of
-/// `data` that the skeleton replays, if one does. The skeleton's payload was
-/// a whole JSON value with nothing after it, so the prefix is one too (its
-/// last fixed byte closes it), the one value that starts `data`; what
-/// follows it is not read.
+///
+/// The skeleton is matched against the head of `data`: the answer is the
+/// length of the prefix it replays. The skeleton's payload was a whole JSON
+/// value with nothing after it, so the prefix is one too (its last fixed
+/// byte closes it), the one value that starts `data`; what follows it is
+/// not read. A payload replays when that prefix is all of it.
 pub(super) fn replay_head<'a>(
     fixed: &[u8],
     hints: &[u8],
@@ -150,6 +142,57 @@ pub(super) fn replay_head<'a>(
     s.b.get(s.i..end).is_some_and(|here| equal(here, tail)).then_some(end)
 }
 
+/// [`replay_head`] in one pass, when every hint recurs: `joined` is the
+/// skeleton's payload with its hinted tokens in place, so the bytes from one
+/// unhinted token to the next are compared at once, where the token-by-token
+/// replay compares a fixed segment, then a hint, then the next segment. Its
+/// answer, when it has one, is the one `replay_head` gives (each hint
+/// recurred, so `replay_head` took it the same way); None says only "not in
+/// one pass" (a hint that did not recur included).
+pub(super) fn replay_joined<'a>(
+    joined: &Joined,
+    data: &'a str,
+    captures: &mut Captures<'a>,
+) -> Option<usize> {
+    let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures, tokens: None };
+    let bytes = &joined.bytes;
+    let mut raws = joined.raws.iter().peekable();
+    // Where `bytes[at]` is in `data`: `at + shift`, the unhinted tokens
+    // before it having their own lengths.
+    let mut shift = 0usize;
+    let mut from = 0;
+    for &(at, step) in &joined.gaps {
+        let segment = bytes.get(from..at)?;
+        if !s.b.get(s.i..s.i + segment.len()).is_some_and(|here| equal(here, segment)) {
+            return None;
+        }
+        s.i += segment.len();
+        while let Some(&&(slot, start, len)) = raws.peek().filter(|r| r.1 < at) {
+            raws.next();
+            let text = data.get(start + shift..start + shift + len)?;
+            if let Some(capture) = s.captures.get_mut(slot) {
+                *capture = Capture::Raw(text);
+            }
+        }
+        let token_start = s.i;
+        s.step(step)?;
+        shift += s.i - token_start;
+        from = at;
+    }
+    let tail = bytes.get(from..)?;
+    let end = s.i + tail.len();
+    if !s.b.get(s.i..end).is_some_and(|here| equal(here, tail)) {
+        return None;
+    }
+    for &(slot, start, len) in raws {
+        let text = data.get(start + shift..start + shift + len)?;
+        if let Some(capture) = s.captures.get_mut(slot) {
+            *capture = Capture::Raw(text);
+        }
+    }
+    Some(end)
+}
+
 /// Strings longer than this are searched by `memchr2` past their first bytes.
 const SWAR_BYTES: usize = 64;
 
@@ -177,19 +220,44 @@ fn first_control(bytes: &[u8]) -> Option<usize> {
     blocks.remainder().iter().position(|&b| b < 0x20).map(|at| offset + at)
 }
 
-/// `a == b` for the short segments of a skeleton: eight bytes at a time,
-/// inline (a `memcmp` call per segment costs more than the comparison).
+/// `a == b` for the short segments of a skeleton, inline (a `memcmp` call
+/// per segment costs more than the comparison): eight bytes at a time, the
+/// last word (or, below eight bytes, the last four, two or one) overlapping
+/// the one before it instead of a byte loop over the remainder.
+#[inline]
 fn equal(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    if a.len() > 64 {
+    if n > 64 {
         return a == b;
     }
-    let word = |c: &[u8]| c.try_into().map(u64::from_le_bytes).unwrap_or(0);
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    let words = (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q));
-    words && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+    fn w8(s: &[u8], i: usize) -> u64 {
+        s.get(i..i + 8).and_then(|w| w.try_into().ok()).map_or(0, u64::from_le_bytes)
+    }
+    fn w4(s: &[u8], i: usize) -> u32 {
+        s.get(i..i + 4).and_then(|w| w.try_into().ok()).map_or(0, u32::from_le_bytes)
+    }
+    fn w2(s: &[u8], i: usize) -> u16 {
+        s.get(i..i + 2).and_then(|w| w.try_into().ok()).map_or(0, u16::from_le_bytes)
+    }
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => w2(a, 0) == w2(b, 0) && w2(a, n - 2) == w2(b, n - 2),
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        _ => {
+            let mut i = 0;
+            while i + 8 < n {
+                if w8(a, i) != w8(b, i) {
+                    return false;
+                }
+                i += 8;
+            }
+            w8(a, n - 8) == w8(b, n - 8)
+        }
+    }
 }
 
 /// The index of the next `"`, `\` or control byte of `b` from `from` on:
