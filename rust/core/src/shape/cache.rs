@@ -24,9 +24,10 @@
 //!
 //! One cache serves one stream (a decoder, a WebSocket session) and one
 //! [`ShapeSet`](super::ShapeSet); its size is bounded: a skeleton keeps at
-//! most [`MAX_FIXED_BYTES`] bytes (a payload with more leaves none; its
-//! variable tokens, a long text or a base64 audio delta, are never kept), and
-//! there is one per template.
+//! most [`MAX_FIXED_BYTES`] fixed bytes, twice (as they are, and with its
+//! short hints in place for the one-pass replay; a payload with more leaves
+//! none; its long variable tokens, a text or a base64 audio delta, are never
+//! kept), and there is one per template.
 
 use super::scan::{self, Gap, Step, Token};
 use super::Captures;
