@@ -485,3 +485,17 @@ def test_encode_sse_round_trip_property(
     data: str, event: str | None, id: str | None, retry: int | None
 ) -> None:
     _round_trip(data, event=event, id=id, retry=retry)
+
+
+_PIECES = st.sampled_from(
+    ["", "a", "x" * 15, "y" * 16, "z" * 17, "é", "ÿ", "数据", "🙂", "\u2028", '"{}']
+)
+
+
+@given(st.lists(_PIECES, max_size=40))
+def test_data_of_every_width_is_the_text_sent(pieces: list[str]) -> None:
+    # ASCII runs of every length around Latin-1, BMP and astral characters:
+    # the str is built in blocks of sixteen bytes where they are ASCII.
+    text = "".join(pieces)
+    (event,) = sw.SseDecoder().feed(b"data: " + text.encode() + b"\n\n")
+    assert event.data == text
