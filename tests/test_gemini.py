@@ -609,3 +609,14 @@ def test_taken_runs_match_the_general_path_for_any_usage(usages: list[Any]) -> N
         gemini.GeminiStream.shapes = saved
     assert fast_events == general_events
     assert fast.usage == general.usage and fast.warnings == general.warnings
+
+
+def test_a_sink_goes_with_its_out_list() -> None:
+    decoder = sw.SseDecoder()
+    taker = sw.stream("gemini")._chunks._taker  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="go together"):
+        decoder.feed_matched(b"data: {}\n\n", gemini_chunks.SHAPES, taker)
+    with pytest.raises(TypeError, match="go together"):
+        decoder.feed_matched(b"data: {}\n\n", gemini_chunks.SHAPES, None, [])
+    with pytest.raises(TypeError, match="TextUsageTaker or a TextTaker"):
+        decoder.feed_matched(b"data: {}\n\n", gemini_chunks.SHAPES, object(), [])

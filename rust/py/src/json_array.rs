@@ -62,7 +62,7 @@ impl ArraySplitter {
         let bytes = Bytes::borrow(data)?;
         self.matched.clear();
         self.ends.clear();
-        let mut taker = SinkRef::borrow(sink.as_ref())?;
+        let mut taker = SinkRef::borrow(sink.as_ref(), out.as_ref())?;
         let data = bytes.as_slice();
         let ArraySplitter { inner, shapes: cache, matched, ends } = self;
         let mut to = Matching {

@@ -339,7 +339,7 @@ impl SseDecoder {
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
         let matcher = shapes;
-        let mut taker = SinkRef::borrow(sink.as_ref())?;
+        let mut taker = SinkRef::borrow(sink.as_ref(), out.as_ref())?;
         let mut out = Collector::with_sink(py, matcher.get(), taker.as_mut().map(SinkRef::as_sink), out);
         let mut conversion: PyResult<()> = Ok(());
         let SseDecoder { inner, event_type, id, matched, shapes, .. } = self;

@@ -551,8 +551,16 @@ pub(crate) enum SinkRef<'py> {
 }
 
 impl<'py> SinkRef<'py> {
-    /// `sink` (a `TextUsageTaker` or `TextTaker`) borrowed; TypeError for anything else.
-    pub(crate) fn borrow(sink: Option<&Bound<'py, PyAny>>) -> PyResult<Option<Self>> {
+    /// `sink` (a `TextUsageTaker` or `TextTaker`) borrowed, for a call that
+    /// appends its events to `out`; TypeError for anything else, or for a
+    /// sink without a list or a list without a sink.
+    pub(crate) fn borrow(
+        sink: Option<&Bound<'py, PyAny>>,
+        out: Option<&Bound<'py, PyList>>,
+    ) -> PyResult<Option<Self>> {
+        if sink.is_some() != out.is_some() {
+            return Err(pyo3::exceptions::PyTypeError::new_err("a sink and its out list go together"));
+        }
         let Some(sink) = sink else { return Ok(None) };
         if let Ok(taker) = sink.downcast::<TextUsageTaker>() {
             return Ok(Some(SinkRef::TextUsage(taker.try_borrow_mut()?)));
