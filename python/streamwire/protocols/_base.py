@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_MAX_TOTAL_TOOL_ARGUMENT_CHARS",
     "SseStream",
     "Stream",
+    "decode",
     "feed_framed",
     "retryable_hint",
     "stack_exhausted",
@@ -340,6 +341,30 @@ class SseStream(Stream):
         acc.peak_buffered_bytes = decoder.peak_buffered_bytes
 
 
+def decode(
+    decoder: Any,
+    data: bytes | bytearray | memoryview,
+    shapes: ShapeMatcher | None,
+    sink: MatchSink | None,
+    out: list[Event],
+) -> list[Any]:
+    """One call of a Rust framer (``SseDecoder``, ``EventStreamDecoder``,
+    ``ArraySplitter``): ``feed``, or ``feed_matched`` with ``shapes``, with
+    the sink's taker when it arms one (the matches it takes append their
+    events to ``out``; it settles after the call, whatever the call raised)."""
+    if shapes is None:
+        units: list[Any] = decoder.feed(data)
+        return units
+    if sink is None or (taker := sink.arm()) is None:
+        units = decoder.feed_matched(data, shapes)
+        return units
+    try:
+        units = decoder.feed_matched(data, shapes, taker, out)
+    finally:
+        sink.settle()
+    return units
+
+
 def feed_framed(
     stream: Any,
     data: bytes | bytearray | memoryview,
@@ -360,26 +385,13 @@ def feed_framed(
         return []
     out: list[Event] = []
     emitted: list[Event]
-    decoder = stream._decoder
-    shapes = stream.shapes
-    sink = stream._sink
-    taker = None if sink is None or shapes is None else sink.arm()
     try:
-        if shapes is None:
-            units = decoder.feed(data)
-        elif taker is None:
-            units = decoder.feed_matched(data, shapes)
-        else:
-            units = decoder.feed_matched(data, shapes, taker, out)
+        units = decode(stream._decoder, data, stream.shapes, stream._sink, out)
     except FramingError as exc:
-        if taker is not None:
-            sink.settle()
         interpret(exc.partial, out)
         stream._framing_error(exc, out)
         emitted = stream._emit(out)
         return emitted
-    if taker is not None:
-        sink.settle()
     if units:
         try:
             interpret(units, out)

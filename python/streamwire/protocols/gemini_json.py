@@ -54,7 +54,7 @@ from .._json import failure, loads
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
-from ._base import Stream, stack_exhausted
+from ._base import Stream, decode, stack_exhausted
 from .gemini_chunks import SHAPES, GeminiChunks
 
 __all__ = ["SCAN_TRANSITIONS", "ArraySplitter", "GeminiJsonStream", "JsonBody"]
@@ -116,18 +116,9 @@ class JsonBody:
         if scanner.error is not None:
             scanner.feed(data)  # after an error: counted, not parsed
             return
-        shapes = self.shapes
         try:
             chunks = self._chunks
-            taker = None if shapes is None else chunks.arm()
-            items: list[Any]
-            if shapes is None:
-                items = scanner.feed(data)
-            elif taker is None:
-                items = scanner.feed_matched(data, shapes)
-            else:
-                items = scanner.feed_matched(data, shapes, taker, out)
-                chunks.settle()
+            items = decode(scanner, data, self.shapes, chunks, out)
             at, count = 0, len(items)
             while at < count:
                 item = items[at]

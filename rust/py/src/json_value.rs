@@ -330,19 +330,8 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
     /// fraction or exponent after it.
     fn int(&mut self) -> Option<i64> {
         let negative = self.peek() == Some(b'-');
-        if negative {
-            self.i += 1;
-        }
-        let start = self.i;
-        match self.peek()? {
-            b'0' => self.i += 1,
-            b'1'..=b'9' => {
-                while let Some(b'0'..=b'9') = self.peek() {
-                    self.i += 1;
-                }
-            }
-            _ => return None,
-        }
+        let start = self.i + usize::from(negative);
+        self.i = streamwire_core::shape::integer_end(self.b, self.i)?;
         if matches!(self.peek(), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) || self.i - start > MAX_INT_DIGITS {
             return None;
         }

@@ -93,6 +93,42 @@ struct Armed {
     id_known: bool,
 }
 
+impl Armed {
+    /// The state for `index`'s matches, its events' `(index,)` tuple taken
+    /// from `last` (the tuple of the last index armed for) when it is the
+    /// same index, else built and kept there.
+    fn new(
+        py: Python<'_>,
+        last: &mut Option<(i64, Py<PyTuple>)>,
+        index: i64,
+        texts: &Bound<'_, PyList>,
+        id_known: bool,
+    ) -> PyResult<Armed> {
+        let choice = match last {
+            Some((at, choice)) if *at == index => choice.clone_ref(py),
+            _ => {
+                let choice = PyTuple::new(py, [index])?.unbind();
+                *last = Some((index, choice.clone_ref(py)));
+                choice
+            }
+        };
+        Ok(Armed { index, choice, texts: texts.clone().unbind(), id_known })
+    }
+
+    /// A taken text: appended to the choice's texts, its event (`text`'s
+    /// `one(text, index)`) to `out`.
+    fn push_text(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        builder: &Builder,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        self.texts.bind(py).append(text)?;
+        out.append(builder.make(text.as_any(), self.choice.bind(py))?)
+    }
+}
+
 /// A unit's parts, from a match tuple or straight from a match.
 struct Unit<'a, 'py> {
     /// The choice index, None when absent.
@@ -223,15 +259,7 @@ impl TextUsageTaker {
         self.usage_raw = usage_raw;
         self.last_usage = py.None();
         self.sunk = 0;
-        let choice = match &self.choice {
-            Some((at, choice)) if *at == index => choice.clone_ref(py),
-            _ => {
-                let choice = PyTuple::new(py, [index])?.unbind();
-                self.choice = Some((index, choice.clone_ref(py)));
-                choice
-            }
-        };
-        self.armed = Some(Armed { index, choice, texts: texts.clone().unbind(), id_known });
+        self.armed = Some(Armed::new(py, &mut self.choice, index, texts, id_known)?);
         Ok(())
     }
 
@@ -370,8 +398,7 @@ impl TextUsageTaker {
             },
         };
         if let Some(text) = text {
-            armed.texts.bind(py).append(&text)?;
-            out.append(self.text.get().make(text.as_any(), armed.choice.bind(py))?)?;
+            armed.push_text(py, &text, self.text.get(), out)?;
         }
         if changed {
             let text = self.usage_text.get_or_insert_with(String::new);
@@ -493,16 +520,8 @@ impl TextTaker {
 
     /// Arms the taker for the next `feed_matched` call it is the sink of.
     fn arm(&mut self, py: Python<'_>, index: i64, texts: &Bound<'_, PyList>) -> PyResult<()> {
-        let choice = match &self.choice {
-            Some((at, choice)) if *at == index => choice.clone_ref(py),
-            _ => {
-                let choice = PyTuple::new(py, [index])?.unbind();
-                self.choice = Some((index, choice.clone_ref(py)));
-                choice
-            }
-        };
         self.sunk = 0;
-        self.armed = Some(Armed { index, choice, texts: texts.clone().unbind(), id_known: false });
+        self.armed = Some(Armed::new(py, &mut self.choice, index, texts, false)?);
         Ok(())
     }
 
@@ -530,9 +549,7 @@ impl MatchSink for TextTaker {
             return Ok(false);
         }
         if !text.is_empty() {
-            let text = new_str(py, text)?;
-            armed.texts.bind(py).append(&text)?;
-            out.append(self.text.get().make(text.as_any(), armed.choice.bind(py))?)?;
+            armed.push_text(py, &new_str(py, text)?, self.text.get(), out)?;
         }
         self.sunk += 1;
         self.taken += 1;

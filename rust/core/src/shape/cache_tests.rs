@@ -169,14 +169,28 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+
+    /// One byte of `bytes` removed, replaced or inserted, from [`ALPHABET`].
+    fn mutate(&mut self, bytes: &mut Vec<u8>) {
+        let at = self.below(bytes.len());
+        match self.below(3) {
+            0 => {
+                bytes.remove(at);
+            }
+            1 => bytes[at] = ALPHABET[self.below(ALPHABET.len())],
+            _ => bytes.insert(at, ALPHABET[self.below(ALPHABET.len())]),
+        }
+    }
 }
+
+/// The bytes a mutation puts in: JSON's structural and literal bytes, and a control byte.
+const ALPHABET: &[u8] = b"{}[]\",:\\0123456789-+.eEntrufals \t\n\x01u";
 
 #[test]
 fn mutated_streams_get_the_answers_match_payload_gives() {
     // Seeds of every template, then each followed by mutations: a cache holds
     // the skeletons of valid matches while its neighbours are broken in
     // every way one byte can break them.
-    const ALPHABET: &[u8] = b"{}[]\",:\\0123456789-+.eEntrufals \t\n\x01u";
     let shapes = set(&[("message", CHAT_TEXT), ("message", CHAT_ARGS), ("message", RAW)]);
     let seeds = [
         chat_chunk("c1", 1, "Hé \"q\" 🙂"),
@@ -189,14 +203,7 @@ fn mutated_streams_get_the_answers_match_payload_gives() {
         let seed = seeds[rng.below(seeds.len())].as_bytes();
         let mut bytes = seed.to_vec();
         if rng.below(3) != 0 {
-            let at = rng.below(bytes.len());
-            match rng.below(3) {
-                0 => {
-                    bytes.remove(at);
-                }
-                1 => bytes[at] = ALPHABET[rng.below(ALPHABET.len())],
-                _ => bytes.insert(at, ALPHABET[rng.below(ALPHABET.len())]),
-            }
+            rng.mutate(&mut bytes);
         }
         if let Ok(text) = String::from_utf8(bytes) {
             stream.push(text);
@@ -234,7 +241,6 @@ fn a_replayed_head_is_the_first_value_and_matches_as_it_would_alone() {
     // cache replays must be the first JSON value of the text, matched as
     // `match_cached` matches that value alone; mutated payloads keep the
     // skeletons honest.
-    const ALPHABET: &[u8] = b"{}[]\",:\\0123456789-+.eEntrufals \t\n\x01u";
     let shapes = set(&[("message", RAW), ("message", CHAT_TEXT)]);
     let seed = r#"{"type":"t","usage":{"a":[1,2,{"b":"c"}]},"n":12,"x":"","lit":[true,3,"s"]}"#;
     let tails = ["", "]", "\r\n,\r\n", ",{\"type\":\"u\"}", "}", "x", "  ,", "\"\\"];
@@ -244,14 +250,7 @@ fn a_replayed_head_is_the_first_value_and_matches_as_it_would_alone() {
     for _ in 0..6000 {
         let mut bytes = seed.as_bytes().to_vec();
         if rng.below(3) == 0 {
-            let at = rng.below(bytes.len());
-            match rng.below(3) {
-                0 => {
-                    bytes.remove(at);
-                }
-                1 => bytes[at] = ALPHABET[rng.below(ALPHABET.len())],
-                _ => bytes.insert(at, ALPHABET[rng.below(ALPHABET.len())]),
-            }
+            rng.mutate(&mut bytes);
         }
         let Ok(payload) = String::from_utf8(bytes) else { continue };
         let data = format!("{payload}{}", tails[rng.below(tails.len())]);

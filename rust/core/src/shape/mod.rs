@@ -88,7 +88,7 @@ mod spec;
 mod tests;
 
 pub use cache::ShapeCache;
-pub use scan::{escape, special};
+pub use scan::{escape, integer_end, special};
 pub use spec::{Spec, SpecError};
 
 /// The most captures one template may have.

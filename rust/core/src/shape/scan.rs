@@ -260,6 +260,23 @@ fn equal(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Where the integer part of the JSON number at `from` ends (RFC 8259: an
+/// optional `-`, then `0` or a non-zero digit and more digits), or None
+/// when there is none.
+pub fn integer_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from + usize::from(b.get(from) == Some(&b'-'));
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => {
+            while let Some(b'0'..=b'9') = b.get(i) {
+                i += 1;
+            }
+        }
+        _ => return None,
+    }
+    Some(i)
+}
+
 /// The index of the next `"`, `\` or control byte of `b` from `from` on:
 /// where a JSON string that continues at `from` ends or needs a closer look.
 ///
@@ -520,19 +537,8 @@ impl<'a> Scanner<'a, '_> {
 
     /// A number's digits: `(digits before the point, has a fraction)`.
     fn number(&mut self) -> Option<(usize, bool)> {
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        let start = self.i;
-        match self.peek()? {
-            b'0' => self.i += 1,
-            b'1'..=b'9' => {
-                while let Some(b'0'..=b'9') = self.peek() {
-                    self.i += 1;
-                }
-            }
-            _ => return None,
-        }
+        let start = self.i + usize::from(self.peek() == Some(b'-'));
+        self.i = integer_end(self.b, self.i)?;
         let digits = self.i - start;
         let mut fraction = false;
         if self.peek() == Some(b'.') {
