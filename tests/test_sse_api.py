@@ -8,6 +8,7 @@ failed), the counters, bounded memory on a long stream, ``SseEvent`` values,
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -499,3 +500,36 @@ def test_data_of_every_width_is_the_text_sent(pieces: list[str]) -> None:
     text = "".join(pieces)
     (event,) = sw.SseDecoder().feed(b"data: " + text.encode() + b"\n\n")
     assert event.data == text
+
+
+def _mixed_sizes(seed: int) -> list[str]:
+    """Data of every size class: small, block-filling and larger than lazy data."""
+    rng = random.Random(seed)
+    sizes = [rng.choice([0, 1, 90, 5_000, 15_000, 17_000, 70_000]) for _ in range(30)]
+    return [("é数🙂" if i % 2 else "ab") * (size // 4) + str(i) for i, size in enumerate(sizes)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_data_shared_by_the_events_of_a_call(seed: int) -> None:
+    # The events of one feed keep their data in a few shared blocks until
+    # read: each must still read as its own text, in any order, after its
+    # neighbours are gone, from a feed that failed part-way as well.
+    texts = _mixed_sizes(seed)
+    wire = b"".join(b"data: " + t.encode() + b"\n\n" for t in texts)
+    for chunks in ([wire], split_at(wire, random.Random(seed).sample(range(1, len(wire)), 40))):
+        decoder = sw.SseDecoder()
+        events = [e for chunk in chunks for e in decoder.feed(chunk)]
+        assert len(events) == len(texts)
+        order = list(range(len(events)))
+        random.Random(seed).shuffle(order)
+        first, rest = order[: len(order) // 2], order[len(order) // 2 :]
+        for i in first:
+            assert events[i].data == texts[i]
+        kept = {i: events[i] for i in rest[::2]}
+        del events
+        for i, event in kept.items():
+            assert event.data == texts[i]
+    failing = wire + b"data: " + b"y" * 200_001 + b"\n"
+    with pytest.raises(sw.FramingError) as caught:
+        sw.SseDecoder(max_event_bytes=200_000).feed(failing)
+    assert [e.data for e in caught.value.partial] == texts  # type: ignore[attr-defined]

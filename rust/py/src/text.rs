@@ -95,22 +95,37 @@ fn widest_and_chars(bytes: &[u8]) -> (u8, usize) {
     #[cfg(target_arch = "x86_64")]
     let (mut widest, mut continuations) = {
         use std::arch::x86_64::*;
-        let mut continuations = 0usize;
+        let mut continuations = 0u64;
         let mut lanes = [0u8; 16];
+        let mut sums = [0u64; 2];
         // SAFETY: SSE2 is part of x86_64; each load reads one 16-byte block,
-        // the store writes the 16 bytes of `lanes`.
+        // the stores write the 16 bytes of `lanes` and of `sums`.
         unsafe {
-            let mut most = _mm_setzero_si128();
+            let (zero, mut most) = (_mm_setzero_si128(), _mm_setzero_si128());
             // A continuation byte is below -0x40 as a signed byte.
             let bound = _mm_set1_epi8(-0x40);
+            // Each lane counts its continuation bytes (a compare is -1 where
+            // true), summed into the two halves' totals before a lane can
+            // wrap: x86_64's baseline has no popcount instruction, and a
+            // count per block cost more than the rest of the loop.
+            let mut counts = zero;
+            let mut rounds = 0;
             for block in &mut blocks {
                 let v = _mm_loadu_si128(block.as_ptr().cast());
                 most = _mm_max_epu8(most, v);
-                continuations += (_mm_movemask_epi8(_mm_cmplt_epi8(v, bound)) as u32).count_ones() as usize;
+                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(v, bound));
+                rounds += 1;
+                if rounds == 255 {
+                    _mm_storeu_si128(sums.as_mut_ptr().cast(), _mm_sad_epu8(counts, zero));
+                    continuations += sums[0] + sums[1];
+                    (counts, rounds) = (zero, 0);
+                }
             }
+            _mm_storeu_si128(sums.as_mut_ptr().cast(), _mm_sad_epu8(counts, zero));
+            continuations += sums[0] + sums[1];
             _mm_storeu_si128(lanes.as_mut_ptr().cast(), most);
         }
-        (lanes.iter().copied().max().unwrap_or(0), continuations)
+        (lanes.iter().copied().max().unwrap_or(0), usize::try_from(continuations).unwrap_or(0))
     };
     #[cfg(not(target_arch = "x86_64"))]
     let (mut widest, mut continuations) = {
@@ -154,7 +169,6 @@ unsafe fn fill<T: From<u8> + TryFrom<u32> + Default>(data: *mut T, units: usize,
         return;
     }
     let bytes = text.as_bytes();
-    let byte = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0) & 0x3F);
     let (mut i, mut o) = (0, 0);
     while o < units {
         // The ASCII bytes that start the next sixteen are as many
@@ -168,18 +182,34 @@ unsafe fn fill<T: From<u8> + TryFrom<u32> + Default>(data: *mut T, units: usize,
                 continue;
             }
         }
-        let Some(&lead) = bytes.get(i) else { break };
-        let lead32 = u32::from(lead);
-        let (code, len) = match lead {
-            0x00..=0x7F => (lead32, 1),
-            0xC0..=0xDF => (((lead32 & 0x1F) << 6) | byte(i + 1), 2),
-            0xE0..=0xEF => (((lead32 & 0x0F) << 12) | (byte(i + 1) << 6) | byte(i + 2), 3),
-            _ => (((lead32 & 0x07) << 18) | (byte(i + 1) << 12) | (byte(i + 2) << 6) | byte(i + 3), 4),
-        };
-        data.add(o).write(T::try_from(code).unwrap_or_default());
-        i += len;
-        o += 1;
+        // Then one character, and those that follow it up to the next ASCII
+        // byte (a run of CJK goes on without a block test per character).
+        loop {
+            let Some((code, len)) = code_point(bytes, i) else { return };
+            data.add(o).write(T::try_from(code).unwrap_or_default());
+            i += len;
+            o += 1;
+            if o >= units || bytes.get(i).map_or(true, u8::is_ascii) {
+                break;
+            }
+        }
     }
+}
+
+/// The code point of the UTF-8 sequence at `bytes[i]` and its length; None
+/// past the end. (`bytes` is valid UTF-8, so the sequence is whole.)
+#[cfg(not(feature = "abi3"))]
+#[inline(always)]
+fn code_point(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+    let byte = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0) & 0x3F);
+    let lead = *bytes.get(i)?;
+    let lead32 = u32::from(lead);
+    Some(match lead {
+        0x00..=0x7F => (lead32, 1),
+        0xC0..=0xDF => (((lead32 & 0x1F) << 6) | byte(i + 1), 2),
+        0xE0..=0xEF => (((lead32 & 0x0F) << 12) | (byte(i + 1) << 6) | byte(i + 2), 3),
+        _ => (((lead32 & 0x07) << 18) | (byte(i + 1) << 12) | (byte(i + 2) << 6) | byte(i + 3), 4),
+    })
 }
 
 /// Writes the sixteen bytes at `src`, zero-extended, as sixteen units of `T`
