@@ -62,9 +62,8 @@ struct Span {
 
 /// The data of the events of one call, appended to a few strings instead of
 /// one allocation an event (measured, `benches/bench_sse.py`: framing the
-/// chat workload into events took about 15% less time).
-/// Data over [`LAZY_DATA_MAX`] gets a block of its own, which no lazy event
-/// shares: it is released as soon as its `str` is built.
+/// chat workload into events took about 15% less time). Only lazy data goes
+/// here: data over [`LAZY_DATA_MAX`] is never copied into a block.
 #[derive(Default)]
 struct Blocks {
     done: Vec<String>,
@@ -72,8 +71,6 @@ struct Blocks {
     /// The capacity of the first block, taken when the first data comes (a
     /// call that completes no event allocates nothing).
     first: usize,
-    /// The current block holds a large event: the next data starts a new one.
-    closed: bool,
     /// Some data came (perhaps empty).
     used: bool,
 }
@@ -85,14 +82,12 @@ impl Blocks {
     }
 
     fn push(&mut self, data: &str) -> Span {
-        let large = data.len() > LAZY_DATA_MAX;
         if self.current.is_empty() {
             self.current.reserve(self.first.max(data.len()));
-        } else if self.closed || large || self.current.len() + data.len() > BLOCK_BYTES {
-            let capacity = if large { data.len() } else { BLOCK_BYTES };
-            self.done.push(std::mem::replace(&mut self.current, String::with_capacity(capacity)));
+        } else if self.current.len() + data.len() > BLOCK_BYTES {
+            let next = String::with_capacity(BLOCK_BYTES.max(data.len()));
+            self.done.push(std::mem::replace(&mut self.current, next));
         }
-        self.closed = large;
         self.used = true;
         let start = self.current.len();
         self.current.push_str(data);
@@ -310,12 +305,24 @@ fn event_to_py(
 /// done and its `SseEvent` can be built (the framing may run with the GIL
 /// released; see [`crate::buffer::release_gil_bytes`]). Its event type and
 /// id are indexes into the call's [`Names`], its data a span of its
-/// [`Blocks`].
+/// [`Blocks`] unless it is large.
 struct Pending {
     event_type: usize,
-    data: Span,
+    data: PendingData,
     id: Option<usize>,
     retry: Option<u64>,
+}
+
+/// The data of a [`Pending`] event.
+enum PendingData {
+    /// Lazy data, a span of the call's blocks.
+    Span(Span),
+    /// Data over [`LAZY_DATA_MAX`] framed with the GIL released: copied out
+    /// of the decoder, and made a `str` once the GIL is back.
+    Large(Box<str>),
+    /// Data over [`LAZY_DATA_MAX`] framed with the GIL held: its `str`, built
+    /// from the decoder's buffer at once (no copy).
+    Object(Py<PyString>),
 }
 
 /// A `pending` buffer larger than this is released rather than kept for reuse.
@@ -540,32 +547,62 @@ impl SseDecoder {
         let SseDecoder { inner, event_type, id, pending, .. } = self;
         let (mut types, mut ids) = (Names::default(), Names::default());
         let mut blocks = Blocks::for_call(data.len());
-        let mut frame = || {
+        let mut conversion: PyResult<()> = Ok(());
+        let fed = if release {
+            py.allow_threads(|| {
+                inner.feed(data, |ev| {
+                    let data = match ev.data.len() {
+                        0..=LAZY_DATA_MAX => PendingData::Span(blocks.push(ev.data)),
+                        _ => PendingData::Large(ev.data.into()),
+                    };
+                    pending.push(Pending {
+                        event_type: types.index(ev.event_type),
+                        data,
+                        id: ev.id.map(|last| ids.index(last)),
+                        retry: ev.retry,
+                    })
+                })
+            })
+        } else {
             inner.feed(data, |ev| {
+                if conversion.is_err() {
+                    return;
+                }
+                let data = match ev.data.len() {
+                    0..=LAZY_DATA_MAX => PendingData::Span(blocks.push(ev.data)),
+                    _ => match new_str(py, ev.data) {
+                        Ok(text) => PendingData::Object(text.unbind()),
+                        Err(err) => {
+                            conversion = Err(err);
+                            return;
+                        }
+                    },
+                };
                 pending.push(Pending {
                     event_type: types.index(ev.event_type),
-                    data: blocks.push(ev.data),
+                    data,
                     id: ev.id.map(|last| ids.index(last)),
                     retry: ev.retry,
                 })
             })
         };
-        let fed = if release { py.allow_threads(frame) } else { frame() };
         let blocks = blocks.freeze();
         let mut out: Vec<Py<SseEvent>> = Vec::with_capacity(pending.len());
         for ev in pending.drain(..) {
             let event = event_type.get(py, types.get(ev.event_type));
             let last_id = ev.id.map(|i| id.get(py, ids.get(i)));
-            let Span { block, start, end } = ev.data;
-            // Every span is of a block that `freeze` returned.
-            let Some(block) = blocks.get(block) else { continue };
-            let data = if end - start > LAZY_DATA_MAX {
-                Data::Object(new_str(py, block.get(start..end).unwrap_or_default())?.unbind())
-            } else {
-                Data::Text { block: Arc::clone(block), start, end }
+            let data = match ev.data {
+                // Every span is of a block that `freeze` returned.
+                PendingData::Span(Span { block, start, end }) => match blocks.get(block) {
+                    Some(block) => Data::Text { block: Arc::clone(block), start, end },
+                    None => continue,
+                },
+                PendingData::Large(text) => Data::Object(new_str(py, &text)?.unbind()),
+                PendingData::Object(text) => Data::Object(text),
             };
             out.push(Py::new(py, SseEvent { event, data: Mutex::new(data), id: last_id, retry: ev.retry })?);
         }
+        conversion?;
         if pending.capacity() > PENDING_KEEP {
             *pending = Vec::new();
         }
