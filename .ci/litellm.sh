@@ -57,9 +57,11 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-# Not through the python3 function: $! must be the server itself, or the
-# cleanup kills a subshell and leaves the server running.
-"${PYTHON:-python3}" -m streamwire.kit.cli mock-upstream > "$OUT/mock.out" &
+# The interpreter itself, not the python3 function nor a launcher that forks
+# (a pyenv shim does): $! must be the server, or the cleanup kills its parent
+# and leaves the server running.
+interpreter=$(python3 -c 'import sys; print(sys.executable)')
+"$interpreter" -m streamwire.kit.cli mock-upstream > "$OUT/mock.out" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$OUT/mock.out" ] && break; sleep 0.1; done
 MOCK=$(head -1 "$OUT/mock.out" | awk '{print $3}')

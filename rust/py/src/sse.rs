@@ -1,6 +1,6 @@
 //! Python classes for Server-Sent Events and streaming UTF-8.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -19,91 +19,16 @@ use crate::text::new_str;
 /// Building a `str` costs more than everything else the decoder does per
 /// event (CPython re-scans the UTF-8 to pick a storage width), and callers
 /// that parse the data as JSON in Rust never need it, so it is built on first
-/// access, once, and the event's hold on the UTF-8 is released then. The
-/// UTF-8 of the events of one call lies in a few shared [`Blocks`] rather than
-/// in one allocation each. Data larger than [`LAZY_DATA_MAX`] becomes a `str`
-/// at once: a second copy of a large event would cost memory, and the
-/// per-event saving is negligible there.
+/// access, once, and the Rust copy is released then. Data larger than
+/// [`LAZY_DATA_MAX`] becomes a `str` at once: a second copy of a large event
+/// would cost memory, and the per-event saving is negligible there.
 enum Data {
-    /// Not read yet: `block[start..end]`.
-    Text {
-        block: Arc<String>,
-        start: usize,
-        end: usize,
-    },
+    Text(Box<str>),
     Object(Py<PyString>),
-}
-
-impl Data {
-    /// Data in a block of its own (an event built from Python or a match ticket).
-    fn owned(py: Python<'_>, text: &str) -> PyResult<Data> {
-        if text.len() > LAZY_DATA_MAX {
-            return Ok(Data::Object(new_str(py, text)?.unbind()));
-        }
-        Ok(Data::Text { block: Arc::new(text.to_owned()), start: 0, end: text.len() })
-    }
 }
 
 /// The largest data kept as UTF-8 until first read (see [`Data`]).
 const LAZY_DATA_MAX: usize = 64 * 1024;
-
-/// A block is closed once it holds this many bytes, so that an unread event
-/// keeps at most this much of its neighbours' data alive (or its own, if
-/// larger).
-const BLOCK_BYTES: usize = 16 * 1024;
-
-/// Where one event's data went in [`Blocks`].
-#[derive(Clone, Copy)]
-struct Span {
-    block: usize,
-    start: usize,
-    end: usize,
-}
-
-/// The data of the events of one call, appended to a few strings instead of
-/// one allocation an event (measured, `benches/bench_sse.py`: framing the
-/// chat workload into events took about 15% less time). Only lazy data goes
-/// here: data over [`LAZY_DATA_MAX`] is never copied into a block.
-#[derive(Default)]
-struct Blocks {
-    done: Vec<String>,
-    current: String,
-    /// The capacity of the first block, taken when the first data comes (a
-    /// call that completes no event allocates nothing).
-    first: usize,
-    /// Some data came (perhaps empty).
-    used: bool,
-}
-
-impl Blocks {
-    /// Blocks for the events of a call fed `bytes` bytes.
-    fn for_call(bytes: usize) -> Self {
-        Blocks { first: bytes.min(BLOCK_BYTES), ..Blocks::default() }
-    }
-
-    fn push(&mut self, data: &str) -> Span {
-        if self.current.is_empty() {
-            self.current.reserve(self.first.max(data.len()));
-        } else if self.current.len() + data.len() > BLOCK_BYTES {
-            let next = String::with_capacity(BLOCK_BYTES.max(data.len()));
-            self.done.push(std::mem::replace(&mut self.current, next));
-        }
-        self.used = true;
-        let start = self.current.len();
-        self.current.push_str(data);
-        Span { block: self.done.len(), start, end: self.current.len() }
-    }
-
-    /// The blocks, shared, in the order of their `Span::block` (none if no
-    /// data came).
-    fn freeze(self) -> Vec<Arc<String>> {
-        let Blocks { done, current, used, .. } = self;
-        if !used {
-            return Vec::new();
-        }
-        done.into_iter().chain(std::iter::once(current)).map(Arc::new).collect()
-    }
-}
 
 /// One dispatched Server-Sent Event.
 #[pyclass(frozen, module = "streamwire._core", name = "SseEvent")]
@@ -121,8 +46,8 @@ impl SseEvent {
         let mut data = self.data.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         Ok(match &*data {
             Data::Object(obj) => obj.clone_ref(py),
-            Data::Text { block, start, end } => {
-                let obj = new_str(py, block.get(*start..*end).unwrap_or_default())?.unbind();
+            Data::Text(text) => {
+                let obj = new_str(py, text)?.unbind();
                 *data = Data::Object(obj.clone_ref(py));
                 obj
             }
@@ -144,7 +69,7 @@ impl SseEvent {
         let retry = non_negative(retry)?;
         Ok(SseEvent {
             event: PyString::new(py, event).unbind(),
-            data: Mutex::new(Data::owned(py, data)?),
+            data: Mutex::new(Data::Text(data.into())),
             id,
             retry,
         })
@@ -298,31 +223,22 @@ fn event_to_py(
 ) -> PyResult<Py<SseEvent>> {
     let event = types.get(py, ev.event_type);
     let id = ev.id.map(|s| ids.get(py, s));
-    Py::new(py, SseEvent { event, data: Mutex::new(Data::owned(py, ev.data)?), id, retry: ev.retry })
+    let data = if ev.data.len() <= LAZY_DATA_MAX {
+        Data::Text(ev.data.into())
+    } else {
+        Data::Object(new_str(py, ev.data)?.unbind())
+    };
+    Py::new(py, SseEvent { event, data: Mutex::new(data), id, retry: ev.retry })
 }
 
-/// An event of a `feed` call, kept in Rust until the call's framing is
-/// done and its `SseEvent` can be built (the framing may run with the GIL
-/// released; see [`crate::buffer::release_gil_bytes`]). Its event type and
-/// id are indexes into the call's [`Names`], its data a span of its
-/// [`Blocks`] unless it is large.
+/// An event decoded with the GIL released, kept in Rust until its
+/// `SseEvent` can be built (see [`crate::buffer::release_gil_bytes`]). Its
+/// event type and id are indexes into the call's [`Names`].
 struct Pending {
     event_type: usize,
-    data: PendingData,
+    data: Box<str>,
     id: Option<usize>,
     retry: Option<u64>,
-}
-
-/// The data of a [`Pending`] event.
-enum PendingData {
-    /// Lazy data, a span of the call's blocks.
-    Span(Span),
-    /// Data over [`LAZY_DATA_MAX`] framed with the GIL released: copied out
-    /// of the decoder, and made a `str` once the GIL is back.
-    Large(Box<str>),
-    /// Data over [`LAZY_DATA_MAX`] framed with the GIL held: its `str`, built
-    /// from the decoder's buffer at once (no copy).
-    Object(Py<PyString>),
 }
 
 /// A `pending` buffer larger than this is released rather than kept for reuse.
@@ -376,9 +292,24 @@ impl SseDecoder {
         }
         self.matched.clear();
         let bytes = Bytes::borrow(data)?;
-        match bytes.releasable() {
-            Some(slice) => self.feed_pending(py, slice, true),
-            None => self.feed_pending(py, bytes.as_slice(), false),
+        if let Some(slice) = bytes.releasable() {
+            return self.feed_released(py, slice);
+        }
+        let mut out: Vec<Py<SseEvent>> = Vec::new();
+        let mut conversion: PyResult<()> = Ok(());
+        let SseDecoder { inner, event_type, id, .. } = self;
+        let fed = inner.feed(bytes.as_slice(), |ev| {
+            if conversion.is_ok() {
+                match event_to_py(py, &ev, event_type, id) {
+                    Ok(obj) => out.push(obj),
+                    Err(e) => conversion = Err(e),
+                }
+            }
+        });
+        conversion?;
+        match fed {
+            Ok(()) => PyList::new(py, out),
+            Err(err) => Err(framing_error(py, &err, out)),
         }
     }
 
@@ -458,7 +389,12 @@ impl SseDecoder {
         let m = self.matched.events.get(ticket).ok_or_else(|| {
             PyIndexError::new_err("no such ticket: tickets last until the decoder's next call")
         })?;
-        let data = Data::owned(py, self.matched.text.get(m.start..m.end).unwrap_or_default())?;
+        let data = &self.matched.text[m.start..m.end];
+        let data = if data.len() <= LAZY_DATA_MAX {
+            Data::Text(data.into())
+        } else {
+            Data::Object(new_str(py, data)?.unbind())
+        };
         Py::new(
             py,
             SseEvent {
@@ -532,77 +468,35 @@ impl SseDecoder {
 }
 
 impl SseDecoder {
-    /// `feed`: the chunk framed into [`Pending`] events (with the GIL
-    /// released if `release`: a large immutable chunk), then their `SseEvent`s
-    /// built, in order, with the GIL. (`feed_matched` keeps the GIL:
-    /// measured, its matched events' Python objects are most of its work, so
-    /// a release made two threads no faster and one slower;
-    /// `benches/bench_gil.py`.)
-    fn feed_pending<'py>(
-        &mut self,
-        py: Python<'py>,
-        data: &[u8],
-        release: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
+    /// `feed` of a large immutable chunk: framed with the GIL released, then
+    /// the same `SseEvent`s built, in the same order, with the GIL back.
+    /// (`feed_matched` keeps the GIL: measured, its matched events' Python
+    /// objects are most of its work, so a release made two threads no faster
+    /// and one slower; `benches/bench_gil.py`.)
+    fn feed_released<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
         let SseDecoder { inner, event_type, id, pending, .. } = self;
         let (mut types, mut ids) = (Names::default(), Names::default());
-        let mut blocks = Blocks::for_call(data.len());
-        let mut conversion: PyResult<()> = Ok(());
-        let fed = if release {
-            py.allow_threads(|| {
-                inner.feed(data, |ev| {
-                    let data = match ev.data.len() {
-                        0..=LAZY_DATA_MAX => PendingData::Span(blocks.push(ev.data)),
-                        _ => PendingData::Large(ev.data.into()),
-                    };
-                    pending.push(Pending {
-                        event_type: types.index(ev.event_type),
-                        data,
-                        id: ev.id.map(|last| ids.index(last)),
-                        retry: ev.retry,
-                    })
-                })
-            })
-        } else {
+        let fed = py.allow_threads(|| {
             inner.feed(data, |ev| {
-                if conversion.is_err() {
-                    return;
-                }
-                let data = match ev.data.len() {
-                    0..=LAZY_DATA_MAX => PendingData::Span(blocks.push(ev.data)),
-                    _ => match new_str(py, ev.data) {
-                        Ok(text) => PendingData::Object(text.unbind()),
-                        Err(err) => {
-                            conversion = Err(err);
-                            return;
-                        }
-                    },
-                };
                 pending.push(Pending {
                     event_type: types.index(ev.event_type),
-                    data,
+                    data: ev.data.into(),
                     id: ev.id.map(|last| ids.index(last)),
                     retry: ev.retry,
                 })
             })
-        };
-        let blocks = blocks.freeze();
+        });
         let mut out: Vec<Py<SseEvent>> = Vec::with_capacity(pending.len());
         for ev in pending.drain(..) {
             let event = event_type.get(py, types.get(ev.event_type));
             let last_id = ev.id.map(|i| id.get(py, ids.get(i)));
-            let data = match ev.data {
-                // Every span is of a block that `freeze` returned.
-                PendingData::Span(Span { block, start, end }) => match blocks.get(block) {
-                    Some(block) => Data::Text { block: Arc::clone(block), start, end },
-                    None => continue,
-                },
-                PendingData::Large(text) => Data::Object(new_str(py, &text)?.unbind()),
-                PendingData::Object(text) => Data::Object(text),
+            let data = if ev.data.len() <= LAZY_DATA_MAX {
+                Data::Text(ev.data)
+            } else {
+                Data::Object(new_str(py, &ev.data)?.unbind())
             };
             out.push(Py::new(py, SseEvent { event, data: Mutex::new(data), id: last_id, retry: ev.retry })?);
         }
-        conversion?;
         if pending.capacity() > PENDING_KEEP {
             *pending = Vec::new();
         }
