@@ -503,16 +503,16 @@ def test_data_of_every_width_is_the_text_sent(pieces: list[str]) -> None:
 
 
 def _mixed_sizes(seed: int) -> list[str]:
-    """Data of every size class: small, block-filling and larger than lazy data."""
+    """Data of every size class, from empty to larger than the lazy limit (64 KiB)."""
     rng = random.Random(seed)
     sizes = [rng.choice([0, 1, 90, 5_000, 15_000, 17_000, 70_000]) for _ in range(30)]
     return [("é数🙂" if i % 2 else "ab") * (size // 4) + str(i) for i, size in enumerate(sizes)]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_data_shared_by_the_events_of_a_call(seed: int) -> None:
-    # The events of one feed keep their data in a few shared blocks until
-    # read: each must still read as its own text, in any order, after its
+def test_data_of_every_size_read_in_any_order(seed: int) -> None:
+    # Lazy data (built on first read) and large data (built at once), in one
+    # feed and in many: each reads as its own text, in any order, after its
     # neighbours are gone, from a feed that failed part-way as well.
     texts = _mixed_sizes(seed)
     wire = b"".join(b"data: " + t.encode() + b"\n\n" for t in texts)
