@@ -195,6 +195,17 @@ class NaiveSplit(Implementation):
         return str(event)
 
 
+#: Not a parser: the ``str`` of every event's data, built by CPython from its
+#: UTF-8 (``str(data, "utf-8")``) and nothing else; what building the same
+#: ``str`` objects costs at the least, the floor of any ``+data`` row.
+STR_FLOOR = "str-floor"
+
+
+def str_floor(datas: Iterable[bytes]) -> list[str]:
+    """Each event's data (its UTF-8 bytes, already framed) as a ``str``."""
+    return [str(data, "utf-8") for data in datas]
+
+
 IMPLEMENTATIONS = {
     cls.name: cls
     for cls in (Streamwire, StreamwireDataRead, OpenAISdk, HttpxSse, SseClientPy, NaiveSplit)

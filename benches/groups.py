@@ -58,8 +58,12 @@ def sse_groups(mode: str) -> Iterator[Group]:
                 except ModuleNotFoundError:
                     continue
             runs = {n: partial(impl.decode, chunks) for n, impl in impls.items()}
+            datas = tuple(data.encode() for data in load.expected)
+            runs[bench_sse.STR_FLOOR] = partial(bench_sse.str_floor, datas)
 
             def check(n: str, events: Any, impls: Any = impls, load: Any = load) -> bool:
+                if n == bench_sse.STR_FLOOR:
+                    return list(events) == list(load.expected)
                 return bench_sse._check(impls[n], events, load.expected)
 
             ratios = _peers("streamwire", list(impls), {})
@@ -71,6 +75,8 @@ def sse_groups(mode: str) -> Iterator[Group]:
                 for p in impls
                 if not p.startswith("streamwire")
             ]
+            if "httpx-sse" in impls:
+                ratios.append(Ratio("str floor vs httpx-sse", "httpx-sse", bench_sse.STR_FLOOR))
             largest = max(
                 b - a for a, b in zip((0, *load.event_ends), load.event_ends, strict=False)
             )

@@ -70,8 +70,8 @@ def sse_table(groups: list[dict[str, Any]]) -> list[str]:
     rows = [
         "| workload, chunks | streamwire | streamwire+data | "
         + " | ".join(SSE_PEERS)
-        + " | +data vs httpx-sse | peak memory |",
-        "|---|---:|---:|" + "---:|" * len(SSE_PEERS) + "---|---:|",
+        + " | +data vs httpx-sse | str floor vs httpx-sse | peak memory |",
+        "|---|---:|---:|" + "---:|" * len(SSE_PEERS) + "---|---:|---:|",
     ]
     for g in groups:
         data = g["ratios"].get("vs streamwire+data")
@@ -79,7 +79,8 @@ def sse_table(groups: list[dict[str, Any]]) -> list[str]:
         rows.append(
             f"| {g['name'].replace('/', ', ')} | {_per_unit(g)} per event | {_x(data)} | "
             + " | ".join(_cell(g, f"vs {p}", p) for p in SSE_PEERS)
-            + f" | {_cell(g, '+data vs httpx-sse', 'httpx-sse')} {target} | {_memory(g)} |"
+            + f" | {_cell(g, '+data vs httpx-sse', 'httpx-sse')} {target}"
+            + f" | {_cell(g, 'str floor vs httpx-sse', 'httpx-sse')} | {_memory(g)} |"
         )
     return rows
 
