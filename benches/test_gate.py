@@ -113,3 +113,19 @@ def test_streamwire_variants_are_not_checked_and_falls_are_measured_again() -> N
     problems = gate.check(_run(7.0), baseline)
     assert gate.failing_groups(problems) == ["pipeline/openai-chat"]
     assert gate.failing_groups(["pipeline/x: peak memory grew to 3x"]) == []
+
+
+def test_the_floor_and_variant_ratios_are_reported_not_gated() -> None:
+    def with_extra(floor: float, variant: float) -> dict[str, Any]:
+        run = _run()
+        run["groups"][0]["ratios"].update(
+            {"str floor vs httpx-sse": floor, "vs streamwire+data": variant}
+        )
+        return run
+
+    baseline = _baseline(with_extra(6.0, 2.5))
+    assert gate.check(with_extra(1.0, 0.5), baseline) == []
+    gated = with_extra(1.0, 0.5)
+    gated["groups"][0]["ratios"]["vs naive"] = 1.0
+    (problem,) = gate.check(gated, baseline)
+    assert "vs naive fell" in problem
