@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def _per_unit(group: dict[str, Any], impl: str = "streamwire") -> str:
     return f"{per / 1e6:,.1f} ms" if per >= 1e6 else f"{per:,.0f} ns"
 
 
-def sse_table(groups: list[dict[str, Any]]) -> list[str]:
+def sse_table(groups: list[dict[str, Any]], floors: dict[str, dict[str, Any]]) -> list[str]:
     rows = [
         "| workload, chunks | streamwire | streamwire+data | "
         + " | ".join(SSE_PEERS)
@@ -80,9 +81,13 @@ def sse_table(groups: list[dict[str, Any]]) -> list[str]:
             f"| {g['name'].replace('/', ', ')} | {_per_unit(g)} per event | {_x(data)} | "
             + " | ".join(_cell(g, f"vs {p}", p) for p in SSE_PEERS)
             + f" | {_cell(g, '+data vs httpx-sse', 'httpx-sse')} {target}"
-            + f" | {_cell(g, 'str floor vs httpx-sse', 'httpx-sse')} | {_memory(g)} |"
+            + f" | {_floor(floors.get(g['name']))} | {_memory(g)} |"
         )
     return rows
+
+
+def _floor(group: dict[str, Any] | None) -> str:
+    return "—" if group is None else _cell(group, "str floor vs httpx-sse", "httpx-sse")
 
 
 def eventstream_table(groups: list[dict[str, Any]]) -> list[str]:
@@ -157,7 +162,11 @@ def render(run: dict[str, Any]) -> str:
         "",
     ]
     sections = [
-        ("SSE framing (`benches/bench_sse.py`)", "sse", sse_table),
+        (
+            "SSE framing (`benches/bench_sse.py`)",
+            "sse",
+            partial(sse_table, floors={g["name"]: g for g in by_suite.get("sse-floor", [])}),
+        ),
         (
             "AWS EventStream framing (`benches/bench_eventstream.py`)",
             "eventstream",
