@@ -18,11 +18,13 @@ streamwire's output was wrong, or when a group or ratio of the baseline is
 missing. Margins come from the measured run-to-run spread: ``--baseline N``
 runs the gate N times and writes the median of each ratio with the margin
 ``max(MIN_MARGIN, SPREAD_FACTOR x its largest relative drop below the
-median)``. A group whose ratio fell is measured once more (``report.py``)
-and fails only if it falls again: a neighbour's burst of load on a shared
-machine does not repeat itself on demand, a regression does. Ratios between
+median)``, and at least ``QUICK_MIN_MARGIN`` in the quick mode. A group
+whose ratio fell is measured once more (``report.py``) and fails only if it
+falls again: a neighbour's burst of load on a shared machine does not repeat
+itself on demand, a regression does. Ratios between
 two streamwire variants (``vs streamwire-stdlib-json``, ...) are reported,
-not checked: they measure only the noise.
+not checked: they measure only the noise; so is the str floor against
+httpx-sse (``sse-floor/...``: no streamwire in it).
 
 Modes: ``full`` (every workload whole, every peer) and ``quick`` (for CI:
 the same groups without the SDK paths and the 1-byte and 64 KiB chunkings,
@@ -54,6 +56,12 @@ ROOT = BENCHES.parent
 
 #: A ratio may fall this much below its baseline at least (a noisy machine).
 MIN_MARGIN = 0.15
+#: The least margin of the quick mode, whatever its baseline says: three
+#: rounds on a CI machine right after the acceptance kits. Measured on the
+#: same code: the CRLF chat framing's ratio to httpx-sse at 9.0x in one
+#: clean-clone CI run, 12.2x and 12.6x in two quick runs just after it, and
+#: 10.6x to 12.9x in full runs the same day (baseline 10.7x).
+QUICK_MIN_MARGIN = 0.25
 #: Ratios reported but never gated: two streamwire variants (their ratio is
 #: the noise, not a peer), and the str floor against a peer (no streamwire in
 #: it at all).
@@ -226,6 +234,8 @@ def check(run: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
                 continue
             got = group["ratios"].get(label)
             margin = base.get("margins", {}).get(label, MIN_MARGIN)
+            if run["mode"] == "quick":
+                margin = max(margin, QUICK_MIN_MARGIN)
             lower = label in base.get("lower_is_better", ())
             if got is None:
                 problems.append(f"{key}: ratio {label!r} missing from this run")

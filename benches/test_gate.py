@@ -17,7 +17,7 @@ import gate
 
 def _run(ratio: float = 10.0, memory: float = 2.0, lower: float = 2.5) -> dict[str, Any]:
     return {
-        "mode": "quick",
+        "mode": "full",
         "litellm": True,
         "groups": [
             {
@@ -40,13 +40,13 @@ def _run(ratio: float = 10.0, memory: float = 2.0, lower: float = 2.5) -> dict[s
 
 
 def _baseline(*runs: dict[str, Any]) -> dict[str, Any]:
-    return {"quick": gate.make_baseline(list(runs))}
+    return {runs[0]["mode"]: gate.make_baseline(list(runs))}
 
 
 def test_the_same_run_passes_and_margins_come_from_the_spread() -> None:
     runs = [_run(10.0), _run(9.0), _run(11.0)]
     baseline = _baseline(*runs)
-    group = baseline["quick"]["groups"]["pipeline/openai-chat"]
+    group = baseline["full"]["groups"]["pipeline/openai-chat"]
     assert group["ratios"]["vs naive"] == 10.0
     # The largest drop below the median is 10%: twice that is the margin.
     assert group["margins"]["vs naive"] == 0.2
@@ -88,8 +88,8 @@ def test_missing_groups_ratios_and_wrong_output_fail() -> None:
     run = _run()
     run["groups"][0]["failed"] = "streamwire's output is wrong"
     assert any("wrong" in p for p in gate.check(run, baseline))
-    assert gate.check({**_run(), "mode": "full"}, baseline) == [
-        "the baseline has no 'full' section"
+    assert gate.check({**_run(), "mode": "quick"}, baseline) == [
+        "the baseline has no 'quick' section"
     ]
 
 
@@ -129,3 +129,15 @@ def test_the_floor_and_variant_ratios_are_reported_not_gated() -> None:
     gated["groups"][0]["ratios"]["vs naive"] = 1.0
     (problem,) = gate.check(gated, baseline)
     assert "vs naive fell" in problem
+
+
+def test_the_quick_mode_keeps_a_wider_least_margin() -> None:
+    def quick(ratio: float) -> dict[str, Any]:
+        return {**_run(ratio), "mode": "quick"}
+
+    baseline = _baseline(quick(10.0), quick(9.0), quick(11.0))
+    # Twice the largest drop is 20%, below the quick mode's least margin.
+    assert baseline["quick"]["groups"]["pipeline/openai-chat"]["margins"]["vs naive"] == 0.2
+    assert gate.check(quick(7.6), baseline) == []
+    (problem,) = gate.check(quick(7.4), baseline)
+    assert "vs naive fell to 7.40x" in problem
