@@ -18,6 +18,10 @@ Peers, each used the way its library uses it:
 * ``naive-split``: a ``bytes.find(b"\\n\\n")`` splitter, the usual hand-rolled
   loop, kept as a speed floor; knowingly wrong for CR and CRLF line endings.
 
+Not a parser, for the release gate's ``sse-floor`` groups (``groups.py``):
+``str_floor``, CPython's ``str(data, "utf-8")`` of every event's data, already
+framed: the least that building the ``str`` objects of a ``+data`` row costs.
+
 Peak buffer: streamwire reports its own ``peak_buffered_bytes``. For peers it is
 the peak of Python allocations (``tracemalloc``) in a separate, untimed run
 that consumes the events one at a time; measured always for the 8 MiB event and,

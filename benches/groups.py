@@ -3,7 +3,8 @@
 Each group is one workload of a bench module, its implementations exactly as
 that module times and checks them, the ratios the README reports (with the
 targets of the issue that set them), and streamwire's peak memory on it:
-SSE framing (``bench_sse.py``), AWS EventStream framing
+SSE framing (``bench_sse.py``; each workload's ``sse-floor`` group times the
+str floor against httpx-sse apart from it), AWS EventStream framing
 (``bench_eventstream.py``), and the pipeline of every protocol
 (``bench_pipeline_*.py``). The quick mode leaves out the SDK paths (seconds
 each) and the 1-byte and 64 KiB chunkings.
