@@ -89,6 +89,7 @@ def test_record_sends_env_headers_and_saves_a_replayable_recording(
         check_expect(fixture, stream.result, events, label)
 
 
+@pytest.mark.timed
 def test_record_prints_each_event_as_it_arrives(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from hostile_fuzz import fuzz, systematic
 
 BUDGET = float(os.environ.get("STREAMWIRE_FUZZ_SECONDS", "45"))
@@ -23,6 +25,7 @@ SEED = int(os.environ.get("STREAMWIRE_FUZZ_SEED", "20261201"))
 MIN_RANDOM_SECONDS = 10.0
 
 
+@pytest.mark.timed
 def test_every_field_confused_and_random_mutations_never_break_an_adapter() -> None:
     start = time.monotonic()
     count, failures = systematic()

@@ -81,6 +81,7 @@ def chat_request(model: str) -> dict[str, Any]:
     return {"model": model, "stream": True, "messages": [{"role": "user", "content": "hello"}]}
 
 
+@pytest.mark.timed
 def test_streams_before_the_upstream_finishes(env: Env) -> None:
     events = sse_events(fixture("anthropic", "02-long-text").raw)
     first_text = next(i for i, e in enumerate(events) if b"text_delta" in e)
@@ -112,6 +113,7 @@ def test_streams_before_the_upstream_finishes(env: Env) -> None:
     assert headers["transfer-encoding"] == "chunked"
 
 
+@pytest.mark.timed
 def test_client_hangup_closes_the_upstream(env: Env) -> None:
     events = sse_events(fixture("anthropic", "02-long-text").raw)
     case = StubCase(chunks=events, gate_after=3, gate_timeout=8.0)

@@ -176,6 +176,7 @@ def test_element_cap() -> None:
     assert result.error is not None and result.error.type == "event_too_large"
 
 
+@pytest.mark.timed
 def test_large_elements_fed_in_small_chunks_take_linear_time() -> None:
     # A quadratic scanner (one that rescans the element on every feed) takes
     # minutes here; the incremental one, well under a second.

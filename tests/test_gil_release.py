@@ -170,6 +170,7 @@ def _wakes_inside(feed: Callable[[Any], object], data: Any) -> int:
     return sum(1 for t in stamps if start + 0.006 < t < end - 0.006)
 
 
+@pytest.mark.timed
 def test_other_threads_run_during_a_large_feed() -> None:
     # One feed of ~38 MiB (~50 ms of framing): with the GIL held throughout,
     # the waking thread never runs inside the call; released, it runs while

@@ -59,6 +59,7 @@ def _feed(protocol: str, units: Iterator[Any], *, read_each: bool, **options: An
     return stream
 
 
+@pytest.mark.timed
 def test_completing_many_calls_is_linear() -> None:
     def run(calls: int) -> None:
         stream = _feed("openai-chat", chat_calls(calls), read_each=False, max_tool_calls=calls)
@@ -91,6 +92,7 @@ def test_duplicate_ids_are_still_found() -> None:
     assert not same.executable
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize(
     "protocol", ["anthropic", "bedrock-converse", "gemini", "openai-responses", "openai-realtime"]
 )

@@ -42,6 +42,7 @@ def server() -> StreamServer:
 # --- the result decided, the connection left open --------------------------------
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_done_then_an_open_connection_ends_the_iterator(server: StreamServer, client: str) -> None:
     # The whole stream, [DONE] included, then the server holds the connection.
@@ -58,6 +59,7 @@ def test_done_then_an_open_connection_ends_the_iterator(server: StreamServer, cl
     assert visit.completed is None
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_framing_error_then_an_open_connection_ends_the_iterator(
     server: StreamServer, client: str
@@ -94,6 +96,7 @@ def test_a_body_that_ends_promptly_leaves_its_connection_reusable(server: Stream
 # --- leaving without close() -----------------------------------------------------
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", SYNC_CLIENTS)
 def test_an_iterator_collected_in_a_reference_cycle_cancels(
     server: StreamServer, client: str

@@ -86,6 +86,7 @@ def _scenario() -> Scenario:
     return Scenario(body=b"".join(chunks), chunks=chunks, delay=GAP, content_length=True)
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_unbuffered_proxy_delivers_events_spread_out(
     server: StreamServer, nginx: Nginx, client: str
@@ -100,6 +101,7 @@ def test_unbuffered_proxy_delivers_events_spread_out(
     assert m.mean_gap is not None and m.mean_gap >= GAP / 4
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_buffering_proxy_delivers_one_late_burst(
     server: StreamServer, nginx: Nginx, client: str
@@ -115,6 +117,7 @@ def test_buffering_proxy_delivers_one_late_burst(
     assert m.mean_gap is not None and m.mean_gap < GAP / 4
 
 
+@pytest.mark.timed
 def test_the_proxy_passes_cancellation_on(server: StreamServer, nginx: Nginx) -> None:
     # Through an unbuffered proxy, closing the client's response closes the upstream too.
     chunks = _chunks()

@@ -165,6 +165,7 @@ def test_anthropic_with_streaming_response_sync_and_async(server: StreamServer) 
 # --- the edges, through an SDK response -----------------------------------------
 
 
+@pytest.mark.timed
 def test_cancel_through_an_sdk_response_is_a_disconnect(server: StreamServer) -> None:
     url = server.add(_chat_scenario(STALLING, delay=HOLD))
     with _openai(url).chat.completions.with_streaming_response.create(
@@ -209,6 +210,7 @@ def test_async_cancel_of_the_reading_task(server: StreamServer) -> None:
     server.wait_for(url, "disconnected")
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 def test_idle_timeout_through_an_sdk_response(server: StreamServer, asynchronous: bool) -> None:
     url = server.add(_chat_scenario(STALLING, delay=HOLD))

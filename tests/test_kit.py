@@ -188,6 +188,7 @@ def _run(plan: CheckPlan) -> list[Any]:
     return asyncio.run(run_check(plan))
 
 
+@pytest.mark.timed
 def test_direct_path_passes_every_cell() -> None:
     async def go() -> list[Any]:
         async with MockUpstream() as mock:
@@ -291,6 +292,7 @@ RULES = [
 ]
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize(
     ("defect", "client", "upstream", "cases", "deliveries", "verdict", "layer"), RULES
 )

@@ -240,6 +240,7 @@ def test_replay_feeds_the_recorded_chunk_boundaries(monkeypatch: pytest.MonkeyPa
     ]
 
 
+@pytest.mark.timed
 def test_replay_with_real_timing_keeps_the_recorded_pace() -> None:
     recording = _record(_fixture("openai-chat/oaipy-tool-single"))
     for i, chunk in enumerate(recording.chunks):

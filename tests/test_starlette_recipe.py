@@ -127,6 +127,7 @@ def test_the_openai_sdk_reads_what_the_anthropic_upstream_streamed(recipe_for: A
     assert sent["model"] == "claude-test" and sent["stream"] is True
 
 
+@pytest.mark.timed
 def test_a_client_disconnect_closes_the_upstream_at_once(
     recipe_for: Any, server: StreamServer
 ) -> None:
