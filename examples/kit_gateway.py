@@ -5,7 +5,8 @@
 Starts ``streamwire mock-upstream``, then one example gateway (uvicorn) per
 upstream protocol it supports (openai-chat, openai-responses, anthropic,
 gemini), each pointed at the mock, then ``streamwire check`` with all four
-gateways, every client protocol, every case and every delivery. Writes
+gateways (each route labelled ``gateway-<upstream>``), the four client
+protocols it serves, every case and every delivery. Writes
 ``check.json``, ``check.html`` and ``check.md`` into ``--out`` (default
 ``build/kit/gateway``); with ``--docs`` also the matrix page
 ``docs/kit/examples-gateway.md``. Exits with the check's status. Every process
@@ -90,8 +91,8 @@ def main() -> int:
                 "--no-access-log",
             ]
             procs.append(subprocess.Popen(cmd, env=gateway_env))
-            urls.append((port, f"http://127.0.0.1:{port}"))
-        for port, _ in urls:
+            urls.append((port, f"http://127.0.0.1:{port}", f"gateway-{upstream}"))
+        for port, _, _ in urls:
             _wait_listening(port, procs[-1])
         started = time.monotonic()
         check = subprocess.run(
@@ -100,11 +101,13 @@ def main() -> int:
                 "-m",
                 "streamwire.cli",
                 "check",
-                *(u for _, u in urls),
+                *(u for _, u, _ in urls),
+                *(a for _, _, label in urls for a in ("--label", label)),
                 "--mock",
                 mock_url,
+                # The example serves the four SSE client protocols (no Bedrock front).
                 "--client",
-                "all",
+                ",".join(UPSTREAMS),
                 "--json",
                 str(out / "check.json"),
                 "--html",

@@ -175,6 +175,29 @@ def test_incomplete_reasons() -> None:
         )
 
 
+def test_a_completed_event_is_judged_by_the_status_it_carries() -> None:
+    # A bridge (LiteLLM's) ends a cut answer with response.completed whose
+    # response says status "incomplete": truncated, under every chunking.
+    cut = _completed("r", status="incomplete", incomplete_details={"reason": "max_output_tokens"})
+    failed = _completed("r", status="failed", error={"code": "server_error", "message": "boom"})
+    for terminal, want in (
+        (cut, ("truncated", "length", "max_output_tokens")),
+        (failed, ("error", "error", "failed")),
+        (_completed("r"), ("completed", "stop", "completed")),
+    ):
+        body = _sse(_created("r"), _MESSAGE, _text("cut sh"), terminal)
+        for label, chunks in chunkings(body):
+            stream = sw.stream("openai-responses")
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.close()
+            r = stream.result
+            assert (r.status, r.stop_reason, r.provider_stop_reason) == want, label
+            mismatch = [w for w in r.warnings if w.code == "terminal_status_mismatch"]
+            assert bool(mismatch) == (want[0] != "completed")
+            assert not r.executable
+
+
 def test_usage_only_from_the_terminal_response() -> None:
     usage = {
         "input_tokens": 10,

@@ -231,11 +231,12 @@ CASES: Mapping[str, Case] = {
         ),
         Case(
             "cancel",
-            "the client hangs up after three deltas: the upstream connection must close",
-            text=tuple(f"tick {i:03d} " for i in range(150)),
+            "the client hangs up after three deltas (or after 1 s, if they are held): "
+            "the upstream connection must close",
+            text=tuple(f"tick {i:03d} " for i in range(200)),
             gap=0.02,
             cancel_after=3,
-            usage=(12, 150),
+            usage=(12, 200),
         ),
         Case(
             "truncated",

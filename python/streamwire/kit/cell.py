@@ -83,6 +83,11 @@ class Cell:
         return [layer for layer, c in self.checks.items() if c.verdict == "fail"]
 
     @property
+    def inconclusive(self) -> bool:
+        """The kit's own limit (a timeout) cut the cell short: no gateway verdict."""
+        return any("kit_limit" in c.tags for c in self.checks.values())
+
+    @property
     def degraded(self) -> bool:
         """No layer failed and some layer is a declared downgrade."""
         return not self.failed and any(c.verdict == "degraded" for c in self.checks.values())
@@ -99,6 +104,7 @@ class Cell:
             "upstream": self.upstream,
             "delivery": self.delivery,
             "route": self.route,
+            "inconclusive": self.inconclusive,
             "layers": self.layers,
             "evidence": {"layers": notes, **self.evidence},
         }
@@ -119,3 +125,5 @@ class Inputs:
     truth: Truth
     ref: Reference | None
     http_ok: bool = False
+    #: The layers judged so far, in ``LAYERS`` order (a rule may read an earlier one's).
+    checks: dict[str, Check] = field(default_factory=dict)

@@ -22,13 +22,13 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ..errors import StreamwireError
 from .cases import CASE_NAMES, CASES, Case
-from .cell import Cell
+from .cell import Cell, Check
 from .client import Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
@@ -44,22 +44,61 @@ __all__ = ["CheckPlan", "Route", "run_check"]
 SETTLE = 2.0
 #: How long the cancel case waits for the upstream connection to close.
 CANCEL_WAIT = 3.5
-#: Layers judged by timing, whose failures a clock decided (``TIMING_TAGS``; not
-#: an upstream request made without streaming) are confirmed by a second run alone.
+#: Layers judged by timing: a clock-decided finding, or a figure near its bound
+#: (``details["borderline"]``), is confirmed by a second run of the cell alone ...
 TIMED_LAYERS = ("streaming", "cancel")
+#: ... until this many cells of a (route, client) confirmed the same finding.
+CONFIRMATIONS = 3
+
+
+def _suspect(check: Check) -> bool:
+    if check.details.get("borderline"):
+        return True
+    return check.verdict in ("fail", "degraded") and bool(set(check.tags) & TIMING_TAGS)
 
 
 @dataclass(frozen=True)
 class Route:
-    """A gateway base URL and the template its model names go through."""
+    """A gateway base URL, the template its model names go through, and its label."""
 
     base_url: str
     #: ``{model}`` is replaced by ``sw-<case>.<delivery>.<tag>``.
     model: str = "{model}"
+    #: The route's name in the matrix and the verdicts (default: see ``CheckPlan``).
+    label: str = ""
 
     @property
     def name(self) -> str:
-        return self.base_url if self.model == "{model}" else f"{self.base_url} {self.model}"
+        return self.label or _host(self.base_url)
+
+
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.netloc or url) + parts.path.rstrip("/")
+
+
+def _labelled(routes: Sequence[Route]) -> list[Route]:
+    """The routes, each with a readable label where it has none: its model
+    template (``anthropic/{model}`` -> ``anthropic/*``) when the routes share
+    one base URL, its host when they share one template, else both."""
+    one_url = len({r.base_url for r in routes}) == 1
+    one_template = len({r.model for r in routes}) == 1
+    out = []
+    for route in routes:
+        if route.label:
+            out.append(route)
+            continue
+        template = route.model.replace("{model}", "*")
+        if one_url and not one_template:
+            label = template
+        elif one_template and route.model == "{model}":
+            label = _host(route.base_url)
+        elif one_template:
+            label = template if one_url else f"{_host(route.base_url)} {template}"
+        else:
+            label = f"{_host(route.base_url)} {template}"
+        out.append(replace(route, label=label))
+    return out
 
 
 @dataclass
@@ -78,6 +117,11 @@ class CheckPlan:
     read_timeout: float = 20.0
     connect_timeout: float = 10.0
 
+    @property
+    def size(self) -> int:
+        """How many cells the plan runs."""
+        return len(self.routes) * len(self.clients) * len(self.cases) * len(self.deliveries)
+
     def __post_init__(self) -> None:
         for name, given, known in (
             ("client", self.clients, CLIENTS),
@@ -90,6 +134,11 @@ class CheckPlan:
         for route in self.routes:
             if "{model}" not in route.model:
                 raise ValueError(f"a model template must contain {{model}}: {route.model!r}")
+        self.routes = _labelled(self.routes)
+        names = [r.name for r in self.routes]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"two routes are labelled {', '.join(twice)}: give each its own label")
 
 
 class _Log:
@@ -205,11 +254,18 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
 
 
 def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
-    """Send and arrival times (seconds after the request), for the HTML report."""
+    """Send and arrival times (seconds after the request), for the HTML report:
+    the mock's writes (time, size, kinds, content), the body pieces that
+    reached the client (time, size), and the content in them (time, kind,
+    characters)."""
     t0 = obs.sent_at
-    sends = [[round(w[0] - t0, 4), w[1], w[2]] for w in (entry or {}).get("writes") or []][:600]
+    sends = [
+        [round(w[0] - t0, 4), w[1], w[2], w[3] if len(w) > 3 else {}]
+        for w in (entry or {}).get("writes") or []
+    ][:600]
     arrivals = [[round(t - t0, 4), n] for t, n in obs.pieces][:600]
-    return {"sends": sends, "arrivals": arrivals}
+    content = [[round(t - t0, 4), k, n] for t, k, n in obs.content][:600]
+    return {"sends": sends, "arrivals": arrivals, "content": content}
 
 
 def _phase(case: Case, delivery: str) -> int:
@@ -259,27 +315,39 @@ async def run_check(
         log = _Log(mock, url)
         semaphore = asyncio.Semaphore(max(1, plan.concurrency))
         quiet = _Exclusive(semaphore, max(1, plan.concurrency))
+        confirmed: dict[tuple[str, ...], int] = {}
 
         async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
             async with semaphore:
                 cell = await _run_cell(plan, log, route, case, client, delivery)
-            timed = [
-                layer
-                for layer in TIMED_LAYERS
-                if cell.checks[layer].verdict == "fail"
-                and set(cell.checks[layer].tags) <= TIMING_TAGS
-            ]
-            if timed:
-                # The judge's own loop, busy with other cells, can bunch the
-                # arrivals it timestamps and see a disconnect late: a timing
-                # verdict is confirmed by running the cell again with nothing
-                # else in flight.
+            timed = [layer for layer in TIMED_LAYERS if _suspect(cell.checks[layer])]
+            finding = (route.name, client, *sorted(t for x in timed for t in cell.checks[x].tags))
+            if timed and confirmed.get(finding, 0) < CONFIRMATIONS:
+                # The judge's own loop, busy with other cells, can delay the
+                # arrivals it timestamps and see a disconnect late: a timed
+                # finding is confirmed by running the cell again with nothing
+                # else in flight, until CONFIRMATIONS cells of the pair have
+                # confirmed the same finding (then the hop does it: a
+                # batching proxy delays every paced cell alike).
                 async with quiet:
                     again = await _run_cell(plan, log, route, case, client, delivery)
                 again.evidence["first_attempt"] = {
-                    **{layer: cell.checks[layer].why for layer in timed},
+                    **{
+                        layer: {
+                            "verdict": cell.checks[layer].verdict,
+                            "why": cell.checks[layer].why,
+                            **cell.checks[layer].details,
+                        }
+                        for layer in timed
+                    },
                     "timeline": cell.evidence.get("timeline"),
                 }
+                if all(
+                    again.checks[x].verdict == cell.checks[x].verdict
+                    and again.checks[x].tags == cell.checks[x].tags
+                    for x in timed
+                ):
+                    confirmed[finding] = confirmed.get(finding, 0) + 1
                 cell = again
             if on_cell is not None:
                 on_cell(cell)

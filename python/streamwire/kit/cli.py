@@ -12,9 +12,12 @@
     printed before anything else. ``--cases``, ``--delivery`` and ``--client``
     take comma-separated names (or ``all``); ``--models`` comma-separated
     model-name templates, one route each (``{model}`` is the case's model,
-    e.g. ``anthropic/{model}``). Outputs: ``--json FILE``, ``--html FILE``,
-    ``--markdown FILE``. Exit status 0 when every cell passed and no verdict
-    but ``semantic_downgrade`` was found, 1 otherwise, 2 for bad arguments.
+    e.g. ``anthropic/{model}``), ``--label`` a name per route. Outputs:
+    ``--json FILE``, ``--html FILE``, ``--markdown FILE``; on a terminal, a
+    progress line (not with ``--quiet``). Exit status 0 when every cell
+    passed and no verdict but ``semantic_downgrade`` was found, 1 otherwise,
+    3 when nothing failed but a cell was inconclusive (cut by the kit's own
+    timeout), 2 for bad arguments.
 
 ``streamwire check --upstream URL --key-env VAR --protocol P``
     Live mode (``live.py``): the practice's minimal requests straight to a
@@ -32,12 +35,15 @@ import sys
 import textwrap
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
 from .delivery import DELIVERIES
 from .names import CLIENTS
+
+if TYPE_CHECKING:
+    from .cell import Cell
 
 __all__ = ["CHECK", "MOCK_UPSTREAM", "add_parsers", "main"]
 
@@ -105,7 +111,9 @@ examples:
       --key-env ANTHROPIC_KEY --out fixtures/live
 
 exit status: 0 when every cell passed (or degraded) and no verdict but
-semantic_downgrade was found; 1 otherwise; 2 for bad arguments. See docs/kit.md.
+semantic_downgrade was found; 1 otherwise; 3 when nothing failed but a cell
+was cut by the kit's own timeout (inconclusive); 2 for bad arguments.
+See docs/kit.md.
 """
 
 
@@ -156,6 +164,15 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         "the case's model (default {model})",
     )
     run.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a route's name in the matrix (repeatable: one per route, in order, the routes "
+        "being each BASE_URL with each --models template); default: the template, the "
+        "host, or both",
+    )
+    run.add_argument(
         "--key-env",
         metavar="VAR",
         help="the environment variable holding the gateway's (or, live, the provider's) key",
@@ -172,7 +189,11 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     outputs.add_argument("--html", metavar="FILE", help="the matrix and timelines as one page")
     outputs.add_argument("--markdown", metavar="FILE", help="the matrix and verdicts as Markdown")
     outputs.add_argument("--title", default="streamwire check", help="their title")
-    outputs.add_argument("--quiet", action="store_true", help="print only the summary line")
+    outputs.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the summary line, and no progress (progress shows only on a terminal)",
+    )
     limits = check.add_argument_group("limits")
     limits.add_argument(
         "--concurrency", type=_count, default=8, metavar="N", help="cells in flight (default 8)"
@@ -199,6 +220,38 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where fixtures go (default %(default)s)",
     )
+
+
+class Progress:
+    """One line on a terminal, rewritten as cells finish: done of total, elapsed, an estimate."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total = total
+        self.out = out
+        self.count = 0
+        self.failed = 0
+        self.started = time.monotonic()
+
+    def step(self, cell: Cell) -> None:
+        self.count += 1
+        self.failed += cell.failed
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.count * (self.total - self.count)
+        self.out.write(
+            f"\r  {self.count}/{self.total} cells, {self.failed} failing, "
+            f"{_clock(elapsed)} elapsed, about {_clock(left)} left\x1b[K"
+        )
+        self.out.flush()
+
+    def done(self) -> None:
+        if self.count:
+            self.out.write("\r\x1b[K")
+            self.out.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    return f"{minutes}:{secs:02d}"
 
 
 def _cmd_mock(args: argparse.Namespace) -> int:
@@ -250,9 +303,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .report import build_report
 
     templates = [t.strip() for t in args.models.split(",") if t.strip()]
+    pairs = [(url, t) for url in args.base_url for t in templates]
+    if args.label and len(args.label) != len(pairs):
+        print(
+            f"streamwire: {len(args.label)} --label for {len(pairs)} routes "
+            f"({len(args.base_url)} BASE_URL x {len(templates)} --models): give one per route",
+            file=sys.stderr,
+        )
+        return 2
+    labels = args.label or [""] * len(pairs)
     try:
         plan = CheckPlan(
-            routes=[Route(url, t) for url in args.base_url for t in templates],
+            routes=[Route(url, t, label) for (url, t), label in zip(pairs, labels, strict=True)],
             clients=args.client,
             cases=args.cases,
             deliveries=args.delivery,
@@ -271,12 +333,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.mock is None:
             print(f"mock upstream listening on {url}", flush=True)
 
+    progress = Progress(plan.size, sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
-        cells = asyncio.run(run_check(plan, on_mock=on_mock))
+        cells = asyncio.run(
+            run_check(plan, on_mock=on_mock, on_cell=progress.step if progress else None)
+        )
     except OSError as exc:
         print(f"streamwire: cannot start the mock: {exc}", file=sys.stderr)
         return 2
-    report = build_report(cells, seconds=round(time.monotonic() - started, 2))
+    finally:
+        if progress is not None:
+            progress.done()
+    routes = [{"label": r.name, "base_url": r.base_url, "model": r.model} for r in plan.routes]
+    report = build_report(cells, seconds=round(time.monotonic() - started, 2), routes=routes)
     if args.quiet:
         print(report.headline())
     else:

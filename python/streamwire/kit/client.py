@@ -17,18 +17,21 @@ and last bytes, events and wire events, the arrival times of the first
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import itertools
 import json
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
-from .._core import SseDecoder
+from .._core import EventStreamDecoder, SseDecoder
 from ..errors import FramingError
-from ..events import Event, TextDelta
-from ..io._wire import media_type
+from ..events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
+from ..io._wire import framing_of, media_type
 from ..metrics import Timing
 from ..result import StreamResult
 from .cases import TOOLS, Case
@@ -36,7 +39,7 @@ from .httpio import HttpTimeout, TransportError, open_request
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
 
-__all__ = ["Observation", "client_request", "observe", "tool_declarations"]
+__all__ = ["CANCEL_TIMER", "Observation", "client_request", "observe", "tool_declarations"]
 
 KEEP_BYTES = 4096
 KEEP_EVENTS = 24
@@ -46,6 +49,11 @@ MAX_READ_BYTES = 64 * 1024 * 1024
 #: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
+#: The cancel case's client hangs up after the case's few text deltas, or
+#: this many seconds after it sent the request if they have not all arrived
+#: by then (a hop that holds the answer): the hang-up comes while the
+#: upstream is still writing, whatever the hop does.
+CANCEL_TIMER = 1.0
 
 
 def tool_declarations(client: str) -> list[dict[str, Any]]:
@@ -56,12 +64,22 @@ def tool_declarations(client: str) -> list[dict[str, Any]]:
             out.append({"type": "function", "function": {"name": name, **spec}})
         elif client == "openai-responses":
             out.append({"type": "function", "name": name, **spec})
-        elif client == "anthropic":
+        elif client in ("anthropic", "bedrock-invoke"):
             out.append(
                 {
                     "name": name,
                     "description": spec["description"],
                     "input_schema": spec["parameters"],
+                }
+            )
+        elif client == "bedrock-converse":
+            out.append(
+                {
+                    "toolSpec": {
+                        "name": name,
+                        "description": spec["description"],
+                        "inputSchema": {"json": spec["parameters"]},
+                    }
                 }
             )
     if client == "gemini":
@@ -119,10 +137,39 @@ def client_request(
         if config:
             body["generationConfig"] = config
         headers.append(("x-goog-api-key", key or "streamwire-kit"))
+    elif client == "bedrock-converse":
+        # Bedrock "ConverseStream" (checked 2026-12-01): the model in the path.
+        url = f"{base}/model/{quote(model, safe='')}/converse-stream"
+        body = {
+            "messages": [{"role": "user", "content": [{"text": prompt}]}],
+            "inferenceConfig": {"maxTokens": case.max_tokens or 2048},
+        }
+        if case.wants_reasoning:
+            body["additionalModelRequestFields"] = {
+                "thinking": {"type": "enabled", "budget_tokens": 1024}
+            }
+        headers[1] = ("accept", "application/vnd.amazon.eventstream")
+        headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
+    elif client == "bedrock-invoke":
+        # Bedrock "InvokeModelWithResponseStream" with a Claude model: the
+        # Messages body, with Bedrock's anthropic_version and no model.
+        url = f"{base}/model/{quote(model, safe='')}/invoke-with-response-stream"
+        body = {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": case.max_tokens or 2048,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+        if case.wants_reasoning:
+            body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+        headers[1] = ("accept", "application/vnd.amazon.eventstream")
+        headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     else:
         raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")
     if case.calls:
-        body["tools"] = tool_declarations(client)
+        if client == "bedrock-converse":
+            body["toolConfig"] = {"tools": tool_declarations(client)}
+        else:
+            body["tools"] = tool_declarations(client)
     return url, headers, body
 
 
@@ -142,10 +189,16 @@ class Observation:
     status: int | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
     content_type: str | None = None
+    #: When the connection was made, and when the response head arrived.
+    connected_at: float | None = None
+    head_at: float | None = None
     #: A transport failure or timeout, in words (None when the body was read).
     failure: str | None = None
     #: The failure was a read (or connect) that took longer than its timeout.
     timed_out: bool = False
+    #: Which of the kit's own limits cut the answer short, if one did:
+    #: ``connect_timeout``, ``read_timeout``, ``total_timeout``, ``max_read_bytes``.
+    kit_limit: str | None = None
     timing: Timing | None = None
     raw_bytes: int = 0
     raw_head: bytes = b""
@@ -157,15 +210,43 @@ class Observation:
     #: Arrival times of the first and the last piece that completed a text delta.
     first_text_at: float | None = None
     last_text_at: float | None = None
+    #: (arrival time, kind, characters) of content as it arrived, a row per
+    #: piece and kind (``text``, ``reasoning``, ``arguments:<call index>``):
+    #: the first ``MAX_TIMES`` rows.
+    content: list[tuple[float, str, int]] = field(default_factory=list)
     wire_events: list[dict[str, Any]] = field(default_factory=list)
     wire_event_count: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     event_count: int = 0
     framing_error: str | None = None
     cancelled_at: float | None = None
+    #: Why the client hung up: ``deltas`` (the case's count arrived) or
+    #: ``timer`` (``CANCEL_TIMER`` passed first).
+    cancel_reason: str | None = None
     result: StreamResult | None = None
     #: The whole body, when ``observe(keep_body=True)`` (live mode).
     body: bytes | None = None
+
+    def times(self) -> dict[str, float | None]:
+        """The request's time points, in seconds after it was sent: the
+        connection, the response head, the first and the last content, and
+        the longest wait between two body pieces."""
+        t0 = self.sent_at
+        content = [t for t, _, _ in self.content]
+        arrivals = [t for t, _ in self.pieces]
+        gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+
+        def rel(t: float | None) -> float | None:
+            return None if t is None else round(t - t0, 4)
+
+        return {
+            "connected": rel(self.connected_at),
+            "headers": rel(self.head_at),
+            "first_content": rel(content[0] if content else None),
+            "last_content": rel(content[-1] if content else None),
+            "last_byte": rel(arrivals[-1] if arrivals else None),
+            "longest_gap": round(max(gaps), 4) if gaps else None,
+        }
 
     def evidence(self) -> dict[str, Any]:
         """The observation as JSON-ready evidence."""
@@ -175,6 +256,7 @@ class Observation:
             "status": self.status,
             "content_type": self.content_type,
             "failure": self.failure,
+            "kit_limit": self.kit_limit,
             "raw": {
                 "bytes": self.raw_bytes,
                 "sha256": self.raw_sha256,
@@ -182,6 +264,7 @@ class Observation:
                 "tail": self.raw_tail.decode("utf-8", "replace"),
                 "pieces": self.piece_count,
             },
+            "times": self.times(),
             "time_to_headers": _seconds(timing.time_to_headers if timing else None),
             "time_to_first_event": _seconds(timing.first_event if timing else None),
             "time_to_first_content": _seconds(timing.first_content if timing else None),
@@ -191,6 +274,7 @@ class Observation:
             "cancelled_at": _seconds(
                 None if self.cancelled_at is None else self.cancelled_at - self.sent_at
             ),
+            "cancel_reason": self.cancel_reason,
             "provider_events": {"count": self.wire_event_count, "sample": self.wire_events},
             "unified_events": {"count": self.event_count, "sample": self.events},
             "framing_error": self.framing_error,
@@ -247,6 +331,35 @@ def _sse_dict(ev: Any) -> dict[str, Any]:
     return {"event": ev.event, "data": _short(ev.data)}
 
 
+def _frame_dict(message: Any) -> dict[str, Any]:
+    headers = message.headers
+    return {
+        "event": headers.get(":event-type") or headers.get(":exception-type"),
+        "message_type": headers.get(":message-type"),
+        "data": _short(bytes(message.payload).decode("utf-8", "replace")),
+    }
+
+
+def _content_of(events: list[Event]) -> dict[str, int]:
+    """Characters of content in ``events`` by kind (the keys ``render`` gives
+    the mock's writes: ``text``, ``reasoning``, ``arguments:<call index>``)."""
+    out: dict[str, int] = {}
+    for event in events:
+        kind = type(event)
+        if kind is TextDelta:
+            key, size = "text", len(event.text)  # type: ignore[union-attr]
+        elif kind is ReasoningDelta and event.text:  # type: ignore[union-attr]
+            key, size = "reasoning", len(event.text)  # type: ignore[union-attr]
+        elif kind is ToolCallArgumentsDelta:
+            key = f"arguments:{event.index}"  # type: ignore[union-attr]
+            size = len(event.delta)  # type: ignore[union-attr]
+        else:
+            continue
+        if size:
+            out[key] = out.get(key, 0) + size
+    return out
+
+
 async def observe(
     client: str,
     url: str,
@@ -254,39 +367,61 @@ async def observe(
     body: dict[str, Any],
     *,
     cancel_after: int | None = None,
+    cancel_timer: float = CANCEL_TIMER,
     connect_timeout: float = 10.0,
     read_timeout: float = 20.0,
     total_timeout: float = 120.0,
     stream_options: dict[str, Any] | None = None,
     keep_body: bool = False,
 ) -> Observation:
-    """Sends the request and reads the answer (``cancel_after``: hang up after that many
-    text deltas). Never raises for anything the server does: it is all in the result.
+    """Sends the request and reads the answer. Never raises for anything the
+    server does: it is all in the result.
 
-    Every read has ``read_timeout``; the whole answer ``total_timeout`` and
-    ``MAX_READ_BYTES``."""
+    ``cancel_after``: hang up after that many text deltas, or ``cancel_timer``
+    seconds after sending, whichever comes first (before the response head,
+    if the hop holds that too). Every read has ``read_timeout``; the whole
+    answer ``total_timeout`` and ``MAX_READ_BYTES``."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time())
+    hang_up_at = obs.sent_at + cancel_timer if cancel_after is not None else None
+    connected: list[float] = []
     try:
-        response = await open_request(
+        opening = open_request(
             url,
             headers=headers,
             body=payload,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
+            on_connect=lambda: connected.append(time.time()),
         )
+        if hang_up_at is None:
+            response = await opening
+        else:
+            response = await asyncio.wait_for(opening, max(0.0, hang_up_at - time.time()))
+    except asyncio.TimeoutError:
+        # The timer of the cancel case: the client hangs up before the head.
+        obs.connected_at = connected[0] if connected else None
+        obs.cancelled_at = time.time()
+        obs.cancel_reason = "timer"
+        return obs
     except TransportError as exc:
+        obs.connected_at = connected[0] if connected else None
         obs.failure = str(exc)
         obs.timed_out = isinstance(exc, HttpTimeout)
+        if obs.timed_out:
+            obs.kit_limit = "connect_timeout" if not connected else "read_timeout"
         return obs
+    obs.connected_at = connected[0] if connected else None
+    obs.head_at = response.head_at
     obs.status = response.status
     obs.headers = response.headers
     obs.content_type = response.header("content-type")
     timing = obs.timing = Timing(time.time, started_at=obs.sent_at)
     start = obs.sent_at
     stream = adapter(client, http_status=response.status, **(stream_options or {}))
-    sse = SseDecoder()
-    wire = _Sample(_sse_dict)
+    frames = framing_of(client) == "eventstream"
+    framer: Any = EventStreamDecoder() if frames else SseDecoder()
+    wire = _Sample(_frame_dict if frames else _sse_dict)
     unified = _Sample(_event_dict)
     digest = hashlib.sha256()
     tail = bytearray()
@@ -296,6 +431,17 @@ async def observe(
     # Not the protocol's stream (an error status, a JSON or HTML page): the
     # adapter reads nothing of it, and the judge reports what it was.
     streamed = response.status == 200 and media_type(obs.content_type) == media_type_of(client)
+
+    def hang_up(reason: str) -> None:
+        if obs.cancelled_at is None:
+            obs.cancelled_at = time.time()
+            obs.cancel_reason = reason
+            response.close()
+
+    timer = None
+    if hang_up_at is not None:
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(max(0.0, hang_up_at - time.time()), hang_up, "timer")
     try:
         async for at, data in response.pieces():
             obs.raw_bytes += len(data)
@@ -316,44 +462,49 @@ async def observe(
                 continue
             if obs.framing_error is None:
                 try:
-                    for ev in sse.feed(data):
+                    for ev in framer.feed(data):
                         wire.add(ev)
                 except FramingError as exc:
                     obs.framing_error = f"{exc.kind} at byte {exc.offset}"
             events = stream.feed(data)
             timing.on_events(events, at - start)
-            text = False
             for event in events:
                 unified.add(event)
-                if type(event) is TextDelta:
-                    texts += 1
-                    text = True
-            if text:
-                if obs.first_text_at is None:
-                    obs.first_text_at = at
-                obs.last_text_at = at
+            content = _content_of(events)
+            if content:
+                if "text" in content:
+                    texts += sum(type(e) is TextDelta for e in events)
+                    if obs.first_text_at is None:
+                        obs.first_text_at = at
+                    obs.last_text_at = at
+                for key, chars in content.items():
+                    if len(obs.content) < MAX_TIMES:
+                        obs.content.append((at, key, chars))
             if cancel_after is not None and texts >= cancel_after:
-                obs.cancelled_at = time.time()
-                response.close()
-                for event in stream.cancel():
-                    unified.add(event)
+                hang_up("deltas")
                 break
             if at > deadline or obs.raw_bytes > MAX_READ_BYTES:
                 obs.failure = (
-                    f"the stream was still running after {total_timeout} s"
+                    f"the stream was still running after the kit's {total_timeout} s limit"
                     if at > deadline
                     else f"the answer passed {MAX_READ_BYTES} bytes; the judge stopped reading"
                 )
                 obs.timed_out = at > deadline
+                obs.kit_limit = "total_timeout" if at > deadline else "max_read_bytes"
                 break
     except TransportError as exc:
-        obs.failure = str(exc)
-        obs.timed_out = isinstance(exc, HttpTimeout)
+        if obs.cancel_reason != "timer":
+            obs.failure = str(exc)
+            obs.timed_out = isinstance(exc, HttpTimeout)
+            obs.kit_limit = "read_timeout" if obs.timed_out else None
     finally:
+        if timer is not None:
+            timer.cancel()
         response.close()
         timing.on_end(time.time() - start)
-    if streamed and obs.cancelled_at is None:
-        for event in stream.close():
+    if streamed:
+        ending = stream.cancel() if obs.cancelled_at is not None else stream.close()
+        for event in ending:
             unified.add(event)
     obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
     obs.raw_sha256 = digest.hexdigest()

@@ -14,25 +14,45 @@ one that has to cope:
   fine for its first ``TINY_BUDGET`` bytes (hundreds of events) and in 4 KiB
   pieces after: the 1 MiB case in 1-7 byte writes would take minutes per
   cell and prove nothing the first 16 KiB do not;
-* ``paced``: gaps of ``PACE_GAP`` seconds between events, at most
-  ``PACE_WRITES`` writes (a long body is paced in groups), so that a proxy
-  that buffers shows as one burst at the client.
+* ``paced``: one event a write, ``PACE_GAP`` seconds apart (50 events a
+  second, a fast provider's token rate), and never over less than
+  ``PACE_SPAN`` seconds: a short answer's events are spread further apart,
+  so that a hop which holds the answer until the upstream ends (its first
+  byte after the mock's last write) is told from one that adds a fixed
+  delay or batches small writes (haproxy's defaults: ~200 ms). A body of
+  more than ``PACE_WRITES`` events is paced in that many writes of whole
+  events.
 
 A case's own ``gap`` (``cancel``) and a unit's ``pause`` (``keepalive``) come
-on top of any delivery.
+on top of any delivery. Each unit says what content it carries (``content``:
+characters of text, reasoning and each call's arguments, as the upstream's
+own adapter reads it), and each write sums its units', so that the judge can
+match what the mock sent when with what the client received when
+(``timing.py``).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["DELIVERIES", "PACE_GAP", "PACE_WRITES", "TINY_BUDGET", "Unit", "Write", "schedule"]
+__all__ = [
+    "DELIVERIES",
+    "PACE_GAP",
+    "PACE_SPAN",
+    "PACE_WRITES",
+    "TINY_BUDGET",
+    "Content",
+    "Unit",
+    "Write",
+    "schedule",
+]
 
 DELIVERIES = ("whole", "tiny", "paced")
-PACE_GAP = 0.025
-PACE_WRITES = 16
+PACE_GAP = 0.02
+PACE_SPAN = 1.5
+PACE_WRITES = 240
 TINY_BUDGET = 16 * 1024
 _TAIL_PIECE = 4096
 _MERGE = 8
@@ -41,16 +61,22 @@ _MERGE = 8
 WHOLE_WRITES = 512
 
 
+#: Characters of content by kind: ``text``, ``reasoning``, ``arguments:<call index>``.
+Content = tuple[tuple[str, int], ...]
+
+
 @dataclass(frozen=True)
 class Unit:
     """One wire event of a body, and how the mock treats it."""
 
     data: bytes
-    #: ``event``, ``text`` (an event carrying a text delta), ``keepalive``,
+    #: ``event``, ``text`` (an event carrying a text delta), ``reasoning``,
+    #: ``arguments`` (a fragment of a call's arguments), ``keepalive``,
     #: ``unknown`` or ``error`` (the in-stream error event).
     kind: str = "event"
     #: Seconds the mock waits before writing it, whatever the delivery.
     pause: float = 0.0
+    content: Content = ()
 
 
 @dataclass(frozen=True)
@@ -61,12 +87,22 @@ class Write:
     delay: float = 0.0
     #: The kinds of the units it carries (``text``, ``error``, ...), for the log.
     kinds: tuple[str, ...] = ()
+    #: The content of the units whose last byte it carries.
+    content: Content = ()
+
+
+def _sum(units: Sequence[Unit]) -> Content:
+    total: dict[str, int] = {}
+    for unit in units:
+        for key, chars in unit.content:
+            total[key] = total.get(key, 0) + chars
+    return tuple(total.items())
 
 
 def _crlf(unit: Unit, sse: bool) -> Unit:
     if not sse:
         return unit
-    return Unit(unit.data.replace(b"\n", b"\r\n"), unit.kind, unit.pause)
+    return replace(unit, data=unit.data.replace(b"\n", b"\r\n"))
 
 
 def _hostile_cuts(data: bytes, sse: bool) -> list[int]:
@@ -107,20 +143,28 @@ def schedule(
     if delivery == "tiny":
         return _tiny(units, case_gap, seed)
     groups = _group(units, shaping, delivery)
+    gap_paced = PACE_GAP
+    if delivery == "paced" and len(groups) > 1:
+        gap_paced = max(PACE_GAP, PACE_SPAN / (len(groups) - 1))
     writes: list[Write] = []
     for n, group in enumerate(groups):
         delay = max(u.pause for u in group) if group else 0.0
         if n and case_gap:
             delay = max(delay, case_gap)
         if n and delivery == "paced":
-            delay = max(delay, PACE_GAP)
+            delay = max(delay, gap_paced)
         kinds = tuple(sorted({u.kind for u in group}))
         data = b"".join(u.data for u in group)
+        content = _sum(group)
         if shaping == "split":
-            for i, piece in enumerate(_pieces(data, _hostile_cuts(data, sse))):
-                writes.append(Write(piece, delay if i == 0 else 0.0, kinds))
+            pieces = list(_pieces(data, _hostile_cuts(data, sse)))
+            for i, piece in enumerate(pieces):
+                last = i == len(pieces) - 1
+                writes.append(
+                    Write(piece, delay if i == 0 else 0.0, kinds, content if last else ())
+                )
         else:
-            writes.append(Write(data, delay, kinds))
+            writes.append(Write(data, delay, kinds, content))
     return writes
 
 
@@ -153,7 +197,9 @@ def _tiny(units: Sequence[Unit], gap: float, seed: int) -> list[Write]:
         while pos < len(data) or (first and not data):
             size = rng.randint(1, 7) if sent < TINY_BUDGET else _TAIL_PIECE
             piece = data[pos : pos + size]
-            writes.append(Write(piece, delay if first else 0.0, (unit.kind,)))
+            last = pos + len(piece) >= len(data)
+            content = unit.content if last else ()
+            writes.append(Write(piece, delay if first else 0.0, (unit.kind,), content))
             first = False
             pos += len(piece)
             sent += len(piece)

@@ -1,8 +1,9 @@
 """The check's HTML page: one self-contained file (inline CSS and SVG, no external asset).
 
-The page shows the capability matrix (a cell per upstream x client, coloured
-by its worst verdict), the degradation verdicts with what to do about them,
-and, per case, a timeline: for every (upstream -> client) pair one lane,
+The page shows the capability matrix (a row per route, with the upstream
+protocols it called, and a cell per client, coloured by its worst verdict),
+the verdicts with what to do about them, and, per case, a timeline: for
+every (route <- client) pair one lane,
 the mock's writes above the line and the client's arrivals below it, on one
 time axis from the moment the request was sent. A streaming hop shows the
 two rows of ticks side by side; a buffering one shows a spread of writes
@@ -42,7 +43,14 @@ background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
 _LANE = 34
 _LEFT = 250
 _WIDTH = 900
-_KIND_COLOUR = {"text": "#2b6cb0", "error": "#c53030", "unknown": "#805ad5", "keepalive": "#999"}
+_KIND_COLOUR = {
+    "text": "#2b6cb0",
+    "reasoning": "#2c7a7b",
+    "arguments": "#b7791f",
+    "error": "#c53030",
+    "unknown": "#805ad5",
+    "keepalive": "#999",
+}
 
 
 def _lanes(cells: Sequence[Cell]) -> dict[str, list[Cell]]:
@@ -82,16 +90,21 @@ def _timeline_svg(cells: Sequence[Cell]) -> str:
         y = row * _LANE + 4
         mid = y + _LANE / 2 - 2
         colour = "#c53030" if cell.failed else "#1d2330"
-        label = f"{cell.upstream or '?'} → {cell.client}"
+        label = f"{cell.route} ← {cell.client}"[:40]
         parts.append(f'<text x="4" y="{mid + 4:.1f}" fill="{colour}">{escape(label)}</text>')
         parts.append(
             f'<line x1="{_LEFT}" y1="{mid:.1f}" x2="{_LEFT + _WIDTH}" y2="{mid:.1f}" '
             'stroke="#ccc"/>'
         )
         tl = cell.evidence.get("timeline") or {}
-        for at, _size, kinds in tl.get("sends", []):
+        for at, _size, kinds, *_ in tl.get("sends", []):
             kind = next(
-                (k for k in ("error", "unknown", "text", "keepalive") if k in kinds), "event"
+                (
+                    k
+                    for k in ("error", "unknown", "text", "reasoning", "arguments", "keepalive")
+                    if k in kinds
+                ),
+                "event",
             )
             x = _LEFT + at * scale
             parts.append(
@@ -129,19 +142,21 @@ def _tick_step(end: float) -> float:
 
 def _matrix(report: Report) -> str:
     cols = report.columns()
-    out = ["<table><tr><th>upstream \\ client</th>"]
+    out = ["<table><tr><th>route</th><th>upstream</th>"]
     out += [f"<th><code>{escape(c)}</code></th>" for c in cols]
     out.append("</tr>")
-    for row, pairs in report.matrix.items():
-        out.append(f"<tr><th><code>{escape(row)}</code></th>")
+    for route, row in report.matrix.items():
+        ups = ", ".join(row["upstream"]) or "none"
+        out.append(f"<tr><th><code>{escape(route)}</code></th><td>{escape(ups)}</td>")
         for col in cols:
-            pair = pairs.get(col)
+            pair = row["clients"].get(col)
             if pair is None:
                 out.append("<td>-</td>")
                 continue
             badges = "".join(f'<span class="badge">{escape(n)}</span>' for n in pair["verdicts"])
             label = report.label(pair)
-            out.append(f'<td class="{pair["status"]}"><b>{escape(label)}</b><br>{badges}</td>')
+            status = pair["status"] if pair["status"] in ("pass", "degraded", "fail") else ""
+            out.append(f'<td class="{status}"><b>{escape(label)}</b><br>{badges}</td>')
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
@@ -168,7 +183,7 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
             cases = ", ".join(v["cases"])
             out.write(
                 f'<div class="v{ok}"><b><code>{escape(v["name"])}</code></b> '
-                f"<code>{escape(str(v['upstream']))} → {escape(v['client'])}</code> "
+                f"<code>{escape(v['route'])} ← {escape(v['client'])}</code> "
                 f"({escape(cases)})<div class=why>{escape(v['why'])}</div>"
                 f"<div class=advice>{escape(v['advice'])}</div></div>"
             )
@@ -188,13 +203,13 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
         out.write(_timeline_svg(cells))
     failing = report.failing()
     if failing:
-        out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>upstream → client</th>")
+        out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>route ← client</th>")
         out.write("<th>delivery</th><th>layer</th><th>why</th></tr>")
         for cell, layers, _ in failing[:500]:
             for layer in layers:
                 out.write(
                     f"<tr><td><code>{escape(cell.case)}</code></td><td><code>"
-                    f"{escape(str(cell.upstream))} → {escape(cell.client)}</code></td>"
+                    f"{escape(cell.route)} ← {escape(cell.client)}</code></td>"
                     f"<td>{escape(cell.delivery)}</td><td>{escape(layer)}</td>"
                     f"<td>{escape(cell.checks[layer].why[:500])}</td></tr>"
                 )

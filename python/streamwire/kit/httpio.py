@@ -474,8 +474,12 @@ async def open_request(
     body: bytes = b"",
     connect_timeout: float = 10.0,
     read_timeout: float = 30.0,
+    on_connect: Callable[[], object] | None = None,
 ) -> ClientResponse:
-    """Sends one request on a new connection and returns once the response head arrived."""
+    """Sends one request on a new connection and returns once the response head
+    arrived (``on_connect`` is called once the connection is made). Cancelled
+    while it waits (a caller's own timer), it closes the connection first: the
+    server sees the client go."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise TransportError(f"not an http(s) URL: {url!r}")
@@ -490,6 +494,8 @@ async def open_request(
         raise HttpTimeout(f"connecting to {host}:{port} took over {connect_timeout} s") from None
     except (OSError, ssl.SSLError) as exc:
         raise TransportError(f"cannot connect to {host}:{port}: {exc}") from None
+    if on_connect is not None:
+        on_connect()
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
@@ -511,6 +517,11 @@ async def open_request(
         raise TransportError(f"connection failed: {exc!r}") from None
     except TransportError:
         writer.close()
+        raise
+    except asyncio.CancelledError:
+        transport = writer.transport
+        if transport is not None:
+            transport.abort()
         raise
     if head is None:
         writer.close()

@@ -34,12 +34,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .._core import SseDecoder
 from ..io._wire import http_error, media_type, to_headers
+from ..protocols import Stream
 from ..result import StreamResult
+from .bedrock import converse_units, invoke_units
 from .cases import CASES, Case, truth
 from .cell import LAYERS, Check, Inputs, Reference
-from .client import Observation
-from .names import adapter, encoder
+from .client import CANCEL_TIMER, Observation
+from .delivery import Unit
+from .names import BEDROCK_CLIENTS, adapter, encoder
 from .names import media_type as media_type_of
 from .render import render_stream
 from .timing import cancel, streaming
@@ -54,10 +58,16 @@ _ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
 def reference(
     case_name: str, upstream: str, client: str, usage_sent: bool, wants_usage: bool
 ) -> Reference:
-    """The upstream's bytes for a case translated by streamwire and read back."""
+    """The upstream's bytes for a case translated by streamwire and read back.
+
+    streamwire has no Bedrock encoder; for a Bedrock client the upstream's
+    events are written by the mock's own Bedrock writer (``bedrock.py``),
+    which carries every fact the kit checks: no downgrade is declared there."""
     case = CASES[case_name]
     units = render_stream(case, upstream, model=f"sw-{case.name}", usage=usage_sent)
     source = adapter(upstream)
+    if client in BEDROCK_CLIENTS:
+        return _bedrock_reference(client, source, units)
     include = wants_usage if client == "openai-chat" else True
     enc = encoder(client, source=upstream, include_usage=include)
     body = bytearray()
@@ -68,6 +78,23 @@ def reference(
     back.feed(bytes(body))
     back.close()
     return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})
+
+
+def _bedrock_reference(client: str, source: Stream, units: Sequence[Unit]) -> Reference:
+    events = [e for unit in units for e in source.feed(unit.data)] + source.close()
+    if client == "bedrock-converse":
+        frames = converse_units(events)
+    else:
+        enc = encoder("anthropic", source=source.protocol)
+        sse = enc.feed(events) + enc.close()
+        usage = source.result.usage
+        figures = (usage.input_tokens or 0, usage.output_tokens or 0) if usage else (0, 0)
+        frames = invoke_units([ev.data for ev in SseDecoder().feed(sse)], figures)
+    back = adapter(client)
+    for frame in frames:
+        back.feed(frame.data)
+    back.close()
+    return Reference(back.result, {})
 
 
 # --- helpers ---------------------------------------------------------------------
@@ -98,7 +125,13 @@ def _worst(checks: Sequence[Check]) -> Check:
 
 
 def _compare(
-    label: str, got: Any, want: Any, ref: Any, loss: str | None, show: Callable[[Any, Any], str]
+    label: str,
+    got: Any,
+    want: Any,
+    ref: Any,
+    loss: str | None,
+    show: Callable[[Any, Any], str],
+    tag: str = "",
 ) -> Check:
     if got == want:
         return Check("pass")
@@ -106,7 +139,7 @@ def _compare(
         return Check(
             "degraded", f"{label}: {loss or 'not carried by the client protocol'}", ("lost",)
         )
-    return Check("fail", f"{label}: {show(got, want)}")
+    return Check("fail", f"{label}: {show(got, want)}", (tag,) if tag else ())
 
 
 def _plain(got: Any, want: Any) -> str:
@@ -128,25 +161,56 @@ def _loss(ref: Reference | None, *features: str) -> str | None:
 def _http(x: Inputs) -> Check:
     obs = x.obs
     if obs.status is None:
-        tags = ("unreachable", "timeout") if obs.timed_out else ("unreachable",)
-        return Check("fail", f"no response: {obs.failure}", tags)
+        if obs.cancel_reason == "timer":
+            return Check(
+                "not_applicable",
+                f"the client hung up ({CANCEL_TIMER:.0f} s) before the response head arrived",
+            )
+        if obs.kit_limit is not None:
+            return Check("not_applicable", _cut(x), ("kit_limit",))
+        return Check("fail", f"no response: {obs.failure}", ("unreachable",))
     if obs.status != 200:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
+        if x.entry is None:
+            return Check(
+                "fail",
+                f"HTTP {obs.status} without any call to the upstream: {body}",
+                ("status", "not_called"),
+            )
+        if x.truth.error_type is not None:
+            # The gateway held the stream back and answered the upstream's
+            # in-stream error as a status: ``completion`` judges its type.
+            return Check("pass", f"the upstream's in-stream error arrived as HTTP {obs.status}")
         return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
     if x.entry is None:
         return Check("pass", "the request never reached the mock (the gateway answered itself)")
     return Check("pass")
 
 
+def _cut(x: Inputs) -> str:
+    """Why a cell was cut by the kit's own limit, and where the mock was then."""
+    obs, entry = x.obs, x.entry
+    limit = (obs.kit_limit or "").replace("_", " ")
+    if entry is None:
+        mock = "the mock had not been called"
+    elif entry.get("completed"):
+        mock = "the mock had sent its whole answer"
+    else:
+        mock = f"the mock had made {len(entry.get('writes') or [])} writes and was still writing"
+    return f"cut by the kit's {limit} ({obs.failure}); {mock}: not the gateway's verdict"
+
+
 def _framing(x: Inputs) -> Check:
     obs = x.obs
+    if obs.status != 200 and x.truth.error_type is not None:
+        return Check("not_applicable", f"the in-stream error arrived as HTTP {obs.status}")
     want = media_type_of(x.client)
     if media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
         return Check("fail", f"content type {obs.content_type!r}, not {want}: {kind}: {body}")
     if obs.framing_error:
-        return Check("fail", f"the SSE framing broke: {obs.framing_error}")
+        return Check("fail", f"the framing broke: {obs.framing_error}")
     result = obs.result
     if result is not None and not result.framing_ok:
         err = result.error
@@ -158,14 +222,23 @@ def _framing(x: Inputs) -> Check:
 def _deltas(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     if result is None:
-        return Check("fail", "no stream to read")
+        if x.http_ok and t.error_type is not None:
+            return Check("not_applicable", "the in-stream error arrived as an HTTP status")
+        return Check("fail", "no stream to read", ("consequence",))
     if x.case.cancel_after is not None:
+        if not result.text and x.obs.cancelled_at is not None:
+            return Check("not_applicable", "no text arrived before the client hung up")
         if t.text.startswith(result.text) and result.text:
             return Check("pass", f"{len(result.text)} chars before the hang-up, in order")
         return Check(
             "fail",
             f"the text before the hang-up is not the upstream's: {_diff(result.text, t.text)}",
+            ("text",),
         )
+    text_tag = "text"
+    if t.error_type is not None and result.text.startswith(t.text) and result.status != "error":
+        # The upstream's error went on as text after the answer: what masked it.
+        text_tag = "error_as_text"
     checks = [
         _compare(
             "text",
@@ -174,6 +247,7 @@ def _deltas(x: Inputs) -> Check:
             ref.result.text if ref else None,
             None,
             lambda g, w: _diff(g, w),
+            text_tag,
         )
     ]
     if t.reasoning:
@@ -185,6 +259,7 @@ def _deltas(x: Inputs) -> Check:
                 ref.result.reasoning if ref else None,
                 _loss(ref, "reasoning"),
                 lambda g, w: _diff(g, w),
+                "reasoning",
             )
         )
     if t.signature:
@@ -199,11 +274,16 @@ def _deltas(x: Inputs) -> Check:
                 refsig,
                 _loss(ref, "reasoning_signature"),
                 _plain,
+                "reasoning",
             )
         )
     if not result.deltas_ok:
         checks.append(
-            Check("fail", f"deltas rejected: {'; '.join(result.conflicts) or 'a cap was hit'}")
+            Check(
+                "fail",
+                f"deltas rejected: {'; '.join(result.conflicts) or 'a cap was hit'}",
+                ("text",),
+            )
         )
     return _worst(checks)
 
@@ -211,7 +291,7 @@ def _deltas(x: Inputs) -> Check:
 def _tool_calls(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     if result is None:
-        return Check("fail", "no stream to read")
+        return Check("fail", "no stream to read", ("consequence",))
     got = result.tool_calls
     details = {
         "calls": [
@@ -312,7 +392,12 @@ def _tool_results(x: Inputs) -> Check:
         )
     if check["flag_exists"] and check["is_error"] is not True:
         if x.client in FLAG_PROTOCOLS:
-            return Check("fail", "the result's error flag was lost", details=details)
+            return Check(
+                "fail",
+                "the result's error flag was lost: the upstream sees the failed tool as a success",
+                ("flag_lost",),
+                details,
+            )
         out = Check("degraded", f"{x.client} tool results have no error flag", ("lost",), details)
     else:
         out = Check("pass", details=details)
@@ -328,12 +413,16 @@ def _tool_results(x: Inputs) -> Check:
 
 def _completion(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
-    if not x.http_ok:
-        if t.error_type is None or x.obs.status is None:
-            return Check("fail", "no stream: the HTTP layer failed")
+    status = x.obs.status
+    if not x.http_ok and not (t.error_type is not None and status is not None):
+        http = x.checks.get("http")
+        if http is not None and http.verdict == "not_applicable":
+            return Check("not_applicable", http.why, http.tags)
+        return Check("fail", "no stream: the HTTP layer failed", ("consequence",))
+    if t.error_type is not None and status is not None and status != 200:
         # The gateway held the stream back and answered an HTTP error instead.
         # The head holds the error body: the first KEEP_BYTES of it.
-        kind = http_error(x.obs.status, to_headers(x.obs.headers), x.obs.raw_head).type
+        kind = http_error(status, to_headers(x.obs.headers), x.obs.raw_head).type
         if kind == t.error_type:
             return Check("pass", f"the error became HTTP {x.obs.status}, type {kind!r} kept")
         return Check(
@@ -343,9 +432,9 @@ def _completion(x: Inputs) -> Check:
             ("type_lost",),
         )
     if result is None:
-        return Check("fail", "no stream to read")
-    if x.obs.timed_out:
-        return Check("fail", f"the gateway stopped sending: {x.obs.failure}", ("timeout",))
+        return Check("fail", "no stream to read", ("consequence",))
+    if x.obs.kit_limit is not None:
+        return Check("not_applicable", _cut(x), ("kit_limit",))
     if x.obs.failure:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
     if t.error_type is not None:
@@ -374,7 +463,10 @@ def _completion(x: Inputs) -> Check:
     got = (result.status, result.stop_reason)
     want = (t.status, t.stop_reason)
     refgot = (ref.result.status, ref.result.stop_reason) if ref else None
-    return _compare("status and stop reason", got, want, refgot, _loss(ref, "stop_reason"), _plain)
+    tag = "truncation" if t.status == "truncated" and result.status != "truncated" else ""
+    return _compare(
+        "status and stop reason", got, want, refgot, _loss(ref, "stop_reason"), _plain, tag
+    )
 
 
 def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | None:
@@ -387,10 +479,10 @@ def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | Non
 def _usage(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     if result is None:
-        return Check("fail", "no stream to read")
+        return Check("fail", "no stream to read", ("consequence",))
     usage = result.usage
     got = _figures(result)
-    if x.case.cancel_after is not None:
+    if x.case.cancel_after is not None and x.obs.cancelled_at is not None:
         if usage is not None and usage.final:
             return Check("fail", f"a final usage {got} before the stream ended", ("invented",))
         return Check(
@@ -453,8 +545,9 @@ LAYER_RULES: Mapping[str, Rule] = {
     "usage": Rule(lambda x: not x.case.error, _usage),
     "streaming": Rule(
         lambda x: (
-            x.case.cancel_after is None
-            and (x.delivery == "paced" or (x.entry is not None and x.entry.get("stream") is False))
+            x.delivery == "paced"
+            or x.case.cancel_after is not None
+            or (x.entry is not None and x.entry.get("stream") is False)
         ),
         streaming,
     ),
@@ -462,19 +555,33 @@ LAYER_RULES: Mapping[str, Rule] = {
 }
 
 
+def _timed_hang_up(x: Inputs, layer: str) -> bool:
+    # The cancel case's timer hung up before the head: the timed layers are
+    # judged all the same (a hop that held even the head).
+    return layer in ("streaming", "cancel") and x.obs.cancel_reason == "timer"
+
+
 def judge(x: Inputs) -> dict[str, Check]:
     """Every layer's check for one cell, in ``LAYERS`` order."""
     http = LAYER_RULES["http"].check(x)
-    x.http_ok = http.verdict == "pass"
+    x.http_ok = http.verdict == "pass" and x.obs.status is not None
     checks: dict[str, Check] = {}
+    x.checks = checks
+    if x.obs.kit_limit is not None:
+        # Cut by the kit's own limit: what arrived is a part, judged by nothing.
+        cut = Check("not_applicable", _cut(x), ("kit_limit",))
+        return {layer: http if layer == "http" else cut for layer in LAYERS}
     for layer in LAYERS:
         rule = LAYER_RULES[layer]
         if layer == "http":
             checks[layer] = http
         elif not rule.applies(x):
             checks[layer] = Check("not_applicable")
-        elif not x.http_ok and not rule.before_http:
-            checks[layer] = Check("fail", "no stream: the HTTP layer failed")
+        elif not x.http_ok and not rule.before_http and not _timed_hang_up(x, layer):
+            if "kit_limit" in http.tags or http.verdict == "not_applicable":
+                checks[layer] = Check("not_applicable", http.why, http.tags)
+            else:
+                checks[layer] = Check("fail", "no stream: the HTTP layer failed", ("consequence",))
         else:
             checks[layer] = rule.check(x)
     return checks

@@ -20,10 +20,13 @@ where they put the version):
 
 The case is chosen by the model the request names (the body's ``model``, or
 the path's for Gemini and Bedrock): ``sw-<case>``, optionally followed by
-``.<delivery>`` (``whole``, ``tiny``, ``paced``; default ``whole``) and
-``.<tag>`` (``k`` and letters or digits: the judge's id for one cell, which
+``.<delivery>`` (``whole``, ``tiny``, ``paced``; default ``whole``) and then
+``.<tag>`` (letters, digits and ``_``: the judge's id for one cell, which
 the log is searched by). Anything before ``sw-`` is ignored, so a gateway's
-routing prefix (``anthropic/sw-...``, ``us.sw-...``) does not matter. A
+routing prefix (``anthropic/sw-...``, ``us.sw-...``) does not matter, and so
+is what follows the tag if it cannot continue it (``-v1:0``). A model that
+names a case but breaks this grammar (``sw-short-text.pacde``) is refused
+with HTTP 400 and the grammar in the message, never run untagged. A
 request with ``"stream": false`` (or a non-streaming endpoint) gets the case's
 JSON body. A follow-up request of ``tool-error-result`` (one that carries
 more than one turn) is checked for the tool result (``toolturn.py``) and, if
@@ -69,7 +72,9 @@ from .toolturn import check_tool_result, declared_tools
 __all__ = [
     "MAX_LOG",
     "MAX_LOG_BYTES",
+    "MODEL_GRAMMAR",
     "MockUpstream",
+    "ModelError",
     "RequestLog",
     "is_entry",
     "parse_model",
@@ -86,15 +91,47 @@ MAX_LOGGED_WRITES = 2000
 #: What one logged write ``[time, size, kinds]`` costs, roughly, in memory.
 _WRITE_BYTES = 128
 
-_MODEL = re.compile(r"sw-([a-z][a-z-]*[a-z])(?:\.(whole|tiny|paced))?(?:\.(k[0-9a-z]+))?")
+_CASE = re.compile(r"sw-([a-z][a-z-]*[a-z])")
+_FIELD = re.compile(r"\.([A-Za-z0-9_]*)")
+#: The grammar, as the mock's errors state it.
+MODEL_GRAMMAR = (
+    "sw-<case>[.<delivery>[.<tag>]], the delivery one of "
+    + ", ".join(DELIVERIES)
+    + ", the tag letters, digits and _ (at most 64)"
+)
+
+
+class ModelError(ValueError):
+    """A model names a case but breaks the grammar after it (``MODEL_GRAMMAR``)."""
 
 
 def parse_model(model: str) -> tuple[Case, str, str | None] | None:
-    """(case, delivery, tag) named by a model string, or None."""
-    for match in _MODEL.finditer(unquote(model)):
+    """(case, delivery, tag) named by a model string, or None when it names no case.
+
+    Anything before ``sw-`` is ignored (a gateway's routing prefix), and so
+    is anything after the tag that cannot continue it (``-v1:0``, ``@latest``).
+    A case followed by a field that is no delivery, an empty or overlong tag,
+    or a field after the tag raises ``ModelError``: a mistyped model must not
+    run a cell that the judge then cannot find."""
+    text = unquote(model)
+    for match in _CASE.finditer(text):
         case = CASES.get(match.group(1))
-        if case is not None:
-            return case, match.group(2) or "whole", match.group(3)
+        if case is None:
+            continue
+        fields = []
+        pos = match.end()
+        while (field := _FIELD.match(text, pos)) is not None:
+            fields.append(field.group(1))
+            pos = field.end()
+        if not fields:
+            return case, "whole", None
+        if fields[0] not in DELIVERIES:
+            raise ModelError(
+                f"model {model!r} names no delivery {fields[0]!r}: use {MODEL_GRAMMAR}"
+            )
+        if len(fields) > 2 or (len(fields) == 2 and not 0 < len(fields[1]) <= 64):
+            raise ModelError(f"model {model!r} is not {MODEL_GRAMMAR}")
+        return case, fields[0], fields[1] if len(fields) == 2 else None
     return None
 
 
@@ -191,13 +228,21 @@ def is_entry(value: Any) -> bool:
     result = value.get("tool_result")
     if result is not None and not _fields_ok(result, _RESULT_FIELDS):
         return False
-    return all(
-        isinstance(w, list)
-        and len(w) == 3
-        and isinstance(w[0], _NUMBER)
-        and isinstance(w[1], int)
-        and isinstance(w[2], list)
-        for w in value["writes"]
+    return all(_write_ok(w) for w in value["writes"])
+
+
+def _write_ok(write: Any) -> bool:
+    # [time, size, kinds, content]: content maps a kind to its characters.
+    if not (isinstance(write, list) and len(write) == 4):
+        return False
+    at, size, kinds, content = write
+    return (
+        isinstance(at, _NUMBER)
+        and isinstance(size, int)
+        and isinstance(kinds, list)
+        and all(isinstance(k, str) for k in kinds)
+        and isinstance(content, dict)
+        and all(isinstance(k, str) and type(v) is int for k, v in content.items())
     )
 
 
@@ -239,11 +284,18 @@ class RequestLog:
         self._grow(len(request.body) if kept else 0)
         return entry
 
-    def wrote(self, entry: dict[str, Any], size: int, kinds: tuple[str, ...]) -> None:
-        """The mock wrote ``size`` bytes carrying ``kinds`` for ``entry``'s request."""
+    def wrote(
+        self,
+        entry: dict[str, Any],
+        size: int,
+        kinds: tuple[str, ...],
+        content: tuple[tuple[str, int], ...] = (),
+    ) -> None:
+        """The mock wrote ``size`` bytes carrying ``kinds`` (and ``content``:
+        characters by kind) for ``entry``'s request."""
         entry["bytes_sent"] += size
         if len(entry["writes"]) < MAX_LOGGED_WRITES:
-            entry["writes"].append([round(time.time(), 6), size, list(kinds)])
+            entry["writes"].append([round(time.time(), 6), size, list(kinds), dict(content)])
             self._grow(_WRITE_BYTES)
         else:
             entry["writes_dropped"] += 1
@@ -314,7 +366,18 @@ class MockUpstream:
             return
         upstream, streamed, model = route
         entry.update(upstream=upstream, stream=streamed, model=model)
-        chosen = parse_model(model)
+        try:
+            chosen = parse_model(model)
+        except ModelError as exc:
+            entry["status"] = 400
+            await responder.send(
+                400,
+                [("content-type", "application/json")],
+                _json(
+                    {"error": {"type": "invalid_request_error", "message": str(exc), "code": 400}}
+                ),
+            )
+            return
         if chosen is None:
             entry["status"] = 404
             message = (
@@ -376,7 +439,7 @@ class MockUpstream:
                 if responder.disconnected.is_set():
                     break
                 await responder.write(write.data)
-                self.log.wrote(entry, len(write.data), write.kinds)
+                self.log.wrote(entry, len(write.data), write.kinds, write.content)
             else:
                 await responder.end()
                 entry["completed"] = True

@@ -2,7 +2,7 @@
 
 The names are the package's own (``streamwire.kinds``): the mock speaks every
 HTTP protocol an adapter reads (``UPSTREAM_PROTOCOLS``), the judge's client
-every protocol an encoder writes (``CLIENTS``), and each body has the media
+every protocol an encoder writes and Bedrock's two (``CLIENTS``), and each body has the media
 type the HTTP edge expects of that protocol (``streamwire.io``). A name is
 checked once, where it enters the kit (``CheckPlan``, the command line, the
 mock's routes, the mock's log as the judge reads it); past that point the kit
@@ -21,12 +21,14 @@ from ..protocols import Stream, stream
 from ..translate import Encoder
 from ..translate import encoder as _encoder
 
-__all__ = ["CLIENTS", "UPSTREAM_PROTOCOLS", "adapter", "encoder", "media_type"]
+__all__ = ["BEDROCK_CLIENTS", "CLIENTS", "UPSTREAM_PROTOCOLS", "adapter", "encoder", "media_type"]
 
 #: The upstream protocols the mock speaks (the adapter names).
 UPSTREAM_PROTOCOLS: tuple[str, ...] = HTTP_PROTOCOLS
-#: The client protocols the judge speaks (the encoder names).
-CLIENTS: tuple[str, ...] = TARGETS
+#: The client protocols the judge speaks: the encoder names, and Bedrock's
+#: two (whose bodies the mock writes itself: ``bedrock.py``).
+BEDROCK_CLIENTS: tuple[str, ...] = ("bedrock-converse", "bedrock-invoke")
+CLIENTS: tuple[str, ...] = (*TARGETS, *BEDROCK_CLIENTS)
 
 _stream: Callable[..., Stream] = stream
 _encode: Callable[..., Encoder] = _encoder

@@ -29,14 +29,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._core import SseDecoder
-from ..events import StopReason
+from ..events import ReasoningDelta, StopReason, TextDelta, ToolCallArgumentsDelta
 from ..io._wire import framing_of
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
 from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
 from .cases import UPSTREAM_ERRORS, Case, script, truth
 from .delivery import Unit
-from .names import encoder
+from .names import adapter, encoder
 
 __all__ = [
     "Unit",
@@ -117,13 +117,12 @@ def render_stream(
         units = invoke_units(_sse_payloads(sse), case.usage)
     else:
         raise ValueError(f"the mock does not speak {upstream!r}")
-    units = _tag_text(upstream, units)
-    if follow_up:
-        return units
-    if case.keepalive:
-        units = _keepalives(upstream) + units
-    if case.unknown:
-        units = _with_unknown(upstream, units, model)
+    units = _with_content(upstream, units)
+    if not follow_up:
+        if case.keepalive:
+            units = _keepalives(upstream) + units
+        if case.unknown:
+            units = _with_unknown(upstream, units, model)
     return units
 
 
@@ -165,7 +164,7 @@ def _with_unknown(upstream: str, units: list[Unit], model: str) -> list[Unit]:
                 break
     if upstream == "openai-responses":
         seq = _sequence(units[at - 1].data) + 1
-        tail = [Unit(_renumber(u.data, 1), u.kind, u.pause) for u in units[at:]]
+        tail = [replace(u, data=_renumber(u.data, 1)) for u in units[at:]]
         payload: dict[str, Any] = {
             "type": "response.sw_future.added",
             "sequence_number": seq,
@@ -180,31 +179,32 @@ def _with_unknown(upstream: str, units: list[Unit], model: str) -> list[Unit]:
     return [*units[:at], *_unknown_units(upstream, model), *units[at:]]
 
 
-#: What marks a wire event that carries a text delta, per upstream.
-_TEXT_MARKERS = {
-    "openai-chat": b'"delta":{"content":"',
-    "openai-responses": b"response.output_text.delta",
-    "anthropic": b'"text_delta"',
-    "gemini": b'"parts":[{"text":"',
-    "gemini-json": b'"parts":[{"text":"',
-    "bedrock-converse": b'"delta":{"text":',
-}
-
-
-#: Gemini parts that match the marker but carry no visible text.
-_NOT_TEXT = (b'"thought":true', b'"text":"",')
-
-
-def _tag_text(upstream: str, units: list[Unit]) -> list[Unit]:
-    marker = _TEXT_MARKERS.get(upstream)
-    if marker is None:
-        return units
-    return [
-        replace(u, kind="text")
-        if u.kind == "event" and marker in u.data and not any(x in u.data for x in _NOT_TEXT)
-        else u
-        for u in units
-    ]
+def _with_content(upstream: str, units: list[Unit]) -> list[Unit]:
+    """Each unit with the content it carries, as the upstream's own adapter
+    reads it (``delivery.Unit.content``), and the kind of the content
+    (``text``, ``reasoning``, ``arguments``) where the unit is a plain event:
+    what the judge times the client's arrivals against."""
+    reader = adapter(upstream)
+    out = []
+    for unit in units:
+        content: dict[str, int] = {}
+        for event in reader.feed(unit.data):
+            if isinstance(event, TextDelta) and event.text:
+                content["text"] = content.get("text", 0) + len(event.text)
+            elif isinstance(event, ReasoningDelta) and event.text:
+                content["reasoning"] = content.get("reasoning", 0) + len(event.text)
+            elif isinstance(event, ToolCallArgumentsDelta) and event.delta:
+                key = f"arguments:{event.index}"
+                content[key] = content.get(key, 0) + len(event.delta)
+        kind = unit.kind
+        if kind in ("event", "text") and content:
+            kind = next(
+                k
+                for k in ("text", "reasoning", "arguments")
+                if any(c == k or c.startswith(f"{k}:") for c in content)
+            )
+        out.append(replace(unit, kind=kind, content=tuple(content.items())))
+    return out
 
 
 def _unknown_units(upstream: str, model: str) -> list[Unit]:

@@ -1,23 +1,41 @@
-"""The check's outputs: the JSON document, the terminal table, and a Markdown page.
+"""The check's outputs: the JSON document, the terminal summary, and a Markdown page.
 
 The JSON document (``--json FILE``) is stable, keys fixed::
 
-    {"format": "streamwire-check/1",
-     "cells": [{"case", "client", "upstream", "delivery", "route",
-                "layers": {layer: verdict}, "evidence": {...}}],
-     "matrix": {upstream: {client: {"status", "cells", "failed", "degraded", "verdicts"}}},
-     "verdicts": [{"name", "client", "upstream", "cases", "why", "advice", "timed_cases"}],
-     "summary": {...}}
+    {"format": "streamwire-check/2", "streamwire": "<version>",
+     "summary": {"cells", "passed", "degraded", "failed", "inconclusive",
+                 "verdicts", "exit_status", ...},
+     "routes": [{"label", "base_url", "model"}],
+     "matrix": {route: {"upstream": [protocols],
+                        "clients": {client: {"status", "cells", "failed", "degraded",
+                                             "inconclusive", "never_called", "verdicts",
+                                             "arguments_streamed"}}}},
+     "verdicts": [{"name", "route", "client", "upstream", "cases", "layers", "cells",
+                   "why", "figures", "advice", "timed_cases"}],
+     "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
+                "layers": {layer: verdict}, "evidence": {...}}]}
 
-``evidence`` holds, per layer, the verdict and why; the client's side (status,
-content type, the first and last raw bytes, the provider events and the
-unified events, sampled, with counts and times) and the mock's side (what
-it received and sent, when, and whether the connection closed).
+``evidence`` holds, per layer, the verdict, why and figures; the client's
+side (status, content type, the first and last raw bytes, the provider
+events and the unified events, sampled, with counts, and its time points:
+connection, headers, first and last content, longest gap) and the mock's
+side (what it received and sent, when, and whether the connection closed).
+
+The terminal summary and the Markdown page group every failing (or
+degraded) cell by verdict and layer, nothing left out; the terminal's lines
+are wrapped to its width, and what the gateway sent is shown with its
+control characters escaped. In the Markdown page every string the gateway
+or its upstream could have chosen is escaped (``markdown_text``): it is
+meant for pull-request comments and dashboards that render Markdown with
+HTML.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -25,11 +43,37 @@ from typing import Any, TextIO
 from .. import __version__
 from .cell import Cell
 from .names import CLIENTS
-from .verdicts import exit_status, matrix, verdicts
+from .verdicts import cell_verdicts, exit_status, matrix, verdicts
 
-__all__ = ["FORMAT", "Report", "build_report"]
+__all__ = ["FORMAT", "Report", "build_report", "markdown_text", "terminal_text"]
 
-FORMAT = "streamwire-check/1"
+FORMAT = "streamwire-check/2"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Markdown's inline syntax (emphasis, code, links, tables, headings,
+#: strike-through) and ``:`` (autolinked URLs); ``<``, ``>`` and ``&`` are entities.
+_MARKDOWN = re.compile(r"[\\`*_\[\]|~#:]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with control characters (and bidi overrides) shown escaped."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def markdown_text(text: str) -> str:
+    """``text`` inert in Markdown rendered with HTML: every character Markdown or
+    HTML could read as syntax is escaped (``&``, ``<`` and ``>`` as entities, the
+    rest with a backslash), newlines become spaces, control characters are shown."""
+    text = terminal_text(text.replace("\r", " ").replace("\n", " "))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _md_code(text: str) -> str:
+    # A code span cannot hold a backtick safely: names with one are shown escaped.
+    if "`" in text or _CONTROL.search(text) or "<" in text or "\n" in text:
+        return markdown_text(text)
+    return f"`{text}`"
 
 
 @dataclass
@@ -48,14 +92,16 @@ class Report:
     def summary(self) -> dict[str, Any]:
         failed = sum(c.failed for c in self.cells)
         degraded = sum(c.degraded for c in self.cells)
+        inconclusive = sum(c.inconclusive and not c.failed for c in self.cells)
         return {
             "cells": len(self.cells),
-            "passed": len(self.cells) - failed - degraded,
+            "passed": len(self.cells) - failed - degraded - inconclusive,
             "degraded": degraded,
             "failed": failed,
+            "inconclusive": inconclusive,
             "verdicts": sorted({v["name"] for v in self.verdicts}),
             "exit_status": self.exit_status,
-            **self.meta,
+            **{k: v for k, v in self.meta.items() if k != "routes"},
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -63,6 +109,7 @@ class Report:
             "format": FORMAT,
             "streamwire": __version__,
             "summary": self.summary(),
+            "routes": self.meta.get("routes", []),
             "matrix": self.matrix,
             "verdicts": self.verdicts,
             "cells": [c.as_dict() for c in self.cells],
@@ -75,11 +122,14 @@ class Report:
     # --- what every rendering shows ------------------------------------------------------
 
     def headline(self) -> str:
-        """``N cells: a pass, b degraded, c fail``."""
+        """``N cells: a pass, b degraded, c fail[, d inconclusive]``."""
         s = self.summary()
-        return (
+        line = (
             f"{s['cells']} cells: {s['passed']} pass, {s['degraded']} degraded, {s['failed']} fail"
         )
+        if s["inconclusive"]:
+            line += f", {s['inconclusive']} inconclusive (cut by the kit's own timeout)"
+        return line
 
     def columns(self) -> list[str]:
         """The client protocols that were run, in ``CLIENTS`` order."""
@@ -102,9 +152,22 @@ class Report:
                 out.append((cell, layers, cell.checks[layers[0]].why))
         return out
 
+    def by_verdict(self) -> dict[tuple[str, str], dict[tuple[str, str, str], list[str]]]:
+        """(verdict, layer) -> (case, route, client) -> the deliveries it was
+        raised in: every failing or degraded layer of every cell, grouped."""
+        out: dict[tuple[str, str], dict[tuple[str, str, str], list[str]]] = {}
+        for cell in self.cells:
+            for name, layer in cell_verdicts(cell):
+                where = out.setdefault((name, layer), {})
+                where.setdefault((cell.case, cell.route, cell.client), []).append(cell.delivery)
+        order = {n: i for i, n in enumerate(v["name"] for v in self.verdicts)}
+        return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
+
     # --- the terminal ----------------------------------------------------------------
 
-    def write_table(self, out: TextIO, *, failures: int = 40) -> None:
+    def write_table(self, out: TextIO, *, width: int | None = None) -> None:
+        width = width or shutil.get_terminal_size((100, 24)).columns
+        width = max(60, width)
         seconds = self.meta.get("seconds")
         out.write(
             f"streamwire check: {self.headline()}"
@@ -112,44 +175,78 @@ class Report:
             + "\n\n"
         )
         cols = self.columns()
-        width = max([len("upstream \\ client"), *(len(r) for r in self.matrix)]) + 2
-        colw = max([18, *(len(c) + 2 for c in cols)])
-        out.write("upstream \\ client".ljust(width) + "".join(c.ljust(colw) for c in cols) + "\n")
-        for row, pairs in self.matrix.items():
-            line = row.ljust(width)
+        routes = [terminal_text(r) for r in self.matrix]
+        first = max([len("route"), *(len(r) for r in routes)]) + 2
+        ups = [", ".join(row["upstream"]) or "none" for row in self.matrix.values()]
+        second = max([len("upstream"), *(len(u) for u in ups)]) + 2
+        colw = max([12, *(len(c) + 2 for c in cols)])
+        header = "route".ljust(first) + "upstream".ljust(second)
+        out.write(header + "".join(c.ljust(colw) for c in cols) + "\n")
+        for route, upstream, row in zip(routes, ups, self.matrix.values(), strict=True):
+            line = route.ljust(first) + upstream.ljust(second)
             for col in cols:
-                line += (self.label(pairs[col]) if col in pairs else "-").ljust(colw)
+                pair = row["clients"].get(col)
+                line += (self.label(pair) if pair else "-").ljust(colw)
             out.write(line.rstrip() + "\n")
+        wrap = textwrap.TextWrapper(width=width, subsequent_indent="      ")
         if self.verdicts:
             out.write("\nverdicts:\n")
             for v in self.verdicts:
-                out.write(
-                    f"  {v['name']}: {v['upstream']} -> {v['client']} "
-                    f"[{', '.join(v['cases'])}]\n      {v['why'][:400]}\n"
+                head = (
+                    f"  {v['name']}: {terminal_text(v['route'])} <- {v['client']} "
+                    f"(upstream {', '.join(v['upstream'])}; {v['cells']} cells; "
+                    f"{', '.join(v['layers'])}) [{', '.join(v['cases'])}]"
                 )
-        failing = self.failing()
-        if failing:
-            out.write(f"\nfailing cells ({len(failing)}):\n")
-            for cell, layers, why in failing[:failures]:
-                out.write(
-                    f"  {cell.case} {cell.upstream} -> {cell.client} ({cell.delivery}): "
-                    f"{', '.join(layers)}: {why[:300]}\n"
+                out.write(wrap.fill(head) + "\n")
+                out.write(wrap.fill("      why: " + terminal_text(v["why"])) + "\n")
+                if v["figures"]:
+                    shown = "; ".join(
+                        f"{k.replace('_ms', '').replace('_', ' ')} "
+                        + (f"{lo:.0f}" if lo == hi else f"{lo:.0f}-{hi:.0f}")
+                        + " ms"
+                        for k, (lo, hi) in v["figures"].items()
+                    )
+                    out.write(wrap.fill("      figures: " + shown) + "\n")
+                out.write(wrap.fill("      do: " + v["advice"]) + "\n")
+        grouped = self.by_verdict()
+        if grouped:
+            out.write("\ncells, by verdict and layer:\n")
+            items = textwrap.TextWrapper(
+                width=width, initial_indent="    ", subsequent_indent="      "
+            )
+            for (name, layer), where in grouped.items():
+                out.write(f"  {name} / {layer} ({sum(len(d) for d in where.values())} cells):\n")
+                for line in _compact(where):
+                    out.write(items.fill(terminal_text(line)) + "\n")
+        inconclusive = [c for c in self.cells if c.inconclusive and not c.failed]
+        if inconclusive:
+            out.write(f"\ninconclusive cells ({len(inconclusive)}), cut by the kit's timeout:\n")
+            entries = [
+                f"{c.case} {terminal_text(c.route)} <- {c.client} ({c.delivery});"
+                for c in inconclusive
+            ]
+            out.write(
+                textwrap.fill(
+                    " ".join(entries).rstrip(";"),
+                    width,
+                    initial_indent="    ",
+                    subsequent_indent="    ",
                 )
-            if len(failing) > failures:
-                out.write(f"  ... and {len(failing) - failures} more (see --json)\n")
+                + "\n    raise --timeout (or run fewer cells at once) to judge them\n"
+            )
 
     # --- Markdown ---------------------------------------------------------------------
 
     def write_markdown(self, out: TextIO, title: str) -> None:
         names = ", ".join(self.summary()["verdicts"]) or "none"
-        out.write(f"# {title}\n\n{self.headline()}; verdicts: {names}.\n\n")
+        out.write(f"# {markdown_text(title)}\n\n{self.headline()}; verdicts: {names}.\n\n")
         cols = self.columns()
-        out.write("| upstream \\ client | " + " | ".join(f"`{c}`" for c in cols) + " |\n")
-        out.write("|---|" + "---|" * len(cols) + "\n")
-        for row, pairs in self.matrix.items():
+        out.write("| route | upstream | " + " | ".join(f"`{c}`" for c in cols) + " |\n")
+        out.write("|---|---|" + "---|" * len(cols) + "\n")
+        for route, row in self.matrix.items():
             parts = []
             for col in cols:
-                pair = pairs.get(col)
+                pair = row["clients"].get(col)
                 if pair is None:
                     parts.append("-")
                     continue
@@ -157,29 +254,51 @@ class Report:
                 if pair["verdicts"]:
                     label += " (" + ", ".join(f"`{n}`" for n in pair["verdicts"]) + ")"
                 parts.append(label)
-            out.write(f"| `{row}` | " + " | ".join(parts) + " |\n")
+            ups = ", ".join(f"`{u}`" for u in row["upstream"]) or "none"
+            out.write(f"| {_md_code(route)} | {ups} | " + " | ".join(parts) + " |\n")
         if self.verdicts:
             out.write("\n## Verdicts\n\n")
             for v in self.verdicts:
                 out.write(
-                    f"* **`{v['name']}`** `{v['upstream']}` → `{v['client']}`, cases "
-                    f"{', '.join(f'`{c}`' for c in v['cases'])}: {v['why']}\n"
+                    f"* **`{v['name']}`** {_md_code(v['route'])} ← `{v['client']}` "
+                    f"({v['cells']} cells; {', '.join(v['layers'])}), cases "
+                    f"{', '.join(f'`{c}`' for c in v['cases'])}: {markdown_text(v['why'])} "
+                    f"*Do:* {v['advice']}\n"
                 )
-        failing = self.failing()
-        if failing:
-            out.write(
-                "\n## Failing cells\n\n| case | upstream → client | delivery | layers | why |\n"
-            )
+        grouped = self.by_verdict()
+        if grouped:
+            out.write("\n## Cells, by verdict and layer\n\n")
+            out.write("| verdict | layer | case | route ← client | deliveries |\n")
             out.write("|---|---|---|---|---|\n")
-            for cell, layers, why in failing:
-                why = why.replace("|", "\\|").replace("\n", " ")
-                out.write(
-                    f"| `{cell.case}` | `{cell.upstream}` → `{cell.client}` | {cell.delivery} | "
-                    f"{', '.join(layers)} | {why[:300]} |\n"
-                )
+            for (name, layer), where in grouped.items():
+                for (case, route, client), deliveries in where.items():
+                    out.write(
+                        f"| `{name}` | {layer} | `{case}` | {_md_code(route)} ← `{client}` | "
+                        f"{', '.join(deliveries)} |\n"
+                    )
+
+
+def _compact(where: Mapping[tuple[str, str, str], list[str]]) -> list[str]:
+    """``route <- clients: case (deliveries), ...`` lines: every (case, route,
+    client) of ``where``, the clients of one route that share the same cases
+    and deliveries on one line."""
+    by_route: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for (case, route, client), deliveries in where.items():
+        by_route.setdefault(route, {}).setdefault(client, {})[case] = deliveries
+    lines = []
+    for route, clients in by_route.items():
+        alike: dict[tuple[tuple[str, tuple[str, ...]], ...], list[str]] = {}
+        for client, cases in clients.items():
+            key = tuple((case, tuple(d)) for case, d in cases.items())
+            alike.setdefault(key, []).append(client)
+        for key, names in alike.items():
+            cases_text = ", ".join(f"{case} ({', '.join(d)})" for case, d in key)
+            lines.append(f"{route} <- {', '.join(names)}: {cases_text}")
+    return lines
 
 
 def build_report(cells: Sequence[Cell], **meta: Any) -> Report:
-    """The report of judged cells (``meta``: extra summary facts, e.g. ``seconds``)."""
+    """The report of judged cells (``meta``: extra summary facts, e.g. ``seconds``,
+    and ``routes``: each route's label, base URL and model template)."""
     found = verdicts(cells)
     return Report(cells, matrix(cells, found), found, dict(meta))

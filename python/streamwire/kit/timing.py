@@ -1,47 +1,142 @@
-"""The timed layers: ``streaming`` (the text arrived as the mock paced it) and ``cancel``.
+"""The timed layers: ``streaming`` (content arrived as the mock paced it) and ``cancel``.
 
-Both compare the client's clock with the mock's: the mock stamps each write
-and the moment the client's side of the connection closed (``mock.py``), the
-judge's client each arrival and the moment it hung up (``client.py``), all
-with ``time.time()`` on one host. A failure here is confirmed by running the
-cell again with nothing else in flight (``check.py``) before it is reported:
-the judge's own event loop, busy with other cells, can bunch the arrivals it
-stamps.
+Both compare the client's clock with the mock's: the mock stamps each write,
+with the content it carried (characters of text, reasoning and each call's
+arguments, as the upstream's own adapter reads them: ``render.py``), and the
+moment the client's side of the connection closed (``mock.py``); the judge's
+client stamps each arrival of content and the moment it hung up
+(``client.py``); all with ``time.time()`` on one host.
+
+``streaming`` tells three hops apart, each by figures in the evidence:
+
+* one that **holds the answer** until the upstream has finished: no content
+  reaches the client before the mock's last write (paced, the mock's writes
+  span at least ``delivery.PACE_SPAN``: no hop's fixed latency explains
+  that), or, in the ``cancel`` case, none before the client's timer hangs
+  up while the mock has been writing for ``client.CANCEL_TIMER``. ``fail``,
+  tag ``held`` (verdict ``not_streaming``); a gateway that asked the
+  upstream for the whole answer (``stream: false`` in the mock's log) is
+  ``not_streamed``, a fact of the log;
+* one that **streams late**: each content write is matched with the moment
+  the client had received the content it completed; the median of these
+  lags must stay within ``DELAY_BOUND``. Past it, ``degraded``, tag
+  ``delayed`` (verdict ``stream_delayed``). A fixed added latency shows as
+  every lag alike; write batching as lags from 0 to the batch interval
+  (haproxy's defaults, measured: every write ~200 ms late when writes are
+  sparse, batches every ~210 ms when they are 20 ms apart). The median,
+  not the first lag or a high percentile, because a stall of the judge's own
+  event loop (another cell's 1 MiB being parsed) delays a few arrivals by
+  hundreds of milliseconds, never most of them;
+* one that **holds a call's arguments** until the call is complete: a call
+  whose fragments the mock spread over at least ``ARGUMENTS_SPAN`` reaches
+  the client only after its last fragment was written, later than the rest
+  of the content lags. ``degraded``, tag ``arguments_held`` (verdict
+  ``arguments_buffered``).
+
+Only a figure near its bound (``details["borderline"]``) is confirmed by a
+second run of the cell with nothing else in flight (``check.py``): the
+judge's own event loop, busy with other cells, can delay the arrivals it
+stamps by tens of milliseconds, never by the spans these rules rest on.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
 from .cell import Check, Inputs
+from .client import CANCEL_TIMER
 
-__all__ = ["BURST_SHARE", "CANCEL_WITHIN", "TIMING_TAGS", "cancel", "streaming"]
+__all__ = [
+    "ARGUMENTS_SPAN",
+    "CANCEL_WITHIN",
+    "DELAY_BOUND",
+    "TIMING_TAGS",
+    "cancel",
+    "streaming",
+]
 
-#: The tags of the timed layers' failures measured with the two clocks. The
-#: other (``not_streamed``: the gateway's request to the mock said ``stream:
-#: false``) is a fact of the log, whatever the machine's load.
-TIMING_TAGS = frozenset({"buffered", "kept_open", "slow"})
+#: The tags of the timed layers' findings that a clock decided (the others:
+#: ``not_streamed``, the gateway's request to the mock said ``stream: false``,
+#: and ``kept_open``, the mock wrote its whole answer after the hang-up, are
+#: facts of the log whatever the machine's load).
+TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow"})
+#: A hop may delay the content by this much (the median of its lags) and still pass.
+DELAY_BOUND = 0.05
+#: A call's arguments are judged for streaming when the mock spread them over
+#: at least this long, in at least three writes.
+ARGUMENTS_SPAN = 0.3
 #: The client's hang-up must close the upstream within this many seconds.
 CANCEL_WITHIN = 1.0
-#: A paced stream is one burst when the client's arrivals span less than
-#: this share of the mock's sends.
-BURST_SHARE = 0.25
+#: Client protocols that carry a tool call whole (Gemini's ``functionCall``):
+#: their arguments are not judged for streaming.
+WHOLE_CALLS = frozenset({"gemini"})
+#: A held answer needs the mock's writes to span at least this long.
+HELD_SPAN = 1.0
+
+Series = list[tuple[float, str, int]]
+
+
+def _sends(entry: dict[str, Any]) -> Series:
+    out: Series = []
+    for write in entry.get("writes") or []:
+        if len(write) > 3:
+            out += [(write[0], key, chars) for key, chars in write[3].items()]
+    return out
+
+
+def _group(kind: str) -> str:
+    return kind.partition(":")[0]
+
+
+def _lags(sends: Series, arrivals: Series) -> dict[str, list[float]]:
+    """Per content kind, the lag of each write: when the client had received
+    the content the write completed, less when it was written. Text and
+    reasoning are matched character for character (what the client received
+    of them is the upstream's, or the deltas layer says otherwise), a call's
+    arguments by their share of the whole (a gateway may re-serialize them);
+    a write beyond what the client received (it hung up) has no lag."""
+    out: dict[str, list[float]] = {}
+    for key in dict.fromkeys(k for _, k, _ in sends):
+        sent = [(t, c) for t, k, c in sends if k == key]
+        got = [(t, c) for t, k, c in arrivals if k == key]
+        total_sent = sum(c for _, c in sent)
+        total_got = sum(c for _, c in got)
+        if not total_sent or not total_got:
+            continue
+        scale = total_got / total_sent if _group(key) == "arguments" else 1.0
+        times, cumulative, running = [], [], 0
+        for t, c in got:
+            running += c
+            times.append(t)
+            cumulative.append(running)
+        lags, done = [], 0
+        for t, c in sent:
+            done += c
+            i = bisect.bisect_left(cumulative, done * scale - 1e-6)
+            if i == len(times):
+                break
+            lags.append(times[i] - t)
+        out[key] = lags
+    return out
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 1)
+
+
+def _gaps(times: Sequence[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(times) if b - a > 0.002]
 
 
 def streaming(x: Inputs) -> Check:
-    """The text reached the client as the mock paced it, not held back and sent in one go.
-
-    Two facts, text against text (the mock's writes that carry text deltas,
-    the client's arrivals that completed one; one host clock): *early*, the
-    first text reached the client before the mock's last text write; *spread*,
-    the client's text arrivals span at least ``BURST_SHARE`` of the mock's.
-    A hop that holds the answer until the upstream finished is neither. For a
-    short answer a slow but streaming hop can be late too (its latency longer
-    than the mock's few paced writes), so only both together fail it; a case
-    marked ``stream_early`` (the 1 MiB one, paced over hundreds of
-    milliseconds) fails on either.
-    """
+    """The content reached the client as the mock paced it (module docstring)."""
     obs, entry = x.obs, x.entry
-    if entry is None or obs.result is None:
-        return Check("fail", "no stream to time")
+    if entry is None:
+        return Check("not_applicable", "the gateway never called the mock: nothing to time")
     if entry.get("stream") is False:
         return Check(
             "fail",
@@ -49,65 +144,213 @@ def streaming(x: Inputs) -> Check:
             "collected before the client got any of it",
             ("not_streamed",),
         )
-    content = [w[0] for w in entry["writes"] if "text" in w[2]]
-    first, last = obs.first_text_at, obs.last_text_at
-    if len(content) < 2 or first is None or last is None:
-        return Check("not_applicable", "too few text events to time")
-    sent = content[-1] - content[0]
-    if sent < 0.1:
-        return Check("not_applicable", f"the mock's text writes spanned only {sent * 1000:.0f} ms")
-    got = last - first
-    early = first < content[-1]
-    spread = got >= BURST_SHARE * sent
-    details = {
-        "sent_span_ms": round(sent * 1000, 1),
-        "received_span_ms": round(got * 1000, 1),
-        "first_text_before_last_send_ms": round((content[-1] - first) * 1000, 1),
-        "early": early,
-        "spread": spread,
+    sends = _sends(entry)
+    if x.client in WHOLE_CALLS:
+        # The client protocol sends each call whole: its arguments cannot stream.
+        sends = [s for s in sends if _group(s[1]) != "arguments"]
+    if not sends:
+        return Check("not_applicable", "the mock wrote no content to time")
+    writes = entry.get("writes") or []
+    first_write, last_write = writes[0][0], writes[-1][0]
+    kinds = {k for _, k, _ in sends}
+    arrivals = [a for a in obs.content if a[1] in kinds]
+    first_send = sends[0][0]
+    details: dict[str, Any] = {
+        "sent_span_ms": _ms(last_write - first_write),
+        "headers_after_last_write_ms": (
+            _ms(obs.head_at - last_write) if obs.head_at is not None else None
+        ),
     }
-    strict = x.case.stream_early
-    if (early or spread) and (not strict or (early and spread)):
-        return Check("pass", details=details)
-    what = f"the mock spread its text over {sent * 1000:.0f} ms; "
-    if not early:
-        what += (
-            f"none of it reached the client until {(first - content[-1]) * 1000:.0f} ms "
-            "after the mock's last write"
+    if x.case.cancel_after is not None:
+        return _streaming_before_hang_up(x, sends, arrivals, details)
+    if last_write - first_write < HELD_SPAN:
+        return Check(
+            "not_applicable",
+            f"the mock's writes spanned only {(last_write - first_write) * 1000:.0f} ms",
+            details=details,
         )
-    if not spread:
-        what += ", then " if not early else ""
-        what += f"the client got it all within {got * 1000:.0f} ms"
-    return Check("fail", f"buffered: {what}", ("buffered",), details)
+    if not arrivals:
+        if obs.head_at is not None and obs.head_at >= last_write:
+            return Check(
+                "fail",
+                f"held: the mock spread its answer over "
+                f"{(last_write - first_write) * 1000:.0f} ms; not even the response head "
+                f"reached the client until {(obs.head_at - last_write) * 1000:.0f} ms after "
+                "the mock's last write",
+                ("held",),
+                details,
+            )
+        return Check("not_applicable", "no content reached the client to time", details=details)
+    first_arrival = arrivals[0][0]
+    details["first_content_after_last_write_ms"] = _ms(first_arrival - last_write)
+    if first_arrival >= last_write:
+        head = ""
+        if obs.head_at is not None and obs.head_at >= last_write:
+            head = " (not even the response head arrived before it)"
+        return Check(
+            "fail",
+            f"held: the mock spread its answer over {(last_write - first_write) * 1000:.0f} ms; "
+            f"no content reached the client until {(first_arrival - last_write) * 1000:.0f} ms "
+            f"after the mock's last write{head}",
+            ("held",),
+            details,
+        )
+    return _lateness(sends, arrivals, first_send, details)
+
+
+def _streaming_before_hang_up(
+    x: Inputs, sends: Series, arrivals: Series, details: dict[str, Any]
+) -> Check:
+    obs = x.obs
+    hung_up = obs.cancelled_at
+    if hung_up is None:
+        return Check("not_applicable", "the client did not hang up: nothing to time")
+    before = [s for s in sends if s[0] <= hung_up]
+    if not arrivals:
+        if obs.cancel_reason == "timer" and before and hung_up - before[0][0] >= CANCEL_TIMER / 2:
+            written = sum(1 for t, k, _ in before if k == "text")
+            return Check(
+                "fail",
+                f"held: the mock wrote {written} text deltas over "
+                f"{(hung_up - before[0][0]) * 1000:.0f} ms; none reached the client before it "
+                f"hung up {CANCEL_TIMER:.0f} s after its request",
+                ("held",),
+                details,
+            )
+        return Check("not_applicable", "no content reached the client before it hung up")
+    return _lateness(before, arrivals, sends[0][0], details)
+
+
+def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[str, Any]) -> Check:
+    lags = _lags(sends, arrivals)
+    held_calls = _held_arguments(sends, arrivals, lags)
+    held = held_calls[0] if held_calls is not None else {}
+    # A held call's lags are its own finding, not the stream's delay.
+    every = [lag for key, values in lags.items() if key not in held for lag in values]
+    first_delay = arrivals[0][0] - first_send
+    p90 = statistics.quantiles(every, n=10)[-1] if len(every) >= 2 else (every or [0.0])[0]
+    sent_times = sorted({t for t, _, _ in sends})
+    got_times = sorted({t for t, _, _ in arrivals})
+    sent_gaps, got_gaps = _gaps(sent_times), _gaps(got_times)
+    details.update(
+        first_content_delay_ms=_ms(first_delay),
+        lag_median_ms=_ms(statistics.median(every)) if every else None,
+        lag_p90_ms=_ms(p90),
+        lag_max_ms=_ms(max(every)) if every else None,
+        worst_gap_ms=_ms(max(got_gaps)) if got_gaps else None,
+        sent_worst_gap_ms=_ms(max(sent_gaps)) if sent_gaps else None,
+        median_gap_ms=_ms(statistics.median(got_gaps)) if got_gaps else None,
+        sent_median_gap_ms=_ms(statistics.median(sent_gaps)) if sent_gaps else None,
+        received_span_ms=_ms(got_times[-1] - got_times[0]),
+    )
+    details["arguments_streamed"] = (
+        None if held_calls is None else {key: key not in held_calls[0] for key in held_calls[1]}
+    )
+    median = statistics.median(every) if every else 0.0
+    details["borderline"] = DELAY_BOUND < median < 2 * DELAY_BOUND
+    if median > DELAY_BOUND:
+        batched = (
+            details["median_gap_ms"] is not None
+            and details["sent_median_gap_ms"] is not None
+            and details["median_gap_ms"] > 1.5 * details["sent_median_gap_ms"]
+        )
+        how = (
+            f"in batches about {details['median_gap_ms']:.0f} ms apart (the mock wrote every "
+            f"{details['sent_median_gap_ms']:.0f} ms)"
+            if batched
+            else "each piece late"
+        )
+        return Check(
+            "degraded",
+            f"delayed: the content streamed, {how}: {median * 1000:.0f} ms after the mock "
+            f"wrote it in the median (the bound is {DELAY_BOUND * 1000:.0f} ms), the first "
+            f"{first_delay * 1000:.0f} ms, 90% within {p90 * 1000:.0f} ms",
+            ("delayed",),
+            details,
+        )
+    if held:
+        return Check(
+            "degraded",
+            "arguments held: "
+            + "; ".join(held.values())
+            + ", while the rest of the content streamed",
+            ("arguments_held",),
+            details,
+        )
+    return Check("pass", details=details)
+
+
+def _held_arguments(
+    sends: Series, arrivals: Series, lags: dict[str, list[float]]
+) -> tuple[dict[str, str], list[str]] | None:
+    """The calls whose arguments arrived only after the mock wrote their last
+    fragment (key -> why), and the calls judged; None when no call was."""
+    other = [lag for key, values in lags.items() if _group(key) != "arguments" for lag in values]
+    typical = statistics.median(other) if other else 0.0
+    judged: list[str] = []
+    held: dict[str, str] = {}
+    for key in dict.fromkeys(k for _, k, _ in sends if _group(k) == "arguments"):
+        times = [t for t, k, _ in sends if k == key]
+        got = [t for t, k, _ in arrivals if k == key]
+        if len(times) < 3 or times[-1] - times[0] < ARGUMENTS_SPAN or not got:
+            continue
+        judged.append(key)
+        if got[0] >= times[-1] and got[0] - times[0] > typical + DELAY_BOUND:
+            call = key.partition(":")[2]
+            held[key] = (
+                f"call {call}'s arguments, written over {(times[-1] - times[0]) * 1000:.0f} ms, "
+                f"reached the client only {(got[0] - times[-1]) * 1000:.0f} ms after the last "
+                "fragment, all at once"
+            )
+    return (held, judged) if judged else None
 
 
 def cancel(x: Inputs) -> Check:
     """The upstream connection closed within ``CANCEL_WITHIN`` of the client's hang-up."""
     obs, entry = x.obs, x.entry
-    if obs.cancelled_at is None:
-        return Check("fail", "the client never got far enough to hang up")
     if entry is None:
-        return Check("fail", "the request never reached the mock")
-    gone = entry.get("disconnected_at")
-    writes = len(entry.get("writes") or [])
+        return Check("not_applicable", "the gateway never called the mock: nothing to cancel")
     if entry.get("stream") is False:
         return Check(
-            "fail",
-            "the gateway called the upstream without streaming: the whole answer was "
-            "generated before the client could hang up",
-            ("not_streamed",),
+            "not_applicable",
+            "the gateway asked the upstream for the whole answer at once (stream: false): "
+            "there was no stream to cancel",
         )
+    writes = entry.get("writes") or []
+    if obs.cancelled_at is None:
+        ended = obs.result is not None and obs.result.status not in ("in_progress", "incomplete")
+        if ended:
+            return Check(
+                "not_applicable", "the whole answer arrived before the client could hang up"
+            )
+        return Check("not_applicable", "the client never got far enough to hang up")
+    hung_up = obs.cancelled_at
+    after_hang_up = [w for w in writes if w[0] > hung_up]
+    details: dict[str, Any] = {
+        "hung_up_after_ms": _ms(hung_up - obs.sent_at),
+        "hung_up_on": obs.cancel_reason,
+        "writes_after_hang_up": len(after_hang_up),
+    }
+    gone = entry.get("disconnected_at")
     if gone is None:
-        how = "to the end" if entry.get("completed") else "on"
+        ran = (writes[-1][0] - hung_up) if writes else 0.0
+        how = "to the end of its answer" if entry.get("completed") else "on"
         return Check(
             "fail",
-            f"the upstream connection stayed open: the mock kept streaming {how} ({writes} writes)",
+            f"the upstream connection stayed open: the mock kept streaming {how}, "
+            f"{len(after_hang_up)} writes over {ran * 1000:.0f} ms after the client hung up",
             ("kept_open",),
+            details,
         )
-    after = gone - obs.cancelled_at
-    details = {"closed_after_ms": round(after * 1000, 1), "writes": writes}
+    after = gone - hung_up
+    details["closed_after_ms"] = _ms(after)
+    details["borderline"] = CANCEL_WITHIN < after < 2 * CANCEL_WITHIN
     if after > CANCEL_WITHIN:
         return Check(
-            "fail", f"the upstream closed only {after:.2f} s after the hang-up", ("slow",), details
+            "fail",
+            f"the upstream closed only {after:.2f} s after the hang-up "
+            f"(the bound is {CANCEL_WITHIN:.0f} s)",
+            ("slow",),
+            details,
         )
     return Check("pass", details=details)

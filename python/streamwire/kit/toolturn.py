@@ -198,7 +198,16 @@ def assistant_turn(client: str, result: StreamResult) -> Any:
             for c in calls
         ]
         return items
-    if client == "anthropic":
+    if client == "bedrock-converse":
+        content: list[dict[str, Any]] = []
+        if result.text:
+            content.append({"text": result.text})
+        content += [
+            {"toolUse": {"toolUseId": c.id, "name": c.name, "input": c.arguments or {}}}
+            for c in calls
+        ]
+        return {"role": "assistant", "content": content}
+    if client in ("anthropic", "bedrock-invoke"):
         blocks: list[dict[str, Any]] = []
         if result.text:
             blocks.append({"type": "text", "text": result.text})
@@ -236,7 +245,7 @@ def follow_up_request(client: str, first: dict[str, Any], result: StreamResult) 
         if isinstance(user, str):
             user = [{"role": "user", "content": user}]
         body["input"] = [*user, *turn, answer]
-    elif client == "anthropic":
+    elif client in ("anthropic", "bedrock-invoke", "bedrock-converse"):
         body["messages"] += [turn, {"role": "user", "content": [answer]}]
     elif client == "gemini":
         body["contents"] += [turn, {"role": "user", "parts": [answer]}]

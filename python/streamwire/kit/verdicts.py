@@ -1,28 +1,44 @@
-"""From cells to the capability matrix and the practice's degradation verdicts.
+"""From cells to the capability matrix and the practice's verdicts: one cause, one verdict.
 
-The verdicts, names fixed (tests outside the project read them), each a
-rule over one cell (``VERDICT_RULES``: data, like the layer rules):
+Every layer that failed or degraded in a cell gets exactly one verdict: the
+first rule of ``VERDICT_RULES`` (data, like the layer rules) that names it,
+else the documented catch-all ``layer_failed``, which names the layer. A
+layer whose failure is only the consequence of another's (``consequence``:
+"no stream: the HTTP layer failed") gets none: its cause has one already.
+The names are fixed (tests outside the project read them):
 
-========================  ============================================================
-``not_streaming``         events buffered: do not mark the route streaming
-``chat_only``             text works, call ids or arguments do not: turn tool routing off
-``semantic_downgrade``    a fact the client protocol cannot carry was lost: listed
-``usage_incomplete``      the upstream's final usage did not reach the client: mark the
-                          usage incomplete, never estimate it
-``usage_invented``        usage the upstream never reported (or other figures)
-``error_masked``          an upstream error became text or success, or lost its type
-``cancel_not_propagated`` the client hung up, the upstream connection stayed open
-``compat_gate_failed``    an unknown event broke the gateway
-========================  ============================================================
+==========================  ==========================================================
+``not_streaming``           the hop holds the answer until the upstream has finished
+``stream_delayed``          it streams, but late: a fixed delay or batched writes
+``arguments_buffered``      a call's arguments arrive only once the call is complete
+``chat_only``               text works, call ids, arguments or results do not
+``tool_error_flag_lost``    a failed tool result reaches the upstream as a success
+``semantic_downgrade``      a fact the client protocol cannot carry was lost (listed)
+``usage_incomplete``        the upstream's final usage did not reach the client
+``usage_invented``          usage the upstream never reported, or other figures
+``error_masked``            an upstream error became text or success, or lost its type
+``truncation_masked``       an answer the output limit cut arrived as a normal stop
+``reasoning_dropped``       the reasoning (or its signature) was lost where it fits
+``keepalive_broke_stream``  the upstream's keep-alives broke the stream
+``compat_gate_failed``      an event type the gateway has not seen broke the stream
+``cancel_not_propagated``   the client hung up, the upstream kept generating
+``upstream_not_called``     the gateway answered an error without calling the upstream
+``stream_cut``              the connection broke off before the stream's end
+``framing_broken``          the body is not the client protocol's wire format
+``content_altered``         text lost, doubled or changed on the way
+``gateway_unreachable``     no response at all (refused, reset)
+``layer_failed``            the catch-all: any other failing layer, by name
+==========================  ==========================================================
 
-A verdict is reported per (client, upstream) pair with the cases that raised
-it; ``timed_cases`` lists those of them that raised it by a clock alone
-(``not_streaming`` from a burst, ``cancel_not_propagated`` from a late
-close, anything in a cell whose answer a read timeout cut short), which a
-loaded machine can produce. ``not_streaming`` from an
-upstream request that said ``stream: false`` is a fact of the mock's log, not
-a timing. Only ``semantic_downgrade`` is acceptable:
-any other verdict, and any failing layer, makes ``exit_status`` 1.
+A verdict is reported per (route, client) with the cases and layers that
+raised it, the first two reasons, and its timed figures as [least, most]
+over its cells (``FIGURES``). ``timed_cases`` lists those of its cases that a clock alone
+decided (``timing.TIMING_TAGS``: a held answer, a delay, a late close),
+which are the verdicts a loaded machine could move; docs/kit.md says how
+stable they were measured to be. A cell that the kit's own limit cut short
+(``kit_limit``) is *inconclusive*: it raises no verdict, and the report
+counts it apart. Only ``semantic_downgrade`` is acceptable: any other
+verdict makes ``exit_status`` 1; with none, an inconclusive cell makes it 3.
 """
 
 from __future__ import annotations
@@ -31,106 +47,148 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cell import Cell
+from .cell import Cell, Check
 from .timing import TIMING_TAGS
 
 __all__ = [
     "ACCEPTABLE",
+    "CATCH_ALL",
     "VERDICT_NAMES",
     "VERDICT_RULES",
     "VerdictRule",
+    "cell_verdicts",
     "exit_status",
     "matrix",
     "verdicts",
 ]
 
-
-def _never(cell: Cell) -> bool:
-    return False
+#: The figures a verdict reports as [least, most] over its cells (``timing.py``'s).
+FIGURES = (
+    "lag_median_ms",
+    "first_content_delay_ms",
+    "median_gap_ms",
+    "first_content_after_last_write_ms",
+    "closed_after_ms",
+)
+#: The match of a rule: (cell, layer, its check) -> whether the rule names it.
+Match = Callable[[Cell, str, Check], bool]
 
 
 @dataclass(frozen=True)
 class VerdictRule:
-    """A degradation verdict: which cells raise it, and what an operator does about it."""
+    """A verdict: which failing (or degraded) layers it names, and what to do about it."""
 
     name: str
-    #: The whys of the cell's layers that raise it (empty: not raised).
-    match: Callable[[Cell], list[str]]
+    match: Match
     advice: str
-    #: Whether a cell raised it by a timing measurement alone (``timing.TIMING_TAGS``).
-    timed: Callable[[Cell], bool] = _never
 
 
-def _timed(layer: str) -> Callable[[Cell], bool]:
-    def timed(cell: Cell) -> bool:
-        tags = set(cell.checks[layer].tags)
-        return bool(tags) and tags <= TIMING_TAGS
-
-    return timed
-
-
-def _timed_out(cell: Cell) -> bool:
-    # A read that outlasted its timeout cut the answer short: whatever the
-    # cell then misses may be the clock's doing, not the gateway's bytes.
-    return any("timeout" in c.tags for c in cell.checks.values())
-
-
-def _layer(layer: str, *tags: str) -> Callable[[Cell], list[str]]:
-    def match(cell: Cell) -> list[str]:
-        check = cell.checks.get(layer)
-        if check is None or check.verdict != "fail":
-            return []
-        if tags and not set(tags) & set(check.tags):
-            return []
-        return [check.why]
+def _layer(layer: str, *tags: str, verdict: str = "fail") -> Match:
+    def match(cell: Cell, name: str, check: Check) -> bool:
+        if name != layer or check.verdict != verdict:
+            return False
+        return not tags or bool(set(tags) & set(check.tags))
 
     return match
 
 
-def _chat_only(cell: Cell) -> list[str]:
-    if cell.checks["deltas"].verdict == "fail" or cell.checks["http"].verdict == "fail":
-        return []
-    return [
-        cell.checks[layer].why
-        for layer in ("tool_calls", "tool_results")
-        if cell.checks[layer].verdict == "fail"
-    ]
+def _case(case: str, *layers: str) -> Match:
+    def match(cell: Cell, name: str, check: Check) -> bool:
+        return cell.case == case and name in layers and check.verdict == "fail"
+
+    return match
 
 
-def _degraded(cell: Cell) -> list[str]:
-    return [c.why for c in cell.checks.values() if c.verdict == "degraded"]
+def _degraded(cell: Cell, name: str, check: Check) -> bool:
+    return check.verdict == "degraded" and "lost" in check.tags
 
 
-def _error_masked(cell: Cell) -> list[str]:
-    if cell.case != "in-stream-error" or "unreachable" in cell.checks["http"].tags:
-        return []
-    return _layer("completion")(cell)
+def _tools(cell: Cell, name: str, check: Check) -> bool:
+    return check.verdict == "fail" and name in ("tool_calls", "tool_results")
 
 
-def _compat(cell: Cell) -> list[str]:
-    if cell.case != "unknown-event":
-        return []
-    # What an unknown event can break: the stream itself (timings have rules of their own).
-    return [
-        f"{layer}: {c.why}"
-        for layer, c in cell.checks.items()
-        if c.verdict == "fail" and layer in ("http", "framing", "deltas", "completion")
-    ]
+def _not_called(cell: Cell, name: str, check: Check) -> bool:
+    return name == "http" and check.verdict == "fail" and "not_called" in check.tags
+
+
+def _any(cell: Cell, name: str, check: Check) -> bool:
+    return check.verdict == "fail"
 
 
 VERDICT_RULES: tuple[VerdictRule, ...] = (
     VerdictRule(
         "not_streaming",
-        _layer("streaming", "buffered", "not_streamed"),
-        "something between the upstream and the client buffers the response: "
-        "do not mark the route streaming (look for proxy buffering, compression, "
-        "a response collected before it is sent)",
-        _timed("streaming"),
+        _layer("streaming", "held", "not_streamed"),
+        "something between the upstream and the client holds the whole answer: do not mark "
+        "the route streaming (look for proxy buffering, compression, a response collected "
+        "before it is sent)",
+    ),
+    VerdictRule(
+        "stream_delayed",
+        _layer("streaming", "delayed", verdict="degraded"),
+        "the route streams, but late: look for a fixed delay or batched small writes in a "
+        "hop (haproxy: option http-no-delay; Nagle's algorithm; a flush interval)",
+    ),
+    VerdictRule(
+        "arguments_buffered",
+        _layer("streaming", "arguments_held", verdict="degraded"),
+        "a call's arguments arrive only once the call is complete: clients cannot show or "
+        "start on partial arguments; do not advertise incremental arguments on this route",
+    ),
+    VerdictRule(
+        "upstream_not_called",
+        _not_called,
+        "the gateway refused the request without calling the upstream: a parameter the "
+        "client sent (see the request in the evidence) is not accepted on this route",
+    ),
+    VerdictRule(
+        "gateway_unreachable",
+        _layer("http", "unreachable"),
+        "no response at all: check that the gateway runs and listens at the base URL",
+    ),
+    VerdictRule(
+        "compat_gate_failed",
+        _case("unknown-event", "http", "framing", "deltas", "completion"),
+        "an event type the gateway has not seen broke the stream: ignore unknown events "
+        "instead of failing on them",
+    ),
+    VerdictRule(
+        "keepalive_broke_stream",
+        _case("keepalive", "http", "framing", "deltas", "completion"),
+        "the upstream's keep-alives (SSE comments, Anthropic pings, blank lines) broke the "
+        "stream: skip them, never end the stream or drop the text after them",
+    ),
+    VerdictRule(
+        "error_masked",
+        lambda cell, name, check: (
+            _case("in-stream-error", "completion")(cell, name, check)
+            or _layer("deltas", "error_as_text")(cell, name, check)
+        ),
+        "an upstream error does not reach the client as an error of the provider's type: "
+        "clients cannot retry or report it; fix the error mapping",
+    ),
+    VerdictRule(
+        "truncation_masked",
+        _layer("completion", "truncation"),
+        "an answer the output limit cut arrives as a normal stop: clients will take a cut "
+        "answer (or a cut tool call) for a whole one; map the length stop reason",
+    ),
+    VerdictRule(
+        "tool_error_flag_lost",
+        _layer("tool_results", "flag_lost"),
+        "a failed tool result reaches the upstream as a success: the model cannot tell a "
+        "failed tool from a working one; carry the error flag (is_error, status: error)",
     ),
     VerdictRule(
         "chat_only",
-        _chat_only,
+        _tools,
         "text works, tool calls do not survive: turn tool routing off for this pair",
+    ),
+    VerdictRule(
+        "reasoning_dropped",
+        _layer("deltas", "reasoning"),
+        "the reasoning (or its signature) the client asked for is lost on the way, though "
+        "its protocol can carry it: multi-turn reasoning breaks; pass it through",
     ),
     VerdictRule(
         "semantic_downgrade",
@@ -149,68 +207,111 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "the gateway reports usage the upstream never sent: bill from the upstream's figures",
     ),
     VerdictRule(
-        "error_masked",
-        _error_masked,
-        "an upstream error does not reach the client as an error of the provider's type: "
-        "clients cannot retry or report it; fix the error mapping",
-    ),
-    VerdictRule(
         "cancel_not_propagated",
         _layer("cancel"),
         "a client that hangs up leaves the upstream generating (and billing): close the "
         "upstream response when the client disconnects",
-        _timed("cancel"),
     ),
     VerdictRule(
-        "compat_gate_failed",
-        _compat,
-        "an event type the gateway has not seen broke the stream: ignore unknown events "
-        "instead of failing on them",
+        "stream_cut",
+        _layer("completion", "broken"),
+        "the connection broke off before the stream's end: the client gets no terminal "
+        "event; look for a proxy or gateway timeout, or a crash on the way",
+    ),
+    VerdictRule(
+        "framing_broken",
+        _layer("framing"),
+        "the body is not the client protocol's wire format (content type or events): "
+        "clients' parsers will fail on it",
+    ),
+    VerdictRule(
+        "content_altered",
+        _layer("deltas"),
+        "the text was lost, doubled or changed on the way: compare the evidence's raw "
+        "bytes with the mock's",
     ),
 )
-VERDICT_NAMES = tuple(r.name for r in VERDICT_RULES)
+#: The catch-all: any failing layer no rule above names.
+CATCH_ALL = VerdictRule(
+    "layer_failed",
+    _any,
+    "a layer failed in a way no other verdict names: read the layer's evidence",
+)
+VERDICT_NAMES = (*(r.name for r in VERDICT_RULES), CATCH_ALL.name)
+_ADVICE = {r.name: r.advice for r in (*VERDICT_RULES, CATCH_ALL)}
 #: Verdicts that do not fail a run.
 ACCEPTABLE = frozenset({"semantic_downgrade"})
 
 
+def cell_verdicts(cell: Cell) -> list[tuple[str, str]]:
+    """(verdict, layer) for each layer of ``cell`` that failed or degraded,
+    in layer order: one verdict each, none for a consequence."""
+    out = []
+    for layer, check in cell.checks.items():
+        if check.verdict not in ("fail", "degraded") or "consequence" in check.tags:
+            continue
+        rule = next((r for r in VERDICT_RULES if r.match(cell, layer, check)), None)
+        if rule is None and check.verdict == "fail":
+            rule = CATCH_ALL
+        if rule is not None:
+            out.append((rule.name, layer))
+    return out
+
+
+def _timed(check: Check) -> bool:
+    tags = set(check.tags)
+    return bool(tags) and tags <= TIMING_TAGS
+
+
 def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
-    """Each verdict raised, per (client, upstream), with its cases and why;
-    ``timed_cases``: those of its cases that raised it by a timing measurement
-    alone (which a loaded machine can produce), not by what the bytes or the
-    mock's log say."""
-    found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    """Each verdict raised, per (route, client), with its cases, layers and why;
+    ``timed_cases``: those of its cases that a clock alone decided."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
     for cell in cells:
-        for rule in VERDICT_RULES:
-            whys = [w for w in rule.match(cell) if w]
-            if not whys:
-                continue
-            key = (rule.name, cell.client, cell.upstream)
+        for name, layer in cell_verdicts(cell):
+            check = cell.checks[layer]
+            key = (name, cell.route, cell.client)
             entry = found.setdefault(
                 key,
                 {
-                    "name": rule.name,
+                    "name": name,
+                    "route": cell.route,
                     "client": cell.client,
-                    "upstream": cell.upstream,
+                    "upstream": [],
                     "cases": [],
+                    "layers": [],
+                    "cells": 0,
                     "why": [],
-                    "advice": rule.advice,
+                    "figures": {},
+                    "advice": _ADVICE[name],
                     "timed_cases": [],
                 },
             )
-            timed = rule.timed(cell) or _timed_out(cell)
+            entry["cells"] += 1
+            upstream = cell.upstream or "none"
+            if upstream not in entry["upstream"]:
+                entry["upstream"].append(upstream)
+            if layer not in entry["layers"]:
+                entry["layers"].append(layer)
+            timed = _timed(check)
             if cell.case not in entry["cases"]:
                 entry["cases"].append(cell.case)
                 if timed:
                     entry["timed_cases"].append(cell.case)
             elif not timed and cell.case in entry["timed_cases"]:
                 entry["timed_cases"].remove(cell.case)
-            for why in whys:
-                if why not in entry["why"] and len(entry["why"]) < 6:
-                    entry["why"].append(why)
+            if check.why and check.why not in entry["why"] and len(entry["why"]) < 2:
+                entry["why"].append(check.why)
+            for figure in FIGURES:
+                value = check.details.get(figure)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    low, high = entry["figures"].get(figure, (value, value))
+                    entry["figures"][figure] = (min(low, value), max(high, value))
     order = {name: i for i, name in enumerate(VERDICT_NAMES)}
-    out = sorted(found.values(), key=lambda v: (order[v["name"]], str(v["upstream"]), v["client"]))
+    out = sorted(found.values(), key=lambda v: (order[v["name"]], v["route"], v["client"]))
     for entry in out:
         entry["why"] = "; ".join(entry["why"])
+        entry["figures"] = {k: list(v) for k, v in entry["figures"].items()}
     return out
 
 
@@ -219,37 +320,56 @@ def _pair_status(cells: Sequence[Cell]) -> str:
         return "fail"
     if any(c.degraded for c in cells):
         return "degraded"
+    if cells and all(c.inconclusive for c in cells):
+        return "inconclusive"
     return "pass"
 
 
-def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """upstream -> client -> the pair's summary (status, counts, verdicts)."""
-    pairs: dict[str, dict[str, list[Cell]]] = {}
+def _arguments_streamed(cells: Sequence[Cell]) -> bool | None:
+    """Whether the calls' arguments arrived incrementally in the paced cells
+    that could tell (None: no cell could)."""
+    seen: list[bool] = []
     for cell in cells:
-        pairs.setdefault(cell.upstream or "unreached", {}).setdefault(cell.client, []).append(cell)
+        check = cell.checks.get("streaming")
+        per_call = check.details.get("arguments_streamed") if check else None
+        if isinstance(per_call, dict):
+            seen += [bool(v) for v in per_call.values()]
+    return all(seen) if seen else None
+
+
+def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """route -> {"upstream": [protocols], "clients": {client -> the pair's summary}}."""
+    rows: dict[str, dict[str, list[Cell]]] = {}
+    for cell in cells:
+        rows.setdefault(cell.route, {}).setdefault(cell.client, []).append(cell)
     out: dict[str, Any] = {}
-    for upstream, by_client in pairs.items():
-        row = out.setdefault(upstream, {})
+    for route, by_client in rows.items():
+        upstreams = sorted({c.upstream for g in by_client.values() for c in g if c.upstream})
+        row: dict[str, Any] = {"upstream": upstreams, "clients": {}}
         for client, group in by_client.items():
             names = sorted(
-                {
-                    v["name"]
-                    for v in found
-                    if v["client"] == client and (v["upstream"] or "unreached") == upstream
-                }
+                {v["name"] for v in found if v["client"] == client and v["route"] == route}
             )
-            row[client] = {
+            row["clients"][client] = {
                 "status": _pair_status(group),
                 "cells": len(group),
                 "failed": sum(c.failed for c in group),
                 "degraded": sum(c.degraded for c in group),
+                "inconclusive": sum(c.inconclusive for c in group),
+                "never_called": sum(c.upstream is None for c in group),
                 "verdicts": names,
+                "arguments_streamed": _arguments_streamed(group),
             }
+        out[route] = row
     return out
 
 
 def exit_status(cells: Iterable[Cell], found: Iterable[Mapping[str, Any]]) -> int:
-    """0 when every cell passed (or degraded) and only acceptable verdicts were raised."""
+    """0 when every cell passed (or degraded) with only acceptable verdicts; 1 when
+    a layer failed or another verdict was raised; else 3 when a cell was inconclusive."""
+    cells = list(cells)
     if any(c.failed for c in cells):
         return 1
-    return 1 if any(v["name"] not in ACCEPTABLE for v in found) else 0
+    if any(v["name"] not in ACCEPTABLE for v in found):
+        return 1
+    return 3 if any(c.inconclusive for c in cells) else 0

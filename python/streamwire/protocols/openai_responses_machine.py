@@ -43,7 +43,10 @@ The response-level machine, with its transitions as data (``PHASES``)::
 
 Endings: ``response.completed`` -> ``completed`` (stop reason ``tool_calls``
 when the caller has calls to run, ``content_filter`` after a refusal, else
-``stop``); ``response.incomplete`` -> by ``incomplete_details.reason``:
+``stop``), unless the response it carries says ``status: "incomplete"`` or
+``"failed"``: then it ends as that event would, with a warning
+``terminal_status_mismatch`` (what the response says wins over the event's
+name); ``response.incomplete`` -> by ``incomplete_details.reason``:
 ``max_output_tokens`` -> ``truncated`` (``length``), ``content_filter`` ->
 ``completed`` with stop reason ``content_filter`` (never executable), any
 other reason (``max_messages``, the WebSocket ``steered``, ...) -> status
@@ -412,6 +415,15 @@ class ResponsesMachine:
         details = response.get("incomplete_details")
         reason = details.get("reason") if type(details) is dict else None
         status = response.get("status")
+        if kind == "response.completed" and status in ("incomplete", "failed"):
+            # What the response says wins over the event's name: a bridge that
+            # completes a cut answer with status "incomplete" cut it all the same.
+            acc.warn(
+                "terminal_status_mismatch",
+                f"response.completed carries status {status!r}: ended by its status",
+            )
+            kind = f"response.{status}"
+            self._terminal_type = kind
         raw_stop = reason if type(reason) is str else status if type(status) is str else None
         if raw_stop is None:
             raw_stop = kind.removeprefix("response.")

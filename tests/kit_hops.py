@@ -1,0 +1,251 @@
+"""Hops of our own between the kit's client and the mock, standard library only, each one behaviour.
+
+Each reproduces what a real proxy or gateway was measured doing (docs/kit.md),
+so that the kit's verdict on it can be held to exactly one cause:
+
+================== ============================================================ ===================
+behaviour          what it does                                                 measured on
+================== ============================================================ ===================
+``pass``           relays the bytes both ways; a client that goes closes the    nginx, caddy
+                   upstream at once
+``hold``           reads the upstream's whole response, head included, before   mitmproxy's defaults
+                   it sends the client a byte; the client's hang-up closes the
+                   upstream
+``hold_no_cancel`` the same, but reads the upstream to its end whatever the     (a worse one)
+                   client does
+``batch``          sends the upstream's bytes on in batches every ``BATCH``     haproxy's defaults
+                   seconds
+``close_late``     closes the upstream ``BATCH`` seconds after the client went  haproxy's defaults
+``fail_early``     answers HTTP 400 to a request asking for reasoning, without  lm-proxy, LiteLLM
+                   calling the upstream
+``hold_arguments`` (SSE, Chat Completions) holds every chunk of a tool call     (a gateway that
+                   until the chunk that finishes the choice                     assembles calls)
+``completed_incomplete`` (SSE, Responses) ends a cut answer with                LiteLLM's bridge
+                   ``response.completed`` carrying ``status: "incomplete"``
+                   instead of ``response.incomplete``
+================== ============================================================ ===================
+
+A hop is an asyncio server on a free loopback port (``async with Hop(...)``),
+one upstream connection per client connection (the kit's client sends
+``connection: close``). The SSE behaviours de-chunk the mock's response,
+change whole events, and chunk them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["BATCH", "BEHAVIOURS", "Hop"]
+
+#: haproxy's measured batching and close delay with its defaults.
+BATCH = 0.2
+BEHAVIOURS = (
+    "pass",
+    "hold",
+    "hold_no_cancel",
+    "batch",
+    "close_late",
+    "fail_early",
+    "hold_arguments",
+    "completed_incomplete",
+)
+_REASONING = ("reasoning_effort", "reasoning", "thinking", "thinkingConfig")
+
+
+class Hop:
+    """A relay with one behaviour (``BEHAVIOURS``) in front of ``upstream_url``."""
+
+    def __init__(self, upstream_url: str, behaviour: str = "pass") -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(behaviour)
+        parts = urlsplit(upstream_url)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.behaviour = behaviour
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.url = ""
+
+    async def __aenter__(self) -> Hop:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            head, body = await _read_request(reader)
+            if self.behaviour == "fail_early" and _asks_reasoning(body):
+                error = json.dumps(
+                    {"error": {"type": "invalid_request_error", "message": "unsupported"}}
+                ).encode()
+                writer.write(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(error), error)
+                )
+                await writer.drain()
+                return
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+            up_writer.write(head + body)
+            await up_writer.drain()
+            await self._relay(reader, writer, up_reader, up_writer)
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+            self._tasks.discard(task)
+
+    async def _relay(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        up_reader: asyncio.StreamReader,
+        up_writer: asyncio.StreamWriter,
+    ) -> None:
+        behaviour = self.behaviour
+        if behaviour in ("hold_arguments", "completed_incomplete"):
+            pump = self._sse(up_reader, writer, _TRANSFORMS[behaviour]())
+        elif behaviour in ("hold", "hold_no_cancel"):
+            pump = self._hold(up_reader, writer)
+        elif behaviour == "batch":
+            pump = self._batch(up_reader, writer)
+        else:
+            pump = self._copy(up_reader, writer)
+        relay = asyncio.ensure_future(pump)
+        gone = asyncio.ensure_future(reader.read())  # the client's EOF: it hung up
+        try:
+            await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if gone.done() and not relay.done():
+                if behaviour == "hold_no_cancel":
+                    await relay  # reads the upstream to its end regardless
+                elif behaviour == "close_late":
+                    await asyncio.sleep(BATCH)
+        finally:
+            for pending in (relay, gone):
+                pending.cancel()
+            await asyncio.gather(relay, gone, return_exceptions=True)
+            up_writer.transport.abort()
+
+    async def _copy(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await up.read(65536):
+            writer.write(data)
+            await writer.drain()
+
+    async def _hold(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held = bytearray()
+        while data := await up.read(65536):
+            held += data
+        with contextlib.suppress(OSError, RuntimeError):
+            writer.write(bytes(held))
+            await writer.drain()
+
+    async def _batch(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held = bytearray()
+        done = asyncio.Event()
+
+        async def fill() -> None:
+            while data := await up.read(65536):
+                held.extend(data)
+            done.set()
+
+        filling = asyncio.ensure_future(fill())
+        try:
+            while not done.is_set():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(done.wait(), BATCH)
+                if held:
+                    writer.write(bytes(held))
+                    held.clear()
+                    await writer.drain()
+        finally:
+            filling.cancel()
+
+    async def _sse(
+        self,
+        up: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        transform: Callable[[bytes], list[bytes]],
+    ) -> None:
+        head = await up.readuntil(b"\r\n\r\n")
+        writer.write(head)
+        await writer.drain()
+        if b"transfer-encoding: chunked" not in head.lower():
+            await self._copy(up, writer)
+            return
+        pending = b""
+        while True:
+            size = int((await up.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                break
+            pending += await up.readexactly(size)
+            await up.readexactly(2)
+            *events, pending = re.split(rb"(?<=\n\n)", pending)
+            for event in events:
+                for out in transform(event):
+                    writer.write(b"%x\r\n%s\r\n" % (len(out), out))
+            await writer.drain()
+        for out in transform(pending) if pending else ():
+            writer.write(b"%x\r\n%s\r\n" % (len(out), out))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def _hold_arguments() -> Callable[[bytes], list[bytes]]:
+    held: list[bytes] = []
+
+    def transform(event: bytes) -> list[bytes]:
+        if b'"tool_calls":[' in event and b'"finish_reason":null' in event:
+            held.append(event)
+            return []
+        out = [*held, event]
+        held.clear()
+        return out
+
+    return transform
+
+
+def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
+    def transform(event: bytes) -> list[bytes]:
+        if b"response.incomplete" in event:
+            event = event.replace(b"response.incomplete", b"response.completed")
+        return [event]
+
+    return transform
+
+
+_TRANSFORMS = {"hold_arguments": _hold_arguments, "completed_incomplete": _completed_incomplete}
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    match = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+    body = await reader.readexactly(int(match.group(1))) if match else b""
+    return head, body
+
+
+def _asks_reasoning(body: bytes) -> bool:
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return False
+    if not isinstance(request, dict):
+        return False
+    config = request.get("generationConfig")
+    inner = config if isinstance(config, dict) else {}
+    return any(key in request or key in inner for key in _REASONING)

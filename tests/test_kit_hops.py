@@ -1,0 +1,166 @@
+"""One cause, one verdict: the kit through hops of our own (``kit_hops.py``), each one behaviour.
+
+Each hop reproduces what a real proxy or gateway was measured doing, and
+must get exactly the verdict of that cause and no other: a hop that holds
+the whole answer is ``not_streaming`` and nothing else (its usage is the
+mock's own, not invented; the cancel case still hangs up while the upstream
+writes, so the hang-up is judged truly); a hop that batches writes for
+200 ms streams, late (``stream_delayed``), and its 200 ms close delay is
+within the cancel bound; a gateway that refuses a parameter before calling
+any upstream is ``upstream_not_called``, filed under its route; one that
+holds a call's arguments is ``arguments_buffered``; a Responses bridge that
+completes a cut answer with ``status: "incomplete"`` is read by what the
+response says. The honest relay is clean in every cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from kit_hops import BATCH, Hop
+from streamwire.kit import CLIENTS
+from streamwire.kit.cases import CASE_NAMES
+from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.mock import MockUpstream
+from streamwire.kit.report import Report, build_report
+from streamwire.kit.verdicts import cell_verdicts
+
+
+def _check(
+    behaviour: str,
+    cases: Sequence[str],
+    clients: Sequence[str] = ("openai-chat",),
+    deliveries: Sequence[str] = ("whole", "paced"),
+) -> Report:
+    async def go() -> Report:
+        async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
+            plan = CheckPlan(
+                routes=[Route(hop.url, label=behaviour)],
+                clients=clients,
+                cases=cases,
+                deliveries=deliveries,
+                mock_url=mock.url,
+                read_timeout=8.0,
+            )
+            return build_report(await run_check(plan))
+
+    return asyncio.run(go())
+
+
+def _names(report: Report) -> set[str]:
+    return {v["name"] for v in report.verdicts}
+
+
+def _only(report: Report, verdict: str) -> None:
+    """Every failing or degraded layer of every cell is ``verdict``, and it was raised."""
+    assert _names(report) == {verdict}, report.verdicts
+    for cell in report.cells:
+        assert {name for name, _ in cell_verdicts(cell)} <= {verdict}, cell.as_dict()
+
+
+@pytest.mark.timed
+def test_the_honest_relay_is_clean_in_every_cell() -> None:
+    report = _check("pass", CASE_NAMES, CLIENTS)
+    failing = [
+        (c.case, c.client, c.delivery, c.as_dict()["evidence"]["layers"])
+        for c in report.cells
+        if c.failed or c.degraded
+    ]
+    assert failing == []
+    assert report.exit_status == 0
+    row = report.matrix["pass"]
+    # Every client's calls streamed their arguments as they came (where a call is paced).
+    streamed = {client: pair["arguments_streamed"] for client, pair in row["clients"].items()}
+    # Gemini sends each call whole: nothing to judge there.
+    assert streamed == {c: None if c == "gemini" else True for c in CLIENTS}, streamed
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize("behaviour", ["hold", "hold_no_cancel"])
+def test_a_hop_that_holds_the_answer_is_not_streaming_and_only_that(behaviour: str) -> None:
+    report = _check(behaviour, ["short-text", "usage", "single-tool", "cancel"])
+    expected = {"not_streaming"} | ({"cancel_not_propagated"} if behaviour != "hold" else set())
+    assert _names(report) == expected, report.verdicts
+    for cell in report.cells:
+        layers = {layer for _, layer in cell_verdicts(cell)}
+        if cell.case == "cancel":
+            # Nothing arrived before the timer hung up while the mock wrote.
+            assert cell.checks["streaming"].verdict == "fail"
+            assert cell.evidence["client"]["cancel_reason"] == "timer"
+            want = "pass" if behaviour == "hold" else "fail"
+            assert cell.checks["cancel"].verdict == want, cell.checks["cancel"]
+        elif cell.delivery == "paced":
+            assert layers == {"streaming"}, cell.as_dict()
+            assert "held" in cell.checks["streaming"].tags
+            assert "not even the response head" in cell.checks["streaming"].why
+        else:
+            # Under whole the mock writes at once: a held answer cannot be seen.
+            assert layers == set(), cell.as_dict()
+        if cell.case == "usage":
+            assert cell.checks["usage"].verdict == "pass"
+
+
+@pytest.mark.timed
+def test_write_batching_is_a_delay_not_buffering_and_its_close_delay_passes() -> None:
+    first = _check("batch", ["short-text", "single-tool", "cancel"])
+    _only(first, "stream_delayed")
+    (delayed,) = first.verdicts
+    _low, high = delayed["figures"]["lag_median_ms"]
+    assert 0.5 * BATCH * 1000 < high <= 1.5 * BATCH * 1000, delayed["figures"]
+    for cell in first.cells:
+        if cell.case == "cancel":
+            closed = cell.checks["cancel"].details["closed_after_ms"]
+            assert cell.checks["cancel"].verdict == "pass" and closed < 1000
+    # Stable: the same hop, the same verdicts.
+    again = _check("batch", ["short-text", "single-tool", "cancel"])
+    assert [(v["name"], v["client"]) for v in again.verdicts] == [
+        (v["name"], v["client"]) for v in first.verdicts
+    ]
+
+
+@pytest.mark.timed
+def test_a_late_close_within_the_bound_passes_with_its_figure() -> None:
+    report = _check("close_late", ["cancel"], deliveries=["whole"])
+    (cell,) = report.cells
+    check = cell.checks["cancel"]
+    assert check.verdict == "pass", check
+    assert BATCH * 1000 <= check.details["closed_after_ms"] < 1000
+    assert report.exit_status == 0
+
+
+def test_a_gateway_that_refuses_before_any_upstream_call() -> None:
+    report = _check("fail_early", ["reasoning", "short-text"], ["openai-chat", "gemini"], ["whole"])
+    _only(report, "upstream_not_called")
+    for cell in report.cells:
+        if cell.case == "reasoning":
+            assert cell.upstream is None and cell.route == "fail_early"
+            assert "without any call to the upstream" in cell.checks["http"].why
+            assert [layer for _, layer in cell_verdicts(cell)] == ["http"]
+        else:
+            assert not cell.failed
+    assert report.matrix["fail_early"]["clients"]["gemini"]["never_called"] == 1
+
+
+@pytest.mark.timed
+def test_a_hop_that_holds_a_call_s_arguments() -> None:
+    report = _check("hold_arguments", ["chunked-json-args", "single-tool"], deliveries=["paced"])
+    _only(report, "arguments_buffered")
+    assert report.matrix["hold_arguments"]["clients"]["openai-chat"]["arguments_streamed"] is False
+    for cell in report.cells:
+        assert cell.checks["tool_calls"].verdict == "pass"
+
+
+def test_a_responses_bridge_completing_with_status_incomplete_is_truncated() -> None:
+    report = _check("completed_incomplete", ["truncated"], ["openai-responses"], ["whole"])
+    (cell,) = report.cells
+    assert not cell.failed, cell.as_dict()
+    assert cell.checks["completion"].verdict == "pass"
+    assert report.exit_status == 0
+
+
+def _cells(report: Report) -> list[dict[str, Any]]:
+    return [c.as_dict() for c in report.cells]
