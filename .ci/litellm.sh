@@ -109,12 +109,27 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-en
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
-set -e
 echo "streamwire check against LiteLLM $LITELLM_VERSION exited $status (1 expected: it has defects)"
+# Its Bedrock pass-through (/bedrock/model/{id}/converse-stream and
+# /invoke-with-response-stream), through the config's bedrock/* model, for
+# clients that speak Bedrock themselves.
+rm -f "$OUT/check-bedrock.json"
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --client bedrock-converse,bedrock-invoke \
+    --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
+    --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
+    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
+    --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
+    --markdown "$OUT/check-bedrock.md" --quiet
+echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
+set -e
 if [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
-    cp "$OUT/check.md" docs/kit/examples-litellm.md
+    cat "$OUT/check.md" - "$OUT/check-bedrock.md" <<< "" > docs/kit/examples-litellm.md
     python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json --write
+    python3 .ci/kit_expect.py "$OUT/check-bedrock.json" docs/kit/litellm-bedrock-expected.json \
+        --write
 else
     python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json
+    python3 .ci/kit_expect.py "$OUT/check-bedrock.json" docs/kit/litellm-bedrock-expected.json
 fi

@@ -19,6 +19,10 @@ defect         what it does                                          the verdict
                to its end
 ``invent_usage`` reports usage estimated from the text's length      ``usage_invented``
 ``crash_unknown`` raises on an event it does not know                ``compat_gate_failed``
+``drop_reasoning`` drops the reasoning deltas                           ``reasoning_dropped``
+``length_as_stop`` reports an answer the limit cut as a normal stop     ``truncation_masked``
+``drop_error_flag`` sends the upstream the tool result without its flag ``tool_error_flag_lost``
+``cut_midway`` resets the connection after the second text delta       ``stream_cut``
 ============== ===================================================== ==========================
 """
 
@@ -51,6 +55,10 @@ DEFECTS = (
     "no_cancel",
     "invent_usage",
     "crash_unknown",
+    "drop_reasoning",
+    "length_as_stop",
+    "drop_error_flag",
+    "cut_midway",
 )
 #: ``hold`` sends what it held in this many slices, this many seconds apart.
 HOLD_SLICES = 16
@@ -99,7 +107,12 @@ class Relay:
             request["tools"] = tool_declarations(self.upstream)
         if self.defect == "drop_tools":
             request.pop("tools", None)
-        relay = asyncio.ensure_future(self._relay(request, send))
+        if self.defect == "drop_error_flag":
+            for message in request.get("messages") or []:
+                for block in message.get("content") if isinstance(message, dict) else []:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        block.pop("is_error", None)
+        relay = asyncio.ensure_future(self._cut_or_relay(request, send))
         if self.defect == "no_cancel":
             await relay
             return
@@ -108,6 +121,16 @@ class Relay:
         for task in (relay, watcher):
             task.cancel()
         await asyncio.gather(relay, watcher, return_exceptions=True)
+
+    async def _cut_or_relay(
+        self, request: dict[str, Any], send: Callable[[Message], Awaitable[None]]
+    ) -> None:
+        try:
+            await self._relay(request, send)
+        except _Cut:
+            # Ends the response without its last chunk: the client sees the
+            # connection break mid-stream (uvicorn closes it).
+            raise RuntimeError("cut midway") from None
 
     async def _relay(
         self, request: dict[str, Any], send: Callable[[Message], Awaitable[None]]
@@ -127,8 +150,13 @@ class Relay:
                     "headers": [(b"content-type", encoder.content_type.encode())],
                 }
             )
+            texts = 0
             async for chunk in response.aiter_bytes():
-                out = encoder.feed(self._break(decoder.feed(chunk)))
+                events = self._break(decoder.feed(chunk))
+                texts += sum(isinstance(e, sw.TextDelta) for e in events)
+                if self.defect == "cut_midway" and texts >= 2:
+                    raise _Cut
+                out = encoder.feed(events)
                 if self.defect in ("buffer", "hold"):
                     held += out
                 elif out:
@@ -167,11 +195,23 @@ class Relay:
                 event = replace(event, status="completed", stop_reason="stop")
             if defect == "invent_usage" and isinstance(event, sw.UsageReported):
                 continue
+            if defect == "drop_reasoning" and isinstance(event, sw.ReasoningDelta):
+                continue
+            if (
+                defect == "length_as_stop"
+                and isinstance(event, sw.MessageCompleted)
+                and event.status == "truncated"
+            ):
+                event = replace(event, status="completed", stop_reason="stop")
             if defect == "invent_usage" and isinstance(event, sw.MessageCompleted):
                 guess = sw.Usage(input_tokens=10, output_tokens=99, total_tokens=109, final=True)
                 out.append(sw.UsageReported(usage=guess))
             out.append(event)
         return out
+
+
+class _Cut(Exception):
+    """The relay breaks the stream off (``cut_midway``)."""
 
 
 async def _send(

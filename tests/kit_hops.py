@@ -20,6 +20,7 @@ behaviour          what it does                                                 
                    calling the upstream
 ``hold_arguments`` (SSE, Chat Completions) holds every chunk of a tool call     (a gateway that
                    until the chunk that finishes the choice                     assembles calls)
+``keepalive_kills`` (SSE) ends the body at the first keep-alive (a comment)        LiteLLM (Gemini)
 ``completed_incomplete`` (SSE, Responses) ends a cut answer with                LiteLLM's bridge
                    ``response.completed`` carrying ``status: "incomplete"``
                    instead of ``response.incomplete``
@@ -53,6 +54,7 @@ BEHAVIOURS = (
     "close_late",
     "fail_early",
     "hold_arguments",
+    "keepalive_kills",
     "completed_incomplete",
 )
 _REASONING = ("reasoning_effort", "reasoning", "thinking", "thinkingConfig")
@@ -119,7 +121,7 @@ class Hop:
         up_writer: asyncio.StreamWriter,
     ) -> None:
         behaviour = self.behaviour
-        if behaviour in ("hold_arguments", "completed_incomplete"):
+        if behaviour in _TRANSFORMS:
             pump = self._sse(up_reader, writer, _TRANSFORMS[behaviour]())
         elif behaviour in ("hold", "hold_no_cancel"):
             pump = self._hold(up_reader, writer)
@@ -197,6 +199,10 @@ class Hop:
             await up.readexactly(2)
             *events, pending = re.split(rb"(?<=\n\n)", pending)
             for event in events:
+                if event.startswith(b":") and self.behaviour == "keepalive_kills":
+                    writer.write(b"0\r\n\r\n")  # ends the body, the answer unsent
+                    await writer.drain()
+                    return
                 for out in transform(event):
                     writer.write(b"%x\r\n%s\r\n" % (len(out), out))
             await writer.drain()
@@ -229,7 +235,11 @@ def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
     return transform
 
 
-_TRANSFORMS = {"hold_arguments": _hold_arguments, "completed_incomplete": _completed_incomplete}
+_TRANSFORMS = {
+    "hold_arguments": _hold_arguments,
+    "completed_incomplete": _completed_incomplete,
+    "keepalive_kills": lambda: lambda event: [event],
+}
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:

@@ -326,9 +326,45 @@ RULES = [
         "crash_unknown",
         "openai-chat",
         "anthropic",
-        ["unknown-event"],
+        ["unknown-event", "short-text"],
         ["whole"],
         "compat_gate_failed",
+        "completion",
+    ),
+    (
+        "drop_reasoning",
+        "anthropic",
+        "anthropic",
+        ["reasoning"],
+        ["whole"],
+        "reasoning_dropped",
+        "deltas",
+    ),
+    (
+        "length_as_stop",
+        "openai-chat",
+        "anthropic",
+        ["truncated"],
+        ["whole"],
+        "truncation_masked",
+        "completion",
+    ),
+    (
+        "drop_error_flag",
+        "anthropic",
+        "anthropic",
+        ["tool-error-result"],
+        ["whole"],
+        "tool_error_flag_lost",
+        "tool_results",
+    ),
+    (
+        "cut_midway",
+        "openai-chat",
+        "anthropic",
+        ["short-text"],
+        ["whole"],
+        "stream_cut",
         "completion",
     ),
 ]
@@ -750,13 +786,14 @@ def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
     summary = {"cells": 1, "passed": 0, "degraded": 0, "failed": 1}
     masked = {
         "name": "error_masked",
+        "route": "anthropic/*",
         "client": "openai-chat",
-        "upstream": "anthropic",
+        "upstream": ["anthropic"],
         "cases": ["in-stream-error"],
         "timed_cases": [],
     }
     burst = {**masked, "name": "not_streaming", "timed_cases": ["in-stream-error"]}
-    doc = [{k: masked[k] for k in ("name", "client", "upstream", "cases")}]
+    doc = [{k: masked[k] for k in ("name", "route", "client", "cases")}]
 
     def report(*verdicts: Any, cells: Any = (cell,)) -> dict[str, Any]:
         return {"cells": list(cells), "summary": summary, "verdicts": list(verdicts)}
@@ -765,7 +802,8 @@ def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
     assert _expect(tmp_path, report(masked, burst), doc) == 0, "a burst on a busy machine"
     assert _expect(tmp_path, report(), doc) == 1, "the kit stopped finding a defect"
     assert _expect(tmp_path, report(masked, {**burst, "timed_cases": []}), doc) == 1
-    assert _expect(tmp_path, report(masked, cells=[{**cell, "upstream": None}]), doc) == 1
+    cut = {**cell, "inconclusive": True}
+    assert _expect(tmp_path, report(masked, cells=[cut]), doc) == 1, "a cell was cut"
     assert _expect(tmp_path, None, doc) == 1, "the check crashed: no report"
     other = {**masked, "cases": ["in-stream-error", "usage"]}
     assert _expect(tmp_path, report(other), doc) == 1, "cases changed"

@@ -27,7 +27,7 @@ from streamwire.kit.cases import CASE_NAMES
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.mock import MockUpstream
 from streamwire.kit.report import Report, build_report
-from streamwire.kit.verdicts import cell_verdicts
+from streamwire.kit.verdicts import cell_verdicts, control_cells
 
 
 def _check(
@@ -58,8 +58,10 @@ def _names(report: Report) -> set[str]:
 def _only(report: Report, verdict: str) -> None:
     """Every failing or degraded layer of every cell is ``verdict``, and it was raised."""
     assert _names(report) == {verdict}, report.verdicts
+    controls = control_cells(report.cells)
     for cell in report.cells:
-        assert {name for name, _ in cell_verdicts(cell)} <= {verdict}, cell.as_dict()
+        control = controls.get((cell.route, cell.client, cell.delivery))
+        assert {name for name, _ in cell_verdicts(cell, control)} <= {verdict}, cell.as_dict()
 
 
 @pytest.mark.timed
@@ -152,6 +154,20 @@ def test_a_hop_that_holds_a_call_s_arguments() -> None:
     assert report.matrix["hold_arguments"]["clients"]["openai-chat"]["arguments_streamed"] is False
     for cell in report.cells:
         assert cell.checks["tool_calls"].verdict == "pass"
+
+
+@pytest.mark.timed
+def test_what_keep_alives_broke_is_theirs_alone() -> None:
+    # The text, the usage and the ending all go with the stream the keep-alive
+    # ended; short-text, the same but for the keep-alives, passes: one cause.
+    report = _check("keepalive_kills", ["keepalive", "short-text"], ["openai-chat", "gemini"])
+    _only(report, "keepalive_broke_stream")
+    for cell in report.cells:
+        if cell.case == "keepalive":
+            layers = {layer for _, layer in cell_verdicts(cell, None)} | set(cell.failing)
+            assert {"deltas", "completion"} <= layers, cell.as_dict()
+        else:
+            assert not cell.failed
 
 
 def test_a_responses_bridge_completing_with_status_incomplete_is_truncated() -> None:

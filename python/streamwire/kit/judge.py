@@ -584,6 +584,13 @@ def judge(x: Inputs) -> dict[str, Check]:
                 checks[layer] = Check("fail", "no stream: the HTTP layer failed", ("consequence",))
         else:
             checks[layer] = rule.check(x)
+    if "broken" in checks["completion"].tags:
+        # The stream broke off: what it then misses is that break's doing.
+        for layer in ("deltas", "tool_calls", "tool_results", "usage"):
+            check = checks[layer]
+            if check.verdict == "fail" and "consequence" not in check.tags:
+                why = f"{check.why} (the stream broke off: see completion)"
+                checks[layer] = Check("fail", why, (*check.tags, "consequence"), check.details)
     return checks
 
 

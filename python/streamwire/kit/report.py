@@ -43,7 +43,7 @@ from typing import Any, TextIO
 from .. import __version__
 from .cell import Cell
 from .names import CLIENTS
-from .verdicts import cell_verdicts, exit_status, matrix, verdicts
+from .verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
 
 __all__ = ["FORMAT", "Report", "build_report", "markdown_text", "terminal_text"]
 
@@ -156,8 +156,10 @@ class Report:
         """(verdict, layer) -> (case, route, client) -> the deliveries it was
         raised in: every failing or degraded layer of every cell, grouped."""
         out: dict[tuple[str, str], dict[tuple[str, str, str], list[str]]] = {}
+        controls = control_cells(self.cells)
         for cell in self.cells:
-            for name, layer in cell_verdicts(cell):
+            control = controls.get((cell.route, cell.client, cell.delivery))
+            for name, layer in cell_verdicts(cell, control):
                 where = out.setdefault((name, layer), {})
                 where.setdefault((cell.case, cell.route, cell.client), []).append(cell.delivery)
         order = {n: i for i, n in enumerate(v["name"] for v in self.verdicts)}
@@ -201,9 +203,9 @@ class Report:
                 out.write(wrap.fill("      why: " + terminal_text(v["why"])) + "\n")
                 if v["figures"]:
                     shown = "; ".join(
-                        f"{k.replace('_ms', '').replace('_', ' ')} "
-                        + (f"{lo:.0f}" if lo == hi else f"{lo:.0f}-{hi:.0f}")
-                        + " ms"
+                        f"{k.removesuffix('_ms').replace('_', ' ')} "
+                        + (f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}")
+                        + (" ms" if k.endswith("_ms") else "")
                         for k, (lo, hi) in v["figures"].items()
                     )
                     out.write(wrap.fill("      figures: " + shown) + "\n")

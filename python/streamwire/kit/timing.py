@@ -170,7 +170,10 @@ def streaming(x: Inputs) -> Check:
             details=details,
         )
     if not arrivals:
-        if obs.head_at is not None and obs.head_at >= last_write:
+        # An answer that never was a stream (an error status after the whole
+        # upstream answer): its head is all there is to time. One whose content
+        # was lost is the deltas layer's.
+        if obs.result is None and obs.head_at is not None and obs.head_at >= last_write:
             return Check(
                 "fail",
                 f"held: the mock spread its answer over "
@@ -254,12 +257,23 @@ def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[
             and details["sent_median_gap_ms"] is not None
             and details["median_gap_ms"] > 1.5 * details["sent_median_gap_ms"]
         )
-        how = (
-            f"in batches about {details['median_gap_ms']:.0f} ms apart (the mock wrote every "
-            f"{details['sent_median_gap_ms']:.0f} ms)"
-            if batched
-            else "each piece late"
-        )
+        ordered = [lag for values in lags.values() for lag in values]
+        quarter = max(1, len(ordered) // 4)
+        early, late = statistics.median(ordered[:quarter]), statistics.median(ordered[-quarter:])
+        behind = len(ordered) >= 8 and late > 3 * max(early, DELAY_BOUND / 2)
+        details["falling_behind"] = behind
+        if behind:
+            how = (
+                f"falling behind: {early * 1000:.0f} ms late at first, {late * 1000:.0f} ms at "
+                "the end (the hop reads or sends slower than the mock writes)"
+            )
+        elif batched:
+            how = (
+                f"in batches about {details['median_gap_ms']:.0f} ms apart (the mock wrote every "
+                f"{details['sent_median_gap_ms']:.0f} ms)"
+            )
+        else:
+            how = "each piece late"
         return Check(
             "degraded",
             f"delayed: the content streamed, {how}: {median * 1000:.0f} ms after the mock "

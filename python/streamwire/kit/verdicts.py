@@ -31,8 +31,8 @@ The names are fixed (tests outside the project read them):
 ==========================  ==========================================================
 
 A verdict is reported per (route, client) with the cases and layers that
-raised it, the first two reasons, and its timed figures as [least, most]
-over its cells (``FIGURES``). ``timed_cases`` lists those of its cases that a clock alone
+raised it, the first two reasons, and its figures (``VerdictRule.figures``)
+as [least, most] over its cells. ``timed_cases`` lists those of its cases that a clock alone
 decided (``timing.TIMING_TAGS``: a held answer, a delay, a late close),
 which are the verdicts a loaded machine could move; docs/kit.md says how
 stable they were measured to be. A cell that the kit's own limit cut short
@@ -53,23 +53,17 @@ from .timing import TIMING_TAGS
 __all__ = [
     "ACCEPTABLE",
     "CATCH_ALL",
+    "CAUSED_BY",
     "VERDICT_NAMES",
     "VERDICT_RULES",
     "VerdictRule",
     "cell_verdicts",
+    "control_cells",
     "exit_status",
     "matrix",
     "verdicts",
 ]
 
-#: The figures a verdict reports as [least, most] over its cells (``timing.py``'s).
-FIGURES = (
-    "lag_median_ms",
-    "first_content_delay_ms",
-    "median_gap_ms",
-    "first_content_after_last_write_ms",
-    "closed_after_ms",
-)
 #: The match of a rule: (cell, layer, its check) -> whether the rule names it.
 Match = Callable[[Cell, str, Check], bool]
 
@@ -81,6 +75,8 @@ class VerdictRule:
     name: str
     match: Match
     advice: str
+    #: The figures of the layer's details it reports as [least, most] over its cells.
+    figures: tuple[str, ...] = ()
 
 
 def _layer(layer: str, *tags: str, verdict: str = "fail") -> Match:
@@ -122,12 +118,14 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "something between the upstream and the client holds the whole answer: do not mark "
         "the route streaming (look for proxy buffering, compression, a response collected "
         "before it is sent)",
+        ("first_content_after_last_write_ms", "headers_after_last_write_ms"),
     ),
     VerdictRule(
         "stream_delayed",
         _layer("streaming", "delayed", verdict="degraded"),
         "the route streams, but late: look for a fixed delay or batched small writes in a "
         "hop (haproxy: option http-no-delay; Nagle's algorithm; a flush interval)",
+        ("lag_median_ms", "first_content_delay_ms", "median_gap_ms", "sent_median_gap_ms"),
     ),
     VerdictRule(
         "arguments_buffered",
@@ -211,6 +209,7 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         _layer("cancel"),
         "a client that hangs up leaves the upstream generating (and billing): close the "
         "upstream response when the client disconnects",
+        ("closed_after_ms", "writes_after_hang_up"),
     ),
     VerdictRule(
         "stream_cut",
@@ -239,23 +238,44 @@ CATCH_ALL = VerdictRule(
 )
 VERDICT_NAMES = (*(r.name for r in VERDICT_RULES), CATCH_ALL.name)
 _ADVICE = {r.name: r.advice for r in (*VERDICT_RULES, CATCH_ALL)}
+_FIGURES = {r.name: r.figures for r in (*VERDICT_RULES, CATCH_ALL)}
 #: Verdicts that do not fail a run.
 ACCEPTABLE = frozenset({"semantic_downgrade"})
 
 
-def cell_verdicts(cell: Cell) -> list[tuple[str, str]]:
+#: Cases that differ from ``short-text`` by one thing the upstream sent: a layer
+#: that fails there but passes in the same route, client and delivery's
+#: ``short-text`` cell failed because of that thing, and gets its verdict.
+CAUSED_BY = {"keepalive": "keepalive_broke_stream", "unknown-event": "compat_gate_failed"}
+CONTROL_CASE = "short-text"
+
+
+def cell_verdicts(cell: Cell, control: Cell | None = None) -> list[tuple[str, str]]:
     """(verdict, layer) for each layer of ``cell`` that failed or degraded,
-    in layer order: one verdict each, none for a consequence."""
+    in layer order: one verdict each, none for a consequence. ``control``:
+    the ``short-text`` cell of the same route, client and delivery (see
+    ``CAUSED_BY``)."""
     out = []
     for layer, check in cell.checks.items():
         if check.verdict not in ("fail", "degraded") or "consequence" in check.tags:
             continue
+        cause = CAUSED_BY.get(cell.case)
+        if cause is not None and check.verdict == "fail" and control is not None:
+            other = control.checks.get(layer)
+            if other is not None and other.verdict in ("pass", "not_applicable"):
+                out.append((cause, layer))
+                continue
         rule = next((r for r in VERDICT_RULES if r.match(cell, layer, check)), None)
         if rule is None and check.verdict == "fail":
             rule = CATCH_ALL
         if rule is not None:
             out.append((rule.name, layer))
     return out
+
+
+def control_cells(cells: Iterable[Cell]) -> dict[tuple[str, str, str], Cell]:
+    """(route, client, delivery) -> its ``short-text`` cell."""
+    return {(c.route, c.client, c.delivery): c for c in cells if c.case == CONTROL_CASE}
 
 
 def _timed(check: Check) -> bool:
@@ -266,9 +286,12 @@ def _timed(check: Check) -> bool:
 def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     """Each verdict raised, per (route, client), with its cases, layers and why;
     ``timed_cases``: those of its cases that a clock alone decided."""
+    cells = list(cells)
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    controls = control_cells(cells)
     for cell in cells:
-        for name, layer in cell_verdicts(cell):
+        control = controls.get((cell.route, cell.client, cell.delivery))
+        for name, layer in cell_verdicts(cell, control):
             check = cell.checks[layer]
             key = (name, cell.route, cell.client)
             entry = found.setdefault(
@@ -302,7 +325,7 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
                 entry["timed_cases"].remove(cell.case)
             if check.why and check.why not in entry["why"] and len(entry["why"]) < 2:
                 entry["why"].append(check.why)
-            for figure in FIGURES:
+            for figure in _FIGURES[name]:
                 value = check.details.get(figure)
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     low, high = entry["figures"].get(figure, (value, value))

@@ -1,0 +1,287 @@
+"""The acceptance kit through plain reverse proxies: nginx, caddy and haproxy, as deployed.
+
+    python examples/kit_proxies.py [--out DIR] [--docs] [--strict] [check options]
+
+Starts ``streamwire mock-upstream``, then five reverse proxies on loopback in
+front of it, each its own process with a generated config in a temp dir
+(the Debian packages; ``.ci/run`` installs them when missing):
+
+* ``nginx``: nginx's defaults (``proxy_pass`` alone: HTTP/1.0 to the
+  upstream, ``proxy_buffering on``);
+* ``nginx-tuned``: what a streaming API wants (``proxy_http_version 1.1``,
+  ``proxy_buffering off``, ``proxy_cache off``, a long ``proxy_read_timeout``);
+* ``caddy``: ``reverse_proxy`` with caddy's defaults;
+* ``haproxy``: ``mode http`` with haproxy's defaults;
+* ``haproxy-no-delay``: the same with ``option http-no-delay``.
+
+Then one ``streamwire check`` through all five (a route each, labelled as
+above), every client protocol the mock speaks (a plain proxy passes each
+through to the same endpoint), every case and delivery unless told
+otherwise. Writes ``check.json``, ``check.html`` and ``check.md`` into
+``--out`` (default ``build/kit/proxies``); with ``--docs`` also the matrix
+into docs/kit/examples-proxies.md (between its markers).
+
+What each verdict means is docs/kit/examples-proxies.md. The exit status:
+1 when a verdict that no clock decided is raised, or a cell is
+inconclusive (none is expected of a plain proxy); the clock-decided ones
+(``EXPECTED``: haproxy's defaults delay every write by up to ~200 ms) are
+printed beside what was expected, and fail the run only with ``--strict``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The verdicts each route gets, measured (docs/kit/examples-proxies.md).
+EXPECTED: dict[str, set[str]] = {
+    "nginx": set(),
+    "nginx-tuned": set(),
+    "caddy": set(),
+    "haproxy": {"stream_delayed"},
+    "haproxy-no-delay": set(),
+}
+
+_NGINX = """\
+daemon off;
+master_process off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://127.0.0.1:{upstream};{tuning}
+        }}
+    }}
+}}
+"""
+_NGINX_TUNED = """
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_cache off;
+            proxy_read_timeout 300s;"""
+_CADDY = """\
+{{
+    admin off
+    auto_https off
+    storage file_system {tmp}/caddy
+}}
+http://127.0.0.1:{port} {{
+    reverse_proxy 127.0.0.1:{upstream}
+}}
+"""
+_HAPROXY = """\
+global
+    log stdout format raw local0 emerg
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 120s
+    timeout server 120s
+frontend kit
+    bind 127.0.0.1:{port}
+    default_backend mock
+backend mock{tuning}
+    server mock 127.0.0.1:{upstream}
+"""
+
+
+def _binary(name: str) -> str:
+    found = shutil.which(name) or next(
+        (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.access(p, os.X_OK)), None
+    )
+    if found is None:
+        raise SystemExit(f"{name} is not installed (apt-get install {name}; .ci/run does)")
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], name: str) -> None:
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{name} exited with status {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise SystemExit(f"{name}: nothing listens on port {port}")
+
+
+def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
+    def nginx(tuning: str, name: str) -> Callable[[int], list[str]]:
+        def cmd(port: int) -> list[str]:
+            folder = tmp / name
+            folder.mkdir()
+            conf = folder / "nginx.conf"
+            conf.write_text(_NGINX.format(tmp=folder, port=port, upstream=upstream, tuning=tuning))
+            return [_binary("nginx"), "-p", str(folder), "-c", str(conf), "-e", "stderr"]
+
+        return cmd
+
+    def caddy(port: int) -> list[str]:
+        conf = tmp / "Caddyfile"
+        conf.write_text(_CADDY.format(tmp=tmp, port=port, upstream=upstream))
+        return [_binary("caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
+
+    def haproxy(tuning: str, name: str) -> Callable[[int], list[str]]:
+        def cmd(port: int) -> list[str]:
+            conf = tmp / f"{name}.cfg"
+            conf.write_text(_HAPROXY.format(port=port, upstream=upstream, tuning=tuning))
+            return [_binary("haproxy"), "-f", str(conf), "-db"]
+
+        return cmd
+
+    return {
+        "nginx": nginx("", "nginx"),
+        "nginx-tuned": nginx(_NGINX_TUNED, "nginx-tuned"),
+        "caddy": caddy,
+        "haproxy": haproxy("", "haproxy"),
+        "haproxy-no-delay": haproxy("\n    option http-no-delay", "haproxy-no-delay"),
+    }
+
+
+def _versions() -> dict[str, str]:
+    def first_line(cmd: list[str]) -> str:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        return ((done.stdout or done.stderr).strip().splitlines() or ["?"])[0]
+
+    return {
+        "nginx": first_line([_binary("nginx"), "-v"]),
+        "caddy": first_line([_binary("caddy"), "version"]),
+        "haproxy": first_line([_binary("haproxy"), "-v"]),
+    }
+
+
+def _judge(report_path: Path, strict: bool) -> int:
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    status = 0
+    found: dict[str, set[str]] = {}
+    for v in report["verdicts"]:
+        found.setdefault(v["route"], set()).add(v["name"])
+        firm = sorted(set(v["cases"]) - set(v["timed_cases"]))
+        if firm:
+            print(f"FAIL: {v['route']} <- {v['client']}: {v['name']} {firm}, decided by no clock")
+            status = 1
+    inconclusive = sum(bool(c.get("inconclusive")) for c in report["cells"])
+    if inconclusive:
+        print(f"FAIL: {inconclusive} cells were cut by the kit's own timeout")
+        status = 1
+    for route, expected in EXPECTED.items():
+        got = found.get(route, set())
+        mark = "as measured" if got == expected else f"EXPECTED {sorted(expected) or 'none'}"
+        print(f"{route}: {sorted(got) or 'no verdict'} ({mark})")
+        if got != expected and strict:
+            status = 1
+    return status
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "build" / "kit" / "proxies"))
+    parser.add_argument("--docs", action="store_true", help="also update the worked example")
+    parser.add_argument("--strict", action="store_true", help="clock-decided verdicts gate too")
+    parser.add_argument("--python", default=sys.executable)
+    args, check_args = parser.parse_known_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    procs: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="streamwire-proxies-") as tmp:
+        try:
+            mock = subprocess.Popen(
+                [args.python, "-m", "streamwire.kit.cli", "mock-upstream"], stdout=subprocess.PIPE
+            )
+            procs.append(mock)
+            assert mock.stdout is not None
+            mock_url = mock.stdout.readline().decode().strip().rpartition(" ")[2]
+            upstream = int(mock_url.rpartition(":")[2])
+            routes = []
+            for name, command in _proxies(Path(tmp), upstream).items():
+                port = _free_port()
+                proc = subprocess.Popen(
+                    command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+                procs.append(proc)
+                _wait_listening(port, proc, name)
+                routes.append((name, f"http://127.0.0.1:{port}"))
+            started = time.monotonic()
+            check = [
+                args.python,
+                "-m",
+                "streamwire.cli",
+                "check",
+                *(url for _, url in routes),
+                *(a for name, _ in routes for a in ("--label", name)),
+                "--mock",
+                mock_url,
+                "--client",
+                "all",
+                "--concurrency",
+                "16",
+                "--json",
+                str(out / "check.json"),
+                "--html",
+                str(out / "check.html"),
+                "--markdown",
+                str(out / "check.md"),
+                "--title",
+                "streamwire check: nginx, caddy and haproxy as deployed",
+                *check_args,
+            ]
+            subprocess.run(check, check=False)
+            print(f"kit through the proxies: {time.monotonic() - started:.1f} s", flush=True)
+            versions = _versions()
+            print("; ".join(versions.values()))
+        finally:
+            for proc in reversed(procs):
+                proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    status = _judge(out / "check.json", args.strict)
+    if args.docs:
+        _write_docs(out / "check.md", versions)
+    return status
+
+
+def _write_docs(markdown: Path, versions: dict[str, str]) -> None:
+    page = ROOT / "docs" / "kit" / "examples-proxies.md"
+    text = page.read_text(encoding="utf-8")
+    start, end = "<!-- matrix: examples/kit_proxies.py --docs -->", "<!-- end of matrix -->"
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
+    run = markdown.read_text(encoding="utf-8").split("\n", 2)[2]  # without its title
+    stamp = "; ".join(versions.values())
+    page.write_text(f"{head}{start}\n\nVersions: {stamp}.\n\n{run}\n{end}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
