@@ -23,6 +23,7 @@ defect         what it does                                          the verdict
 ``length_as_stop`` reports an answer the limit cut as a normal stop     ``truncation_masked``
 ``drop_error_flag`` sends the upstream the tool result without its flag ``tool_error_flag_lost``
 ``cut_midway`` resets the connection after the second text delta       ``stream_cut``
+``length_as_tool_calls`` ends a call the limit cut as a tool-call finish ``truncated_call_executable``
 ============== ===================================================== ==========================
 """
 
@@ -59,6 +60,7 @@ DEFECTS = (
     "length_as_stop",
     "drop_error_flag",
     "cut_midway",
+    "length_as_tool_calls",
 )
 #: ``hold`` sends what it held in this many slices, this many seconds apart.
 HOLD_SLICES = 16
@@ -198,11 +200,12 @@ class Relay:
             if defect == "drop_reasoning" and isinstance(event, sw.ReasoningDelta):
                 continue
             if (
-                defect == "length_as_stop"
+                defect in ("length_as_stop", "length_as_tool_calls")
                 and isinstance(event, sw.MessageCompleted)
                 and event.status == "truncated"
             ):
-                event = replace(event, status="completed", stop_reason="stop")
+                stop = "stop" if defect == "length_as_stop" else "tool_calls"
+                event = replace(event, status="completed", stop_reason=stop)
             if defect == "invent_usage" and isinstance(event, sw.MessageCompleted):
                 guess = sw.Usage(input_tokens=10, output_tokens=99, total_tokens=109, final=True)
                 out.append(sw.UsageReported(usage=guess))

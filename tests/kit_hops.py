@@ -21,6 +21,14 @@ behaviour          what it does                                                 
 ``hold_arguments`` (SSE, Chat Completions) holds every chunk of a tool call     (a gateway that
                    until the chunk that finishes the choice                     assembles calls)
 ``keepalive_kills`` (SSE) ends the body at the first keep-alive (a comment)        LiteLLM (Gemini)
+``drop_slow``      (SSE) drops events while the client is slow (its write      (a worse one)
+                   buffer over ``DROP_OVER``), and goes on
+``buffer_all``     reads the upstream as fast as it comes, whatever the client  (a worse one)
+                   takes: a slow client's answer piles up in the hop
+``idle_end``       ends the body cleanly after ``IDLE`` seconds without an      (a worse one)
+                   upstream byte, as if the answer were whole
+``idle_reset``     resets the client's connection after ``IDLE`` seconds         nginx's
+                   without an upstream byte                                    proxy_read_timeout
 ``completed_incomplete`` (SSE, Responses) ends a cut answer with                LiteLLM's bridge
                    ``response.completed`` carrying ``status: "incomplete"``
                    instead of ``response.incomplete``
@@ -56,7 +64,15 @@ BEHAVIOURS = (
     "hold_arguments",
     "keepalive_kills",
     "completed_incomplete",
+    "drop_slow",
+    "buffer_all",
+    "idle_end",
+    "idle_reset",
 )
+#: ``drop_slow`` drops events while this many bytes wait to go to the client.
+DROP_OVER = 256 * 1024
+#: ``idle_end`` and ``idle_reset``'s idle timeout.
+IDLE = 1.0
 _REASONING = ("reasoning_effort", "reasoning", "thinking", "thinkingConfig")
 
 
@@ -127,6 +143,10 @@ class Hop:
             pump = self._hold(up_reader, writer)
         elif behaviour == "batch":
             pump = self._batch(up_reader, writer)
+        elif behaviour == "buffer_all":
+            pump = self._buffer_all(up_reader, writer)
+        elif behaviour in ("idle_end", "idle_reset"):
+            pump = self._idle(up_reader, writer)
         else:
             pump = self._copy(up_reader, writer)
         relay = asyncio.ensure_future(pump)
@@ -146,6 +166,30 @@ class Hop:
 
     async def _copy(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while data := await up.read(65536):
+            writer.write(data)
+            await writer.drain()
+
+    async def _buffer_all(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Never waits for the client: asyncio keeps whatever it cannot send yet.
+        while data := await up.read(65536):
+            writer.write(data)
+        await writer.drain()
+
+    async def _idle(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await up.readuntil(b"\r\n\r\n")
+        writer.write(head)
+        while True:
+            try:
+                data = await asyncio.wait_for(up.read(65536), IDLE)
+            except asyncio.TimeoutError:
+                if self.behaviour == "idle_reset":
+                    writer.transport.abort()
+                    return
+                writer.write(b"0\r\n\r\n")  # a clean end, mid-answer
+                await writer.drain()
+                return
+            if not data:
+                return
             writer.write(data)
             await writer.drain()
 
@@ -204,8 +248,12 @@ class Hop:
                     await writer.drain()
                     return
                 for out in transform(event):
+                    slow = writer.transport.get_write_buffer_size() > DROP_OVER
+                    if self.behaviour == "drop_slow" and slow and b'"content":"' in out:
+                        continue  # the slow client's text event, gone
                     writer.write(b"%x\r\n%s\r\n" % (len(out), out))
-            await writer.drain()
+            if self.behaviour != "drop_slow":
+                await writer.drain()
         for out in transform(pending) if pending else ():
             writer.write(b"%x\r\n%s\r\n" % (len(out), out))
         writer.write(b"0\r\n\r\n")
@@ -236,6 +284,7 @@ def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
 
 
 _TRANSFORMS = {
+    "drop_slow": lambda: lambda event: [event],
     "hold_arguments": _hold_arguments,
     "completed_incomplete": _completed_incomplete,
     "keepalive_kills": lambda: lambda event: [event],

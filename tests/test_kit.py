@@ -34,7 +34,7 @@ from kit_gateways import Relay
 from streamwire.io._wire import http_error
 from streamwire.kit import CLIENTS, UPSTREAM_PROTOCOLS
 from streamwire.kit import mock as mock_module
-from streamwire.kit.cases import CASE_NAMES, CASES, truth
+from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_ERRORS, truth
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
 from streamwire.kit.html import write_html
@@ -58,9 +58,11 @@ def _read(upstream: str, writes: list[Any]) -> sw.StreamResult:
 @pytest.mark.parametrize("name", [n for n in CASE_NAMES if CASES[n].cancel_after is None])
 def test_rendered_streams_read_back_to_the_case(upstream: str, name: str) -> None:
     case = CASES[name]
-    units = render_stream(case, upstream, model=f"sw-{name}", usage=True)
-    facts = truth(case, upstream)
-    for delivery in DELIVERIES:
+    # A retry case's second attempt is the one that answers (the first fails).
+    attempt = 2 if case.retry else 1
+    units = render_stream(case, upstream, model=f"sw-{name}", usage=True, attempt=attempt)
+    facts = truth(case, upstream, attempt=attempt)
+    for delivery in case.only or DELIVERIES:
         writes = schedule(units, delivery, sse=upstream in SSE, shaping=case.shaping, gap=case.gap)
         r = _read(upstream, writes)
         assert r.status == facts.status, (delivery, r.warnings, r.conflicts)
@@ -79,6 +81,18 @@ def test_rendered_streams_read_back_to_the_case(upstream: str, name: str) -> Non
             assert (r.usage.input_tokens, r.usage.output_tokens) == facts.usage
         if case.unknown:
             assert r.unknown_events or r.unknown_fields
+
+
+@pytest.mark.parametrize("upstream", UPSTREAM_PROTOCOLS)
+def test_a_failing_first_attempt_fails_after_its_call_s_first_fragment(upstream: str) -> None:
+    case = CASES["retry-after-tool"]
+    first = render_stream(case, upstream, model="sw-x", usage=True, attempt=1)
+    r = _read(upstream, schedule(first, "whole", sse=upstream in SSE))
+    assert r.status == "error" and r.error is not None
+    assert r.error.type == UPSTREAM_ERRORS[upstream][0]
+    assert r.text == "Attempt 1: " and not r.executable
+    second = truth(case, upstream, attempt=2)
+    assert second.text == "Attempt 2: " and second.calls[0][2] == {"a": 2, "b": 3}
 
 
 @pytest.mark.parametrize("upstream", UPSTREAM_PROTOCOLS)
@@ -151,6 +165,16 @@ ISSUE_NAMES = {
         "truncated",
         "usage",
         "reasoning",
+        "slow-reader",
+        "silence-start",
+        "silence-start-keepalive",
+        "silence-after-tool",
+        "silence-after-tool-keepalive",
+        "retry-before-output",
+        "retry-after-text",
+        "retry-after-tool",
+        "retry-stall",
+        "truncated-tool",
     ),
     "deliveries": ("whole", "tiny", "paced"),
     "clients": (
@@ -171,6 +195,8 @@ ISSUE_NAMES = {
         "usage",
         "streaming",
         "cancel",
+        "backpressure",
+        "retries",
     ),
     "verdicts": (
         "not_streaming",
@@ -191,6 +217,15 @@ ISSUE_NAMES = {
         "gateway_unreachable",
         "compat_gate_failed",
         "keepalive_broke_stream",
+        "idle_timeout",
+        "idle_timeout_masked",
+        "retry_spliced",
+        "failed_attempt_call",
+        "attempt_left_open",
+        "events_dropped",
+        "slow_reader_buffered",
+        "slow_reader_cut_silently",
+        "truncated_call_executable",
         "error_masked",
         "truncation_masked",
         "tool_error_flag_lost",
@@ -235,12 +270,17 @@ def test_direct_path_passes_every_cell() -> None:
     async def go() -> list[Any]:
         async with MockUpstream() as mock:
             plan = CheckPlan(
-                routes=[Route(mock.url)], mock_url=mock.url, deliveries=["whole", "tiny"]
+                routes=[Route(mock.url)],
+                mock_url=mock.url,
+                deliveries=["whole", "tiny"],
+                silence=1.0,
+                stall=1.0,
             )
             return await run_check(plan)
 
     cells = asyncio.run(go())
-    assert len(cells) == len(CLIENTS) * len(CASE_NAMES) * 2
+    per_client = sum(len(set(CASES[n].only or DELIVERIES) & {"whole", "tiny"}) for n in CASE_NAMES)
+    assert len(cells) == len(CLIENTS) * per_client
     report = build_report(cells)
     failing = [(c.case, c.client, c.delivery, c.layers) for c in cells if c.failed]
     assert failing == []
@@ -357,6 +397,15 @@ RULES = [
         ["whole"],
         "tool_error_flag_lost",
         "tool_results",
+    ),
+    (
+        "length_as_tool_calls",
+        "openai-chat",
+        "anthropic",
+        ["truncated-tool"],
+        ["whole"],
+        "truncated_call_executable",
+        "completion",
     ),
     (
         "cut_midway",

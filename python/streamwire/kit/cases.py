@@ -61,6 +61,13 @@ __all__ = [
 ]
 
 Shaping = Literal["events", "merged", "split"]
+#: How the first attempt of a retry case fails (``mock.py`` makes it fail):
+#: before any byte (an HTTP error with the provider's error body), after some
+#: text (the connection reset), after a call's first fragments (the
+#: provider's in-stream error), or by saying nothing for a while (a stall).
+Retry = Literal["before_output", "after_text", "after_tool", "stall"]
+#: Where a silence case is silent: before its first event, or after a call.
+Silence = Literal["start", "after_tool"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,40 @@ class Case:
     #: still sends it, and arrive spread: it is long enough that no hop's
     #: latency explains holding it back (``timing.streaming``).
     stream_early: bool = False
+    #: The first attempt fails this way; each attempt's answer is its own
+    #: (``attempt_text``, ``call_id``'s attempt): a retry case.
+    retry: Retry | None = None
+    #: The upstream says nothing for ``--silence`` seconds here.
+    silence: Silence | None = None
+    #: The client stops reading for ``client.SLOW_READER_PAUSE`` after a few
+    #: deltas, with a small receive window, then reads on.
+    slow_reader: bool = False
+    #: The deliveries the case runs in (None: all). A case whose point is
+    #: time or failure, not how the bytes are cut, runs ``whole`` only.
+    only: tuple[str, ...] | None = None
+
+    def text_of(self, attempt: int = 1) -> tuple[str, ...]:
+        """The text deltas of ``attempt`` (a retry case's attempts differ)."""
+        if self.retry is None:
+            return self.text
+        return tuple(t.replace("{attempt}", str(attempt)) for t in self.text)
+
+    def calls_of(self, attempt: int = 1) -> tuple[Call, ...]:
+        """The calls of ``attempt``: a retry case's attempts' arguments differ."""
+        if self.retry is None:
+            return self.calls
+        mark = str(attempt)
+        return tuple(
+            Call(c.name, tuple(f.replace("{attempt}", mark) for f in c.fragments))
+            for c in self.calls
+        )
+
+
+def _slow_text() -> tuple[str, ...]:
+    # 4,096 deltas of 4,000 characters: 16,384,000 bytes of text, more than twice
+    # what the kernel buffers of a relay on loopback hold (~6.5 MB, judge.HOLD_BOUND).
+    filler = "streamwire slow reader: every byte arrives, in order, once. " * 70
+    return tuple((f"<{i:04d}> " + filler)[:3999] + "\n" for i in range(4096))
 
 
 def _long_text() -> tuple[str, ...]:
@@ -262,6 +303,91 @@ CASES: Mapping[str, Case] = {
             usage=(12, 30),
             wants_reasoning=True,
         ),
+        Case(
+            "slow-reader",
+            "16 MB as fast as the gateway takes it while the client stops reading for 3 s: "
+            "every event arrives, the gateway holds a bounded amount, or says it gave up",
+            text=_slow_text(),
+            usage=(12, 4096),
+            slow_reader=True,
+            only=("whole",),
+        ),
+        Case(
+            "silence-start",
+            "the upstream says nothing for --silence seconds before its first event",
+            text=("Thought ", "about it."),
+            silence="start",
+            only=("whole",),
+        ),
+        Case(
+            "silence-start-keepalive",
+            "the same silence, with the provider's own keep-alives during it",
+            text=("Thought ", "about it."),
+            silence="start",
+            keepalive=True,
+            only=("whole",),
+        ),
+        Case(
+            "silence-after-tool",
+            "the upstream says nothing for --silence seconds after a tool call",
+            text=("Let me add those.",),
+            calls=(Call("add_numbers", ('{"a": 2, ', '"b": 3}')),),
+            stop="tool_calls",
+            silence="after_tool",
+            only=("whole",),
+        ),
+        Case(
+            "silence-after-tool-keepalive",
+            "the same silence after a tool call, with the provider's keep-alives",
+            text=("Let me add those.",),
+            calls=(Call("add_numbers", ('{"a": 2, ', '"b": 3}')),),
+            stop="tool_calls",
+            silence="after_tool",
+            keepalive=True,
+            only=("whole",),
+        ),
+        Case(
+            "retry-before-output",
+            "the first attempt fails before any byte (429, 503 or 529 with the provider's "
+            "error): one clean answer, or the error",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            retry="before_output",
+            only=("whole",),
+        ),
+        Case(
+            "retry-after-text",
+            "the first attempt's connection resets after some text: never two attempts' "
+            "output in one stream",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            retry="after_text",
+            only=("whole",),
+        ),
+        Case(
+            "retry-after-tool",
+            "the first attempt errors after a call's first fragments: its call never delivered",
+            text=("Attempt {attempt}: ",),
+            calls=(Call("add_numbers", ('{"a": {attempt}, ', '"b": 3}')),),
+            stop="tool_calls",
+            retry="after_tool",
+            only=("whole",),
+        ),
+        Case(
+            "retry-stall",
+            "the first attempt says nothing for a while: a second attempt, if any, "
+            "closes the first",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            retry="stall",
+            only=("whole",),
+        ),
+        Case(
+            "truncated-tool",
+            "a call whose arguments look whole, cut by the output limit: no executable call",
+            text=("Let me add those.",),
+            calls=(Call("add_numbers", ('{"a": 2, ', '"b": 3}')),),
+            stop="length",
+            max_tokens=16,
+            usage=(12, 16),
+        ),
     )
 }
 #: The case names, in the practice's order.
@@ -324,12 +450,14 @@ _ID_PREFIX: Mapping[str, str | None] = {
 }
 
 
-def call_id(upstream: str, case: Case, index: int) -> str | None:
-    """The id the upstream gives call ``index`` of ``case`` (None: gemini sends none)."""
+def call_id(upstream: str, case: Case, index: int, attempt: int = 1) -> str | None:
+    """The id the upstream gives call ``index`` of ``case`` (None: gemini sends none);
+    a retry case's attempts give different ids (``_a<attempt>``)."""
     prefix = _ID_PREFIX.get(upstream)
     if prefix is None:
         return None
-    return f"{prefix}_{case.name.replace('-', '_')}_{index}"
+    tail = f"_a{attempt}" if case.retry is not None else ""
+    return f"{prefix}_{case.name.replace('-', '_')}_{index}{tail}"
 
 
 @dataclass(frozen=True)
@@ -349,19 +477,21 @@ class Truth:
     follow_up: str = ""
 
 
-def truth(case: Case, upstream: str, *, usage_sent: bool = True) -> Truth:
+def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 1) -> Truth:
     """The facts of ``case`` as streamed by ``upstream`` (``usage_sent``: whether
-    the request made the upstream report usage, see ``render.usage_requested``)."""
+    the request made the upstream report usage, see ``render.usage_requested``;
+    ``attempt``: a retry case's attempt, as it answers when it does not fail)."""
     status = "error" if case.error else ("truncated" if case.stop == "length" else "completed")
     if case.cancel_after is not None:
         status = "cancelled"
     calls = tuple(
-        (call_id(upstream, case, i), c.name, c.arguments) for i, c in enumerate(case.calls)
+        (call_id(upstream, case, i, attempt), c.name, c.arguments)
+        for i, c in enumerate(case.calls_of(attempt))
     )
     return Truth(
         status=status,
         stop_reason=case.stop,
-        text="".join(case.text),
+        text="".join(case.text_of(attempt)),
         reasoning="".join(case.reasoning),
         signature=case.signature if upstream in SIGNATURE_PROTOCOLS else None,
         calls=calls,
@@ -372,11 +502,18 @@ def truth(case: Case, upstream: str, *, usage_sent: bool = True) -> Truth:
 
 
 def script(
-    case: Case, upstream: str, *, model: str, usage_sent: bool = True, follow_up: bool = False
+    case: Case,
+    upstream: str,
+    *,
+    model: str,
+    usage_sent: bool = True,
+    follow_up: bool = False,
+    attempt: int = 1,
 ) -> list[Event]:
     """The unified events of ``case`` for ``upstream`` (``follow_up``: the answer
-    to the tool result instead of the first response)."""
-    slug = case.name.replace("-", "")
+    to the tool result instead of the first response; ``attempt``: a retry
+    case's attempt, whole: how the first one fails is the mock's doing)."""
+    slug = case.name.replace("-", "") + (f"a{attempt}" if case.retry else "")
     events: list[Event] = [
         MessageStarted(message_id=f"sw{slug}{int(follow_up)}", model=model, role="assistant"),
         UsageReported(usage=Usage(input_tokens=case.usage[0], output_tokens=1, final=False)),
@@ -392,8 +529,8 @@ def script(
         events.append(ReasoningDelta(text=piece))
     if case.signature is not None:
         events.append(ReasoningDelta(signature=case.signature))
-    events += [TextDelta(text=t) for t in case.text]
-    events += _calls(case, upstream)
+    events += [TextDelta(text=t) for t in case.text_of(attempt)]
+    events += _calls(case, upstream, attempt)
     if case.error:
         kind, code, message = UPSTREAM_ERRORS[upstream]
         events.append(
@@ -415,15 +552,15 @@ def _usage(case: Case, *, final: bool) -> UsageReported:
     )
 
 
-def _calls(case: Case, upstream: str) -> list[Event]:
+def _calls(case: Case, upstream: str, attempt: int = 1) -> list[Event]:
     # Only Chat Completions keys fragments by index on the wire: the other
     # protocols send one call (block, item) after the other.
     interleave = case.interleave and upstream == "openai-chat"
     starts: list[Event] = []
     pieces: list[list[Event]] = []
     ends: list[Event] = []
-    for i, call in enumerate(case.calls):
-        cid = call_id(upstream, case, i)
+    for i, call in enumerate(case.calls_of(attempt)):
+        cid = call_id(upstream, case, i, attempt)
         source: IdSource = "provider" if cid is not None else "synthetic"
         starts.append(ToolCallStarted(index=i, id=cid, name=call.name, id_source=source))
         pieces.append([ToolCallArgumentsDelta(index=i, id=cid, delta=f) for f in call.fragments])

@@ -33,6 +33,8 @@ LAYERS = (
     "usage",
     "streaming",
     "cancel",
+    "backpressure",
+    "retries",
 )
 
 
@@ -127,3 +129,5 @@ class Inputs:
     http_ok: bool = False
     #: The layers judged so far, in ``LAYERS`` order (a rule may read an earlier one's).
     checks: dict[str, Check] = field(default_factory=dict)
+    #: A retry case's attempts, as the mock logged them, oldest first.
+    attempts: list[dict[str, Any]] = field(default_factory=list)

@@ -29,11 +29,12 @@ from urllib.parse import quote, urlsplit
 from ..errors import StreamwireError
 from .cases import CASE_NAMES, CASES, Case
 from .cell import Cell, Check
-from .client import Observation, client_request, observe
+from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
 from .judge import inputs, judge
-from .mock import MockUpstream, is_entry
+from .mock import DEFAULT_STALL, MockUpstream, is_entry
+from .render import DEFAULT_SILENCE
 from .names import CLIENTS
 from .timing import TIMING_TAGS
 from .toolturn import follow_up_request
@@ -116,11 +117,28 @@ class CheckPlan:
     key: str | None = None
     read_timeout: float = 20.0
     connect_timeout: float = 10.0
+    #: The silence cases' seconds of silence (``render.DEFAULT_SILENCE``: past the
+    #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
+    silence: float = DEFAULT_SILENCE
+    #: How long the retry-stall case's first attempt says nothing.
+    stall: float = DEFAULT_STALL
+
+    def keys(self) -> list[tuple[Route, str, str, str]]:
+        """(route, case, client, delivery) of every cell, in plan order; a case
+        that runs in some deliveries only (``Case.only``) skips the others."""
+        return [
+            (route, name, client, delivery)
+            for route in self.routes
+            for client in self.clients
+            for name in self.cases
+            for delivery in self.deliveries
+            if delivery in (CASES[name].only or DELIVERIES)
+        ]
 
     @property
     def size(self) -> int:
         """How many cells the plan runs."""
-        return len(self.routes) * len(self.clients) * len(self.cases) * len(self.deliveries)
+        return len(self.keys())
 
     def __post_init__(self) -> None:
         for name, given, known in (
@@ -161,6 +179,31 @@ class _Log:
         requests = data.get("requests") if isinstance(data, dict) else None
         return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
 
+    async def set_options(self, tag: str, options: dict[str, float]) -> None:
+        """What the mock does for this tag's requests (``mock.TAG_OPTIONS``)."""
+        if self.mock is not None:
+            self.mock.set_tag_options(tag, options)
+            return
+        with contextlib.suppress(TransportError):
+            response = await open_request(
+                f"{self.url}/_sw/tags/{quote(tag)}",
+                method="PUT",
+                headers=[("content-type", "application/json")],
+                body=json.dumps(options).encode(),
+                read_timeout=5.0,
+            )
+            await response.read()
+            response.close()
+
+    async def ended(self, tag: str, wait: float) -> list[dict[str, Any]]:
+        """The tag's entries once all of them ended (or ``wait`` passed)."""
+        deadline = time.monotonic() + wait
+        while True:
+            entries = await self.entries(tag)
+            if all(e.get("ended_at") is not None for e in entries) or time.monotonic() > deadline:
+                return entries
+            await asyncio.sleep(0.05)
+
     async def settled(self, tag: str, count: int, wait: float) -> list[dict[str, Any]]:
         """The tag's entries once ``count`` of them ended (or ``wait`` passed)."""
         deadline = time.monotonic() + wait
@@ -185,18 +228,33 @@ async def _run_cell(
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
     url, headers, body = client_request(client, case, model, route.base_url, plan.key)
+    read_timeout, total_timeout = plan.read_timeout, 120.0
+    if case.silence is not None:
+        await log.set_options(tag, {"silence": plan.silence})
+        # The kit's own reads outwait the silence: a cut is the hop's.
+        read_timeout = max(read_timeout, plan.silence + 10.0)
+        total_timeout = max(total_timeout, plan.silence + 60.0)
+    if case.retry == "stall":
+        await log.set_options(tag, {"stall": plan.stall})
+        read_timeout = max(read_timeout, plan.stall + 10.0)
     obs = await observe(
         client,
         url,
         headers,
         body,
         cancel_after=case.cancel_after,
+        pause_after=SLOW_READER_AFTER if case.slow_reader else None,
         connect_timeout=plan.connect_timeout,
-        read_timeout=plan.read_timeout,
+        read_timeout=read_timeout,
+        total_timeout=total_timeout,
     )
     wait = CANCEL_WAIT if case.cancel_after is not None else SETTLE
+    if case.retry == "stall":
+        wait = max(wait, plan.stall + SETTLE)  # an abandoned attempt shows its end
     entries = await log.settled(tag, 1, wait if obs.status is not None else 0.2)
-    first = entries[0] if entries else None
+    if case.retry is not None:
+        entries = await log.ended(tag, wait)
+    first = _answering(case, entries, obs)
     follow_obs: Observation | None = None
     follow_entry: dict[str, Any] | None = None
     if case.follow_up and obs.result is not None and obs.result.tool_calls:
@@ -210,6 +268,7 @@ async def _run_cell(
             later = [e for e in entries if first is None or e["id"] > first["id"]]
             follow_entry = later[-1] if later else None
     x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
+    x.attempts = [e for e in entries if e.get("case") == case.name] if case.retry else []
     checks = judge(x)
     evidence: dict[str, Any] = {
         "tag": tag,
@@ -219,12 +278,32 @@ async def _run_cell(
         "mock": _mock_summary(first, obs.sent_at),
         "timeline": _timeline(obs, first),
     }
+    if case.retry is not None:
+        evidence["attempts"] = [_mock_summary(e, obs.sent_at) for e in x.attempts]
     if follow_obs is not None:
         evidence["follow_up"] = {
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
     return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+
+
+def _answering(
+    case: Case, entries: list[dict[str, Any]], obs: Observation
+) -> dict[str, Any] | None:
+    """The log entry the client's answer came from: the first request, or, for a
+    retry case, the attempt whose text the client got (else the last)."""
+    if not entries:
+        return None
+    if case.retry is None:
+        return entries[0]
+    attempts: list[dict[str, Any]] = [e for e in entries if e.get("case") == case.name]
+    text = obs.result.text if obs.result is not None else ""
+    for entry in reversed(attempts):
+        if text.startswith(f"Attempt {entry.get('attempt')}: "):
+            chosen: dict[str, Any] = entry
+            return chosen
+    return attempts[-1] if attempts else entries[0]
 
 
 def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | None:
@@ -248,6 +327,9 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
         "completed": entry.get("completed"),
         "disconnected_at": rel(entry.get("disconnected_at")),
         "usage_sent": entry.get("usage_sent"),
+        "attempt": entry.get("attempt"),
+        "failed": entry.get("failed"),
+        "reset": entry.get("reset"),
         "tool_result": entry.get("tool_result"),
         "request_body_keys": sorted(entry["body"]) if isinstance(entry.get("body"), dict) else None,
     }
@@ -353,13 +435,7 @@ async def run_check(
                 on_cell(cell)
             return cell
 
-        keys = [
-            (route, name, client, delivery)
-            for route in plan.routes
-            for client in plan.clients
-            for name in plan.cases
-            for delivery in plan.deliveries
-        ]
+        keys = plan.keys()
         cells: dict[int, Cell] = {}
         # Phases: timed cells first, while nothing heavy competes for the
         # CPU (their verdicts are timings); then the rest; the 1 MiB case

@@ -40,7 +40,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
 from .delivery import DELIVERIES
+from .mock import DEFAULT_STALL
 from .names import CLIENTS
+from .render import DEFAULT_SILENCE
 
 if TYPE_CHECKING:
     from .cell import Cell
@@ -205,6 +207,22 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="each read of the gateway's answer (default 20)",
     )
+    limits.add_argument(
+        "--silence",
+        type=_positive,
+        default=DEFAULT_SILENCE,
+        metavar="SECONDS",
+        help="how long the silence cases' upstream says nothing (default %(default)s: past "
+        "nginx's 60 s proxy_read_timeout and most proxies' idle timeouts)",
+    )
+    limits.add_argument(
+        "--stall",
+        type=_positive,
+        default=DEFAULT_STALL,
+        metavar="SECONDS",
+        help="how long retry-stall's first attempt says nothing (default %(default)s); set it "
+        "past the gateway's first-byte timeout to see its second attempt",
+    )
     live = check.add_argument_group("live mode (instead of BASE_URL)")
     live.add_argument("--upstream", metavar="URL", help="a real provider or gateway")
     live.add_argument(
@@ -323,6 +341,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             key=_key(args),
             read_timeout=args.timeout,
+            silence=args.silence,
+            stall=args.stall,
         )
     except ValueError as exc:
         print(f"streamwire: {exc}", file=sys.stderr)

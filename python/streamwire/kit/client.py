@@ -39,13 +39,24 @@ from .httpio import HttpTimeout, TransportError, open_request
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
 
-__all__ = ["CANCEL_TIMER", "Observation", "client_request", "observe", "tool_declarations"]
+__all__ = [
+    "CANCEL_TIMER",
+    "SLOW_READER_AFTER",
+    "SLOW_READER_PAUSE",
+    "SLOW_READER_RCVBUF",
+    "Observation",
+    "client_request",
+    "observe",
+    "tool_declarations",
+]
 
 KEEP_BYTES = 4096
 KEEP_EVENTS = 24
 MAX_TIMES = 4000
-#: The most of an answer the judge reads: 64 times the largest case's body.
-MAX_READ_BYTES = 64 * 1024 * 1024
+#: The most of an answer the judge reads: four times the largest case's body in
+#: its most verbose protocol (slow-reader's 16 MB of text as Responses events,
+#: whose done events repeat the whole text: ~68 MB).
+MAX_READ_BYTES = 256 * 1024 * 1024
 #: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
@@ -54,6 +65,11 @@ _PROMPT = "streamwire acceptance case {case}: answer as the case says."
 #: by then (a hop that holds the answer): the hang-up comes while the
 #: upstream is still writing, whatever the hop does.
 CANCEL_TIMER = 1.0
+#: The slow-reader case's client stops reading after this many text deltas ...
+SLOW_READER_AFTER = 3
+#: ... for this many seconds, with this small a receive buffer (SO_RCVBUF).
+SLOW_READER_PAUSE = 3.0
+SLOW_READER_RCVBUF = 32 * 1024
 
 
 def tool_declarations(client: str) -> list[dict[str, Any]]:
@@ -223,6 +239,13 @@ class Observation:
     #: Why the client hung up: ``deltas`` (the case's count arrived) or
     #: ``timer`` (``CANCEL_TIMER`` passed first).
     cancel_reason: str | None = None
+    #: A slow reader's pause: when it stopped reading, when it read on, and
+    #: how many body bytes it had read by then.
+    paused_at: float | None = None
+    resumed_at: float | None = None
+    read_at_resume: int | None = None
+    #: When reading ended (the body's end, a failure, the hang-up).
+    ended_at: float | None = None
     result: StreamResult | None = None
     #: The whole body, when ``observe(keep_body=True)`` (live mode).
     body: bytes | None = None
@@ -275,6 +298,13 @@ class Observation:
                 None if self.cancelled_at is None else self.cancelled_at - self.sent_at
             ),
             "cancel_reason": self.cancel_reason,
+            "paused_at": _seconds(
+                None if self.paused_at is None else self.paused_at - self.sent_at
+            ),
+            "resumed_at": _seconds(
+                None if self.resumed_at is None else self.resumed_at - self.sent_at
+            ),
+            "read_at_resume": self.read_at_resume,
             "provider_events": {"count": self.wire_event_count, "sample": self.wire_events},
             "unified_events": {"count": self.event_count, "sample": self.events},
             "framing_error": self.framing_error,
@@ -368,6 +398,8 @@ async def observe(
     *,
     cancel_after: int | None = None,
     cancel_timer: float = CANCEL_TIMER,
+    pause_after: int | None = None,
+    pause_for: float = SLOW_READER_PAUSE,
     connect_timeout: float = 10.0,
     read_timeout: float = 20.0,
     total_timeout: float = 120.0,
@@ -379,8 +411,10 @@ async def observe(
 
     ``cancel_after``: hang up after that many text deltas, or ``cancel_timer``
     seconds after sending, whichever comes first (before the response head,
-    if the hop holds that too). Every read has ``read_timeout``; the whole
-    answer ``total_timeout`` and ``MAX_READ_BYTES``."""
+    if the hop holds that too). ``pause_after``: stop reading after that many
+    text deltas for ``pause_for`` seconds, with a receive buffer of
+    ``SLOW_READER_RCVBUF``, then read on. Every read has ``read_timeout``; the
+    whole answer ``total_timeout`` and ``MAX_READ_BYTES``."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time())
     hang_up_at = obs.sent_at + cancel_timer if cancel_after is not None else None
@@ -393,6 +427,7 @@ async def observe(
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             on_connect=lambda: connected.append(time.time()),
+            recv_buffer=SLOW_READER_RCVBUF if pause_after is not None else None,
         )
         if hang_up_at is None:
             response = await opening
@@ -483,6 +518,12 @@ async def observe(
             if cancel_after is not None and texts >= cancel_after:
                 hang_up("deltas")
                 break
+            if pause_after is not None and obs.paused_at is None and texts >= pause_after:
+                # The slow reader: nothing read meanwhile, the window closes.
+                obs.paused_at = time.time()
+                await asyncio.sleep(pause_for)
+                obs.resumed_at = time.time()
+                obs.read_at_resume = obs.raw_bytes
             if at > deadline or obs.raw_bytes > MAX_READ_BYTES:
                 obs.failure = (
                     f"the stream was still running after the kit's {total_timeout} s limit"
@@ -501,7 +542,8 @@ async def observe(
         if timer is not None:
             timer.cancel()
         response.close()
-        timing.on_end(time.time() - start)
+        obs.ended_at = time.time()
+        timing.on_end(obs.ended_at - start)
     if streamed:
         ending = stream.cancel() if obs.cancelled_at is not None else stream.close()
         for event in ending:

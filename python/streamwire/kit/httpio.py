@@ -217,9 +217,25 @@ class Responder:
         """Sends the status and headers of a streamed (chunked) response."""
         self._chunked = True
         await self._head(status, [*headers, ("transfer-encoding", "chunked")])
-        # From here on the peer has nothing to send but a pipelined request
-        # or its FIN: a read that returns EOF is the client going away.
-        self._watcher = asyncio.ensure_future(self._watch())
+        self.watch()
+
+    def watch(self) -> None:
+        """Watches for the client going away (``disconnected``), from now on:
+        once the request was read, the peer has nothing to send but a
+        pipelined request or its FIN, so a read that returns EOF is it going."""
+        if self._watcher is None:
+            self._watcher = asyncio.ensure_future(self._watch())
+
+    def send_buffer(self, size: int) -> None:
+        """Caps the socket's send buffer (SO_SNDBUF) and the transport's own, so
+        that writes wait as soon as the peer stops taking bytes."""
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+        transport = self._writer.transport
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.set_write_buffer_limits(high=size)
 
     async def _head(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.started = True
@@ -466,6 +482,30 @@ class ClientResponse:
             transport.abort()
 
 
+async def _connect(
+    host: str, port: int, context: ssl.SSLContext | None, recv_buffer: int | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    if recv_buffer is None:
+        return await asyncio.open_connection(host, port, ssl=context, limit=READ_SIZE)
+    # A small receive window, set before the connection is made (the window
+    # scale is agreed in the handshake): a client that stops reading stops
+    # the sender soon.
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, address)
+    except BaseException:
+        sock.close()
+        raise
+    return await asyncio.open_connection(
+        sock=sock, ssl=context, server_hostname=host if context else None, limit=recv_buffer
+    )
+
+
 async def open_request(
     url: str,
     *,
@@ -475,6 +515,7 @@ async def open_request(
     connect_timeout: float = 10.0,
     read_timeout: float = 30.0,
     on_connect: Callable[[], object] | None = None,
+    recv_buffer: int | None = None,
 ) -> ClientResponse:
     """Sends one request on a new connection and returns once the response head
     arrived (``on_connect`` is called once the connection is made). Cancelled
@@ -488,7 +529,7 @@ async def open_request(
     context = ssl.create_default_context() if parts.scheme == "https" else None
     try:
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context, limit=READ_SIZE), connect_timeout
+            _connect(host, port, context, recv_buffer), connect_timeout
         )
     except asyncio.TimeoutError:
         raise HttpTimeout(f"connecting to {host}:{port} took over {connect_timeout} s") from None

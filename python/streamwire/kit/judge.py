@@ -28,7 +28,9 @@ derived from the cells by ``verdicts.py``.
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,7 +58,12 @@ _ORDER = {"pass": 0, "not_applicable": 0, "degraded": 1, "fail": 2}
 
 @lru_cache(maxsize=512)
 def reference(
-    case_name: str, upstream: str, client: str, usage_sent: bool, wants_usage: bool
+    case_name: str,
+    upstream: str,
+    client: str,
+    usage_sent: bool,
+    wants_usage: bool,
+    attempt: int = 1,
 ) -> Reference:
     """The upstream's bytes for a case translated by streamwire and read back.
 
@@ -64,7 +71,9 @@ def reference(
     events are written by the mock's own Bedrock writer (``bedrock.py``),
     which carries every fact the kit checks: no downgrade is declared there."""
     case = CASES[case_name]
-    units = render_stream(case, upstream, model=f"sw-{case.name}", usage=usage_sent)
+    units = render_stream(
+        case, upstream, model=f"sw-{case.name}", usage=usage_sent, attempt=attempt, silence=0.0
+    )
     source = adapter(upstream)
     if client in BEDROCK_CLIENTS:
         return _bedrock_reference(client, source, units)
@@ -181,6 +190,9 @@ def _http(x: Inputs) -> Check:
             # The gateway held the stream back and answered the upstream's
             # in-stream error as a status: ``completion`` judges its type.
             return Check("pass", f"the upstream's in-stream error arrived as HTTP {obs.status}")
+        if x.case.retry is not None:
+            # A failed attempt's error passed on (``retries`` judges it).
+            return Check("pass", f"the failed attempt's error arrived as HTTP {obs.status}")
         return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
     if x.entry is None:
         return Check("pass", "the request never reached the mock (the gateway answered itself)")
@@ -202,8 +214,8 @@ def _cut(x: Inputs) -> str:
 
 def _framing(x: Inputs) -> Check:
     obs = x.obs
-    if obs.status != 200 and x.truth.error_type is not None:
-        return Check("not_applicable", f"the in-stream error arrived as HTTP {obs.status}")
+    if obs.status != 200 and (x.truth.error_type is not None or x.case.retry is not None):
+        return Check("not_applicable", f"the error arrived as HTTP {obs.status}")
     want = media_type_of(x.client)
     if media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
@@ -432,11 +444,26 @@ def _completion(x: Inputs) -> Check:
             ("type_lost",),
         )
     if result is None:
+        if x.case.retry is not None:
+            return Check("not_applicable", "the client got the failure: see retries")
         return Check("fail", "no stream to read", ("consequence",))
     if x.obs.kit_limit is not None:
         return Check("not_applicable", _cut(x), ("kit_limit",))
+    if x.case.silence is not None:
+        cut = _silence_cut(x)
+        if cut is not None:
+            return cut
+    if x.case.retry is not None and result.status == "error":
+        return Check("not_applicable", "the client got the failure: see retries")
     if x.obs.failure:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
+    if x.case.name == "truncated-tool" and result.executable:
+        return Check(
+            "fail",
+            f"the call the output limit cut arrived executable ({result.status}, stop reason "
+            f"{result.stop_reason!r})",
+            ("truncation", "executable"),
+        )
     if t.error_type is not None:
         err = result.error
         if result.status != "error" or err is None:
@@ -521,6 +548,246 @@ def _usage(x: Inputs) -> Check:
     return Check("pass")
 
 
+def _silence_cut(x: Inputs) -> Check | None:
+    """Whether the hop cut a silent stream, when, and how the client heard of it
+    (None: it did not)."""
+    result, t, obs = x.obs.result, x.truth, x.obs
+    assert result is not None
+    if result.text == t.text and result.status == t.status and not obs.failure:
+        return None
+    entry = x.entry or {}
+    silent_from = _silence_start(x.case.silence, entry)
+    details: dict[str, Any] = {"cut_after_s": None}
+    if silent_from is not None and obs.ended_at is not None:
+        details["cut_after_s"] = round(obs.ended_at - silent_from, 2)
+    gone = entry.get("disconnected_at")
+    if silent_from is not None and gone is not None:
+        details["upstream_closed_after_s"] = round(gone - silent_from, 2)
+    after = details["cut_after_s"]
+    when = f" {after:.1f} s into the silence" if after is not None else ""
+    if obs.failure or result.status == "error":
+        why = obs.failure or (result.error.message if result.error else "an error")
+        return Check(
+            "fail",
+            f"the hop cut the silent stream{when}: the client saw it break ({why})",
+            ("idle_cut",),
+            details,
+        )
+    return Check(
+        "fail",
+        f"the hop cut the silent stream{when} and ended it as {result.status} "
+        f"({len(result.text)} of {len(t.text)} chars): the client cannot tell it was cut",
+        ("idle_cut_masked",),
+        details,
+    )
+
+
+def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
+    """When the mock's silence began: at the response's head for a silence
+    before the first event, after the call's last fragment for one after it."""
+    if where == "start":
+        value = entry.get("t")
+        return float(value) if isinstance(value, int | float) else None
+    times = [w[0] for w in entry.get("writes") or [] if any(k.startswith("arguments") for k in w[3])]
+    return float(times[-1]) if times else None
+
+
+#: The most the slow-reader case lets a hop hold (the bytes the mock had
+#: written beyond what the client had read when it read on). A relay that
+#: passes the client's pace back holds what its sockets' kernel buffers take:
+#: 6.5 MB for an asyncio relay on this kind of machine's loopback (Linux
+#: autotunes a send buffer to ``tcp_wmem``'s 4 MiB and a receive buffer
+#: further), and a hop that holds the whole 16 MiB answer is told by the
+#: mock having written all of it while the client read nothing.
+HOLD_BOUND = 12 * 1024 * 1024
+
+
+def _backpressure(x: Inputs) -> Check:
+    """The slow reader: every event, a bounded hold, or a cut said as an error."""
+    obs, entry, result, t = x.obs, x.entry, x.obs.result, x.truth
+    if entry is None or result is None:
+        return Check("fail", "no stream to read", ("consequence",))
+    if obs.resumed_at is None or obs.read_at_resume is None:
+        return Check("not_applicable", "the client never got far enough to pause")
+    writes = entry.get("writes") or []
+    before = [w for w in writes if w[0] <= obs.resumed_at]
+    written = sum(w[1] for w in before)
+    total = int(entry.get("bytes_sent") or 0)
+    held = max(0, written - obs.read_at_resume)
+    # The pause reached the upstream when the mock's writes stopped before the
+    # client read on, its answer unfinished: its writes were blocked.
+    finished = bool(entry.get("completed")) and written >= total > 0
+    blocked = obs.resumed_at - before[-1][0] if before and not finished else 0.0
+    details = {
+        "held_bytes": held,
+        "bound_bytes": HOLD_BOUND,
+        "written_by_resume": written,
+        "read_by_resume": obs.read_at_resume,
+        "answer_bytes": total,
+        "mock_blocked_s": round(blocked, 2),
+        "mock_finished_during_pause": finished,
+        "pause_s": round(obs.resumed_at - (obs.paused_at or obs.resumed_at), 2),
+    }
+    if result.text != t.text:
+        missing = len(t.text) - len(result.text)
+        if obs.failure or result.status == "error":
+            if entry.get("disconnected_at") is None and entry.get("completed"):
+                return Check(
+                    "fail",
+                    "the hop gave up on the slow client but left the upstream generating "
+                    "to its end",
+                    ("kept_open",),
+                    details,
+                )
+            return Check(
+                "pass",
+                f"the hop gave up on the slow client ({missing} chars unsent) and said so "
+                f"({obs.failure or 'an error'}); the upstream was closed",
+                details=details,
+            )
+        if result.status == "completed":
+            return Check(
+                "fail",
+                f"events dropped while the client paused, the stream then completed: "
+                f"{_diff(result.text, t.text)}",
+                ("dropped",),
+                details,
+            )
+        return Check(
+            "fail",
+            f"the hop cut the stream while the client paused and ended it cleanly "
+            f"({result.status}): {missing} chars never arrived, and nothing says so",
+            ("cut_silently",),
+            details,
+        )
+    if finished or held > HOLD_BOUND:
+        how = "all of its answer" if finished else f"{written:,} bytes"
+        return Check(
+            "fail",
+            f"the hop let the mock write {how} while the client paused, holding {held:,} "
+            f"bytes (the client had read {obs.read_at_resume:,}): it buffers a slow client's "
+            f"answer instead of slowing the upstream (the bound is {HOLD_BOUND:,})",
+            ("buffered",),
+            details,
+        )
+    return Check(
+        "pass",
+        f"the pause reached the upstream: the mock's writes blocked for {blocked:.1f} s, "
+        f"{held:,} bytes held on the way",
+        details=details,
+    )
+
+
+#: Response headers that expose a gateway's attempts, fallbacks or routes.
+_EXPOSING = ("retry", "attempt", "fallback", "route", "deployment", "model-id", "provider")
+
+
+def _failed_visibly(x: Inputs) -> bool:
+    """The client was told its answer failed: an error status, an error in the
+    stream, or the connection breaking before the end."""
+    result = x.obs.result
+    return (
+        result is None
+        or result.status == "error"
+        or (x.obs.status or 200) != 200
+        or (x.obs.failure is not None and x.obs.kit_limit is None)
+    )
+
+
+def _retries(x: Inputs) -> Check:
+    """A retry case: one clean answer from one attempt, or an error that says
+    what failed; never two attempts in one stream, never a failed attempt's
+    call, never an abandoned attempt left open."""
+    obs, result = x.obs, x.obs.result
+    attempts = x.attempts
+    exposed = sorted({k for k, _ in obs.headers if any(word in k for word in _EXPOSING)})
+    details: dict[str, Any] = {
+        "attempts": len(attempts),
+        "failed": [e.get("failed") for e in attempts],
+        "exposed_headers": exposed,
+    }
+    if not attempts:
+        return Check("not_applicable", "the gateway never called the mock")
+    text = result.text if result is not None else ""
+    seen = sorted({n for n in range(1, len(attempts) + 1) if f"Attempt {n}: " in text})
+    details["answered_by"] = seen
+    if len(seen) > 1:
+        return Check(
+            "fail",
+            f"output from attempts {seen} in one stream: {text[:120]!r}",
+            ("spliced",),
+            details,
+        )
+    used = seen[0] if seen else None
+    problems: list[tuple[str, str]] = []
+    calls = result.tool_calls if result is not None else ()
+    # A call reaches the client as one to run when the stream does not end in
+    # the failure: then a failed or abandoned attempt's call is a dead call.
+    for call in calls if not _failed_visibly(x) else ():
+        marks = [n for n in range(1, len(attempts) + 1) if call.id and call.id.endswith(f"_a{n}")]
+        by_args = call.arguments.get("a") if isinstance(call.arguments, dict) else None
+        owner = marks[0] if marks else by_args if isinstance(by_args, int) else None
+        if owner is None or not 0 < owner <= len(attempts):
+            continue
+        failed = attempts[owner - 1].get("failed")
+        if owner != used or failed not in (None, "stall"):
+            problems.append(
+                (
+                    "dead_call",
+                    f"a call of attempt {owner} ({failed or 'abandoned'}) was delivered: "
+                    f"{call.id or call.name}",
+                )
+            )
+    ended = obs.ended_at or obs.sent_at
+    for entry in attempts:
+        if entry.get("attempt") == used:
+            continue
+        if entry.get("disconnected_at") is None:
+            # Still streaming (the judge stopped waiting), or streamed to its end
+            # well after the client's answer was over: nobody closed it.
+            ran_on = (entry.get("ended_at") or time.time()) - ended
+            if ran_on > 0.5:
+                problems.append(
+                    (
+                        "left_open",
+                        f"attempt {entry.get('attempt')} was abandoned but left open: the mock "
+                        f"streamed it to its end {ran_on:.1f} s after the client's answer ended",
+                    )
+                )
+    if problems:
+        tags = tuple(dict.fromkeys(tag for tag, _ in problems))
+        return Check("fail", "; ".join(why for _, why in problems), tags, details)
+    if _failed_visibly(x):
+        kind = result.error.type if result is not None and result.error else None
+        if obs.status != 200:
+            said = f"HTTP {obs.status}"
+        elif obs.failure:
+            said = f"a broken connection ({obs.failure})"
+        else:
+            said = f"an error ({kind or 'untyped'})"
+        return Check("pass", f"the failure reached the client as {said}", details=details)
+    assert result is not None  # else it failed visibly
+    if used is None:
+        return Check(
+            "fail",
+            f"the client's answer is no attempt's ({text[:80]!r}), ended as {result.status}",
+            ("masked",),
+            details,
+        )
+    want = "".join(x.case.text_of(used))
+    if text != want:
+        return Check(
+            "fail",
+            f"attempt {used}'s answer arrived cut ({len(text)} of {len(want)} chars) as "
+            f"{result.status}, not as an error",
+            ("masked",),
+            details,
+        )
+    return Check(
+        "pass", f"attempt {used} answered, after {len(attempts)} attempts", details=details
+    )
+
+
 @dataclass(frozen=True)
 class Rule:
     """When a layer applies, and how it is judged."""
@@ -552,7 +819,42 @@ LAYER_RULES: Mapping[str, Rule] = {
         streaming,
     ),
     "cancel": Rule(lambda x: x.case.cancel_after is not None, cancel),
+    "backpressure": Rule(lambda x: x.case.slow_reader, _backpressure),
+    "retries": Rule(lambda x: x.case.retry is not None, _retries, before_http=True),
 }
+
+
+def _consequences(x: Inputs, checks: dict[str, Check]) -> None:
+    """Layers that failed because of another finding of the same cell: the cut
+    of a silent stream, the hop's way with a slow reader, a retry's outcome
+    own what the content layers then miss."""
+    cause = None
+    if {"idle_cut", "idle_cut_masked"} & set(checks["completion"].tags):
+        cause = "completion"
+    elif checks["backpressure"].verdict == "fail":
+        cause = "backpressure"
+    elif checks["retries"].verdict == "fail":
+        cause = "retries"
+    elif x.case.slow_reader and checks["backpressure"].verdict == "pass":
+        # A hop that gave up on the slow client and said so: its policy.
+        if checks["deltas"].verdict == "fail" and checks["backpressure"].why:
+            checks["deltas"] = Check("not_applicable", checks["backpressure"].why)
+        return
+    elif x.case.retry is not None and checks["retries"].verdict == "pass":
+        if _failed_visibly(x):
+            # The failure itself reached the client, as it should: nothing to hold
+            # the content to.
+            for layer in ("deltas", "tool_calls", "completion", "usage"):
+                if checks[layer].verdict in ("fail", "degraded"):
+                    checks[layer] = Check("not_applicable", checks["retries"].why)
+        return
+    if cause is None:
+        return
+    for layer in ("deltas", "tool_calls", "tool_results", "completion", "usage"):
+        check = checks[layer]
+        if layer != cause and check.verdict == "fail" and "consequence" not in check.tags:
+            why = f"{check.why} (see {cause})"
+            checks[layer] = Check("fail", why, (*check.tags, "consequence"), check.details)
 
 
 def _timed_hang_up(x: Inputs, layer: str) -> bool:
@@ -584,6 +886,7 @@ def judge(x: Inputs) -> dict[str, Check]:
                 checks[layer] = Check("fail", "no stream: the HTTP layer failed", ("consequence",))
         else:
             checks[layer] = rule.check(x)
+    _consequences(x, checks)
     if "broken" in checks["completion"].tags:
         # The stream broke off: what it then misses is that break's doing.
         for layer in ("deltas", "tool_calls", "tool_results", "usage"):
@@ -610,8 +913,10 @@ def inputs(
         facts, ref = truth(case, "openai-chat"), None
     else:
         usage_sent = entry.get("usage_sent") is not False
-        facts = truth(case, upstream, usage_sent=usage_sent)
-        ref = reference(case.name, upstream, client, usage_sent, case.wants_usage)
+        given = entry.get("attempt")
+        attempt = given if isinstance(given, int) else 1
+        facts = truth(case, upstream, usage_sent=usage_sent, attempt=attempt)
+        ref = reference(case.name, upstream, client, usage_sent, case.wants_usage, attempt)
     return Inputs(
         case, client, upstream, delivery, obs, entry, follow_obs, follow_entry, facts, ref
     )

@@ -66,7 +66,7 @@ from .cases import CASE_NAMES, CASES, Case
 from .delivery import DELIVERIES, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
 from .names import UPSTREAM_PROTOCOLS, media_type
-from .render import render_json, render_stream, usage_requested
+from .render import render_json, render_stream, retry_error, usage_requested
 from .toolturn import check_tool_result, declared_tools
 
 __all__ = [
@@ -91,6 +91,16 @@ MAX_LOGGED_WRITES = 2000
 #: What one logged write ``[time, size, kinds]`` costs, roughly, in memory.
 _WRITE_BYTES = 128
 
+#: The options the check may set for a tag's requests (``PUT /_sw/tags/<tag>``),
+#: each a number of seconds from the first to the second figure.
+TAG_OPTIONS: Mapping[str, tuple[float, float]] = {"silence": (0.0, 600.0), "stall": (0.0, 600.0)}
+#: Tags whose options are kept (the oldest go first).
+MAX_TAG_OPTIONS = 10000
+#: How long a retry-stall case's first attempt says nothing, when its tag sets none.
+DEFAULT_STALL = 5.0
+#: The slow-reader case's send buffer (SO_SNDBUF) on the mock's socket.
+SLOW_READER_SNDBUF = 64 * 1024
+_TAG = re.compile(r"[A-Za-z0-9_]{1,64}")
 _CASE = re.compile(r"sw-([a-z][a-z-]*[a-z])")
 _FIELD = re.compile(r"\.([A-Za-z0-9_]*)")
 #: The grammar, as the mock's errors state it.
@@ -202,6 +212,8 @@ _ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "usage_sent": (bool, _NONE),
     "tool_result": (dict, _NONE),
     "tools": (list, _NONE),
+    "attempt": (int,),
+    "failed": (str, _NONE),
 }
 #: The fields of ``tool_result`` (``toolturn.check_tool_result``).
 _RESULT_FIELDS: Mapping[str, tuple[type, ...]] = {
@@ -279,6 +291,8 @@ class RequestLog:
             "completed": False,
             "disconnected_at": None,
             "ended_at": None,
+            "attempt": 1,
+            "failed": None,
         }
         self._entries.append(entry)
         self._grow(len(request.body) if kept else 0)
@@ -320,6 +334,7 @@ class MockUpstream:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._server = HttpServer(self._handle, host=host, port=port)
         self.log = RequestLog()
+        self._tag_options: dict[str, dict[str, float]] = {}
 
     async def start(self) -> MockUpstream:
         await self._server.start()
@@ -344,9 +359,31 @@ class MockUpstream:
 
     # --- requests -------------------------------------------------------------------
 
+    def set_tag_options(self, tag: str, options: Mapping[str, Any]) -> None:
+        """What the requests of ``tag`` get (``TAG_OPTIONS``: ``silence``, ``stall``
+        seconds); ValueError for an unknown option or a value out of range."""
+        checked: dict[str, float] = {}
+        for key, value in options.items():
+            low, high = TAG_OPTIONS.get(key, (None, None))
+            if low is None or high is None:
+                raise ValueError(f"unknown tag option {key!r}; known: {', '.join(TAG_OPTIONS)}")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"tag option {key!r} must be a number of seconds")
+            if not low <= value <= high:
+                raise ValueError(f"tag option {key!r} must be from {low} to {high} seconds")
+            checked[key] = float(value)
+        if not _TAG.fullmatch(tag):
+            raise ValueError(f"not a tag: {tag!r}")
+        self._tag_options[tag] = checked
+        while len(self._tag_options) > MAX_TAG_OPTIONS:
+            self._tag_options.pop(next(iter(self._tag_options)))
+
     async def _handle(self, request: Request, responder: Responder) -> None:
         if request.method == "GET":
             await self._get(request, responder)
+            return
+        if request.method == "PUT" and request.path.startswith("/_sw/tags/"):
+            await self._put_tag(request, responder)
             return
         try:
             body: Any = json.loads(request.body) if request.body else None
@@ -390,7 +427,13 @@ class MockUpstream:
             )
             return
         case, delivery, tag = chosen
-        entry.update(case=case.name, delivery=delivery, tag=tag)
+        options = self._tag_options.get(tag or "", {})
+        attempt = (
+            1 + sum(1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name)
+            if tag is not None
+            else 1
+        )
+        entry.update(case=case.name, delivery=delivery, tag=tag, attempt=attempt)
         if case.calls:
             # What a provider's model could call (the mock streams the case's
             # calls anyway, so that the stream is judged too).
@@ -410,7 +453,28 @@ class MockUpstream:
             return
         usage = usage_requested(upstream, body)
         entry["usage_sent"] = usage
-        units = render_stream(case, upstream, model=model, usage=usage, follow_up=follow_up)
+        failing = case.retry if attempt == 1 else None
+        if failing == "before_output":
+            status, headers, payload = retry_error(upstream)
+            entry["status"] = status
+            entry["failed"] = "before_output"
+            await responder.send(status, headers, payload)
+            entry["completed"] = True
+            entry["ended_at"] = time.time()
+            return
+        units = render_stream(
+            case,
+            upstream,
+            model=model,
+            usage=usage,
+            follow_up=follow_up,
+            attempt=attempt,
+            silence=options.get("silence"),
+        )
+        if failing == "after_text":
+            # The connection resets after the second text delta.
+            texts = [i for i, u in enumerate(units) if u.kind == "text"]
+            units = units[: texts[min(1, len(texts) - 1)] + 1]
         writes = schedule(
             units,
             delivery,
@@ -420,10 +484,40 @@ class MockUpstream:
             seed=zlib.crc32(f"{case.name}/{upstream}/{delivery}".encode()),
         )
         entry["status"] = 200
-        await self._stream(responder, upstream, writes, entry)
+        if failing is not None:
+            entry["failed"] = failing
+        if case.slow_reader:
+            # Small kernel buffers on the mock's side: its writes block when the
+            # gateway stops taking bytes, so the log shows where the bytes wait.
+            responder.send_buffer(SLOW_READER_SNDBUF)
+        stall = options.get("stall", DEFAULT_STALL) if failing == "stall" else 0.0
+        await self._stream(
+            responder, upstream, writes, entry, stall=stall, reset=failing == "after_text"
+        )
+
+    async def _put_tag(self, request: Request, responder: Responder) -> None:
+        headers = [("content-type", "application/json")]
+        tag = request.path.removeprefix("/_sw/tags/")
+        try:
+            options = json.loads(request.body or b"{}")
+            if not isinstance(options, dict):
+                raise ValueError("the body must be a JSON object of options")
+            self.set_tag_options(tag, options)
+        except (ValueError, UnicodeDecodeError) as exc:
+            error = {"error": {"type": "invalid_request_error", "message": str(exc)}}
+            await responder.send(400, headers, _json(error))
+            return
+        await responder.send(200, headers, _json({"tag": tag, "options": options}))
 
     async def _stream(
-        self, responder: Responder, upstream: str, writes: list[Any], entry: dict[str, Any]
+        self,
+        responder: Responder,
+        upstream: str,
+        writes: list[Any],
+        entry: dict[str, Any],
+        *,
+        stall: float = 0.0,
+        reset: bool = False,
     ) -> None:
         headers = [
             ("content-type", media_type(upstream)),
@@ -431,6 +525,14 @@ class MockUpstream:
             ("x-request-id", f"req_sw{entry['id']}"),
         ]
         try:
+            if stall:
+                # Not a byte, not even the head, for ``stall`` seconds (a gateway
+                # that hangs up meanwhile is seen going).
+                responder.watch()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(responder.disconnected.wait(), stall)
+                if responder.disconnected.is_set():
+                    return
             await responder.start(200, headers)
             for write in writes:
                 if write.delay:
@@ -441,6 +543,10 @@ class MockUpstream:
                 await responder.write(write.data)
                 self.log.wrote(entry, len(write.data), write.kinds, write.content)
             else:
+                if reset:
+                    responder.abort()  # the upstream breaks off mid-stream
+                    entry["reset"] = True
+                    return
                 await responder.end()
                 entry["completed"] = True
         except TransportError:

@@ -25,11 +25,20 @@ it (API references checked 2026-12-01):
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .._core import SseDecoder
-from ..events import ReasoningDelta, StopReason, TextDelta, ToolCallArgumentsDelta
+from ..events import (
+    ErrorReceived,
+    Event,
+    MessageCompleted,
+    ReasoningDelta,
+    StopReason,
+    TextDelta,
+    ToolCallArgumentsDelta,
+)
 from ..io._wire import framing_of
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
@@ -39,9 +48,12 @@ from .delivery import Unit
 from .names import adapter, encoder
 
 __all__ = [
+    "DEFAULT_SILENCE",
+    "RETRY_ERRORS",
     "Unit",
     "render_json",
     "render_stream",
+    "retry_error",
     "usage_requested",
 ]
 
@@ -70,9 +82,8 @@ def _split_sse(body: bytes) -> list[bytes]:
 
 
 def _encode(
-    case: Case, upstream: str, target: str, model: str, usage: bool, follow: bool
+    case: Case, events: list[Event], target: str, model: str, usage: bool, follow: bool
 ) -> list[bytes]:
-    events = script(case, upstream, model=model, usage_sent=usage, follow_up=follow)
     enc = encoder(
         target,
         model=model,
@@ -98,32 +109,100 @@ _ID_HEAD = {
 
 
 def render_stream(
-    case: Case, upstream: str, *, model: str, usage: bool, follow_up: bool = False
+    case: Case,
+    upstream: str,
+    *,
+    model: str,
+    usage: bool,
+    follow_up: bool = False,
+    attempt: int = 1,
+    silence: float | None = None,
 ) -> list[Unit]:
-    """The streamed body of ``case`` from ``upstream``, as units."""
-    if framing_of(upstream) == "sse":
-        units = [Unit(u) for u in _encode(case, upstream, upstream, model, usage, follow_up)]
-        if case.error and not follow_up:
-            units = [replace(u, kind="error") if _is_error(u.data) else u for u in units]
-    elif upstream == "gemini-json":
-        sse = _encode(case, upstream, "gemini", model, usage, follow_up)
-        units = _gemini_array(_sse_payloads(sse))
-        if case.error and not follow_up:
-            units[-2] = replace(units[-2], kind="error")
-    elif upstream == "bedrock-converse":
-        units = converse_units(script(case, upstream, model=model, follow_up=follow_up))
-    elif upstream == "bedrock-invoke":
-        sse = _encode(case, upstream, "anthropic", model, usage, follow_up)
-        units = invoke_units(_sse_payloads(sse), case.usage)
-    else:
-        raise ValueError(f"the mock does not speak {upstream!r}")
+    """The streamed body of ``case`` from ``upstream``, as units (``attempt``: a
+    retry case's attempt; its first fails as the case says, ``failed_attempt``;
+    ``silence``: a silence case's seconds, ``DEFAULT_SILENCE`` when None)."""
+    events = script(
+        case, upstream, model=model, usage_sent=usage, follow_up=follow_up, attempt=attempt
+    )
+    if case.retry == "after_tool" and attempt == 1 and not follow_up:
+        events = _failed_after_tool(events, upstream)
+    units = _units(case, upstream, events, model, usage, follow_up)
     units = _with_content(upstream, units)
     if not follow_up:
-        if case.keepalive:
+        if case.silence is not None:
+            units = _with_silence(case, upstream, units, silence)
+        elif case.keepalive:
             units = _keepalives(upstream) + units
         if case.unknown:
             units = _with_unknown(upstream, units, model)
     return units
+
+
+def _units(
+    case: Case, upstream: str, events: list[Event], model: str, usage: bool, follow_up: bool
+) -> list[Unit]:
+    error = any(isinstance(e, ErrorReceived) for e in events)
+    if framing_of(upstream) == "sse":
+        units = [Unit(u) for u in _encode(case, events, upstream, model, usage, follow_up)]
+        if error:
+            units = [replace(u, kind="error") if _is_error(u.data) else u for u in units]
+    elif upstream == "gemini-json":
+        sse = _encode(case, events, "gemini", model, usage, follow_up)
+        units = _gemini_array(_sse_payloads(sse))
+        if error:
+            units[-2] = replace(units[-2], kind="error")
+    elif upstream == "bedrock-converse":
+        units = converse_units(events)
+    elif upstream == "bedrock-invoke":
+        sse = _encode(case, events, "anthropic", model, usage, follow_up)
+        units = invoke_units(_sse_payloads(sse), case.usage)
+    else:
+        raise ValueError(f"the mock does not speak {upstream!r}")
+    return units
+
+
+def _failed_after_tool(events: list[Event], upstream: str) -> list[Event]:
+    """A first attempt that fails after its call's first fragment: the provider's
+    in-stream error there, and the end."""
+    at = next(i for i, e in enumerate(events) if isinstance(e, ToolCallArgumentsDelta)) + 1
+    kind, code, message = UPSTREAM_ERRORS[upstream]
+    return [
+        *events[:at],
+        ErrorReceived(phase="provider", type=kind, code=code, message=message, retryable=True),
+        MessageCompleted(status="error", stop_reason=None, provider_stop_reason=None),
+    ]
+
+
+#: A silence case's seconds of silence when the request's tag sets none.
+DEFAULT_SILENCE = 75.0
+#: Keep-alives during a silence come this often (at most), as the providers'
+#: own do (Anthropic's pings, OpenAI's and Gemini's comment lines).
+KEEPALIVE_EVERY = 15.0
+
+
+def _with_silence(
+    case: Case, upstream: str, units: list[Unit], silence: float | None
+) -> list[Unit]:
+    """The silence: before the first unit (``start``), or right after the call's
+    last fragment (``after_tool``); with the upstream's keep-alives spread over it
+    when the case has them (Bedrock's EventStream has none: silence alone)."""
+    seconds = DEFAULT_SILENCE if silence is None else silence
+    if case.silence == "start":
+        at = 0
+    else:
+        # Right after the call's last fragment: its end and the finish follow the silence.
+        at = max(i for i, u in enumerate(units) if u.kind == "arguments") + 1
+    pieces = _keepalives(upstream) if case.keepalive else []
+    beats = [p for p in pieces if p.data]
+    if beats:
+        count = max(1, int(seconds // min(KEEPALIVE_EVERY, max(seconds / 4, 0.05))))
+        step = seconds / (count + 1)
+        silent = [replace(beats[i % len(beats)], pause=step) for i in range(count)]
+        resume = replace(units[at], pause=max(units[at].pause, step))
+    else:
+        silent = []
+        resume = replace(units[at], pause=max(units[at].pause, seconds))
+    return [*units[:at], *silent, resume, *units[at + 1 :]]
 
 
 def _is_error(data: bytes) -> bool:
@@ -312,9 +391,45 @@ def render_json(
     return 200, [("content-type", "application/json")], _dumps(body).encode()
 
 
+#: A first attempt that fails before any byte: (status, type, code, message) as
+#: each provider answers an overloaded or rate-limited request (OpenAI "Error
+#: codes" 429, Anthropic "Errors" 529, Gemini 503, Bedrock ThrottlingException;
+#: checked 2026-12-01).
+RETRY_ERRORS: Mapping[str, tuple[int, str, str | int | None, str]] = {
+    "openai-chat": (429, "requests", "rate_limit_exceeded", "Rate limit reached for requests."),
+    "openai-responses": (
+        429,
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for requests.",
+    ),
+    "anthropic": (529, "overloaded_error", None, "Overloaded"),
+    "bedrock-invoke": (529, "overloaded_error", None, "Overloaded"),
+    "gemini": (503, "UNAVAILABLE", 503, "The model is overloaded. Please try again later."),
+    "gemini-json": (503, "UNAVAILABLE", 503, "The model is overloaded. Please try again later."),
+    "bedrock-converse": (
+        429,
+        "throttlingException",
+        None,
+        "Too many requests, please wait before trying again.",
+    ),
+}
+
+
+def retry_error(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The answer of a retry case's first attempt that fails before any byte."""
+    status, kind, code, message = RETRY_ERRORS[upstream]
+    return _error_body(upstream, status, kind, code, message)
+
+
 def _error_json(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
     kind, code, message = UPSTREAM_ERRORS[upstream]
-    status = ERROR_STATUS[upstream]
+    return _error_body(upstream, ERROR_STATUS[upstream], kind, code, message)
+
+
+def _error_body(
+    upstream: str, status: int, kind: str, code: str | int | None, message: str
+) -> tuple[int, list[tuple[str, str]], bytes]:
     headers = [("content-type", "application/json")]
     body: Any
     if upstream in ("anthropic", "bedrock-invoke"):

@@ -21,7 +21,17 @@ The names are fixed (tests outside the project read them):
 ``reasoning_dropped``       the reasoning (or its signature) was lost where it fits
 ``keepalive_broke_stream``  the upstream's keep-alives broke the stream
 ``compat_gate_failed``      an event type the gateway has not seen broke the stream
-``cancel_not_propagated``   the client hung up, the upstream kept generating
+``cancel_not_propagated``   the client hung up (or the hop gave up on it), the upstream
+                            kept generating
+``idle_timeout``            a hop cut the stream during an upstream silence
+``idle_timeout_masked``     ... and ended it as if it were whole
+``retry_spliced``           two attempts' output in one stream
+``failed_attempt_call``     a failed or abandoned attempt's tool call delivered
+``attempt_left_open``       an abandoned attempt never closed upstream
+``events_dropped``          events lost for a slow client
+``slow_reader_buffered``    a slow client's answer piled up in the hop
+``slow_reader_cut_silently`` a slow client's stream cut, ended as if whole
+``truncated_call_executable`` a call the output limit cut arrives executable
 ``upstream_not_called``     the gateway answered an error without calling the upstream
 ``stream_cut``              the connection broke off before the stream's end
 ``framing_broken``          the body is not the client protocol's wire format
@@ -157,10 +167,73 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "stream: skip them, never end the stream or drop the text after them",
     ),
     VerdictRule(
+        "idle_timeout",
+        _layer("completion", "idle_cut"),
+        "a hop cut the stream while the upstream was silent: reasoning models are silent "
+        "for tens of seconds; raise the hop's idle (read) timeout past the longest silence, "
+        "or let the upstream's keep-alives through",
+        ("cut_after_s", "upstream_closed_after_s"),
+    ),
+    VerdictRule(
+        "idle_timeout_masked",
+        _layer("completion", "idle_cut_masked"),
+        "a hop cut the silent stream and ended it as if it were whole: clients take a cut "
+        "answer for a complete one; raise the idle timeout, and end a cut stream with an error",
+        ("cut_after_s", "upstream_closed_after_s"),
+    ),
+    VerdictRule(
+        "retry_spliced",
+        _layer("retries", "spliced"),
+        "a retry's new attempt was spliced onto the output of the one it replaced: once "
+        "text or a call has streamed, a new attempt is a new generation; end the stream with "
+        "an error instead (or retry only before the first byte)",
+    ),
+    VerdictRule(
+        "failed_attempt_call",
+        _layer("retries", "dead_call"),
+        "a tool call of a failed or abandoned attempt reached the client: never execute it; "
+        "hold a call until its attempt completes, or drop it with the attempt",
+    ),
+    VerdictRule(
+        "attempt_left_open",
+        _layer("retries", "left_open"),
+        "a gateway abandoned an attempt (a timeout, a second attempt) without closing it: the "
+        "upstream generates, and bills, for nobody; close an attempt you abandon",
+    ),
+    VerdictRule(
+        "events_dropped",
+        _layer("backpressure", "dropped"),
+        "events were dropped for a slow client: buffer within a bound and slow the upstream, "
+        "or end the stream with an error; never drop events and go on",
+        ("held_bytes",),
+    ),
+    VerdictRule(
+        "slow_reader_buffered",
+        _layer("backpressure", "buffered"),
+        "the hop piles up a slow client's answer instead of slowing the upstream: memory "
+        "grows with every slow client; bound the buffer (nginx: proxy_buffering off) and "
+        "state the policy",
+        ("held_bytes", "written_by_resume", "read_by_resume"),
+    ),
+    VerdictRule(
+        "slow_reader_cut_silently",
+        _layer("backpressure", "cut_silently"),
+        "the hop gave up on a slow client and ended the stream as if it were whole: say so "
+        "with an error, and close the upstream",
+        ("held_bytes",),
+    ),
+    VerdictRule(
+        "truncated_call_executable",
+        _layer("completion", "executable"),
+        "a tool call the output limit cut arrives executable: turn tool execution off on "
+        "this route until the length stop reason reaches the client",
+    ),
+    VerdictRule(
         "error_masked",
         lambda cell, name, check: (
             _case("in-stream-error", "completion")(cell, name, check)
             or _layer("deltas", "error_as_text")(cell, name, check)
+            or _layer("retries", "masked")(cell, name, check)
         ),
         "an upstream error does not reach the client as an error of the provider's type: "
         "clients cannot retry or report it; fix the error mapping",
@@ -206,7 +279,10 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
     ),
     VerdictRule(
         "cancel_not_propagated",
-        _layer("cancel"),
+        lambda cell, name, check: (
+            _layer("cancel")(cell, name, check)
+            or _layer("backpressure", "kept_open")(cell, name, check)
+        ),
         "a client that hangs up leaves the upstream generating (and billing): close the "
         "upstream response when the client disconnects",
         ("closed_after_ms", "writes_after_hang_up"),

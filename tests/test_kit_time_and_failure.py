@@ -1,0 +1,235 @@
+"""Time and failure: slow readers, long silences, retries after partial output, a cut tool call.
+
+Each rule is proven by a hop of our own that breaks it (``kit_hops.py``,
+``kit_retry_gateways.py``, ``kit_gateways.py``), caught by its rule and by no
+other, beside an honest one that passes; and by a real nginx whose
+``proxy_read_timeout`` is shorter than the upstream's silence: it cuts the
+silent stream without keep-alives and keeps it with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit_hops import IDLE, Hop
+from kit_retry_gateways import RetryGateway
+from servers.nginx import find_nginx, free_port
+from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.mock import MockUpstream
+from streamwire.kit.report import Report, build_report
+from streamwire.kit.verdicts import cell_verdicts, control_cells
+
+SILENCE = 2.5
+RETRIES = ["retry-before-output", "retry-after-text", "retry-after-tool", "retry-stall"]
+SILENCES = [
+    "silence-start",
+    "silence-start-keepalive",
+    "silence-after-tool",
+    "silence-after-tool-keepalive",
+]
+
+
+async def _report(url_of: Any, cases: Sequence[str], clients: Sequence[str], **plan: Any) -> Report:
+    async with MockUpstream() as mock, url_of(mock.url) as url:
+        check = CheckPlan(
+            routes=[Route(url, label="hop")],
+            clients=clients,
+            cases=cases,
+            deliveries=["whole"],
+            mock_url=mock.url,
+            silence=SILENCE,
+            stall=2.0,
+            **plan,
+        )
+        return build_report(await run_check(check))
+
+
+@contextlib.asynccontextmanager
+async def _hop(behaviour: str, upstream: str) -> AsyncIterator[str]:
+    async with Hop(upstream, behaviour) as hop:
+        yield hop.url
+
+
+@contextlib.asynccontextmanager
+async def _gateway(behaviour: str, upstream: str) -> AsyncIterator[str]:
+    async with RetryGateway(upstream, behaviour) as gateway:
+        yield gateway.url
+
+
+def _check(kind: str, behaviour: str, cases: Sequence[str], clients: Sequence[str]) -> Report:
+    opener = _hop if kind == "hop" else _gateway
+    return asyncio.run(_report(lambda url: opener(behaviour, url), cases, clients))
+
+
+def _verdicts(report: Report) -> set[str]:
+    return {v["name"] for v in report.verdicts}
+
+
+def _only(report: Report, verdict: str | None) -> None:
+    want = set() if verdict is None else {verdict}
+    assert _verdicts(report) == want, report.verdicts
+    controls = control_cells(report.cells)
+    for cell in report.cells:
+        control = controls.get((cell.route, cell.client, cell.delivery))
+        names = {name for name, _ in cell_verdicts(cell, control)}
+        assert names <= want, cell.as_dict()["evidence"]["layers"]
+
+
+# --- the slow reader -----------------------------------------------------------------
+
+
+@pytest.mark.timed
+def test_an_honest_relay_passes_a_slow_reader_within_the_bound() -> None:
+    report = _check("hop", "pass", ["slow-reader"], ["openai-chat", "anthropic"])
+    _only(report, None)
+    for cell in report.cells:
+        details = cell.checks["backpressure"].details
+        assert details["held_bytes"] <= details["bound_bytes"], details
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize(
+    ("behaviour", "verdict"),
+    [("drop_slow", "events_dropped"), ("buffer_all", "slow_reader_buffered")],
+)
+def test_a_hop_that_drops_or_piles_up_for_a_slow_reader(behaviour: str, verdict: str) -> None:
+    report = _check("hop", behaviour, ["slow-reader", "short-text"], ["openai-chat"])
+    _only(report, verdict)
+    (cell,) = [c for c in report.cells if c.case == "slow-reader"]
+    assert [layer for _, layer in cell_verdicts(cell)] == ["backpressure"]
+
+
+# --- long silences -------------------------------------------------------------------
+
+
+@pytest.mark.timed
+def test_silences_pass_an_honest_relay() -> None:
+    _only(_check("hop", "pass", SILENCES, ["openai-chat", "anthropic"]), None)
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize(
+    ("behaviour", "verdict"), [("idle_reset", "idle_timeout"), ("idle_end", "idle_timeout_masked")]
+)
+def test_a_hop_that_cuts_a_silent_stream(behaviour: str, verdict: str) -> None:
+    report = _check("hop", behaviour, ["silence-start", "short-text"], ["openai-chat"])
+    _only(report, verdict)
+    (cell,) = [c for c in report.cells if c.case == "silence-start"]
+    cut = cell.checks["completion"].details["cut_after_s"]
+    assert IDLE * 0.8 < cut < IDLE + 1.0, cell.checks["completion"]
+
+
+NGINX_SHORT = """\
+daemon off;
+master_process off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://127.0.0.1:{upstream};
+            proxy_http_version 1.1;
+            proxy_buffering off;
+            proxy_read_timeout 1s;
+        }}
+    }}
+}}
+"""
+
+
+@contextlib.asynccontextmanager
+async def _nginx(tmp: Path, upstream: str) -> AsyncIterator[str]:
+    binary = find_nginx()
+    assert binary is not None, "nginx is not installed (.ci/run installs it)"
+    port = free_port()
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_SHORT.format(tmp=tmp, port=port, upstream=upstream.rpartition(":")[2]))
+    proc = await asyncio.create_subprocess_exec(
+        binary,
+        "-p",
+        str(tmp),
+        "-c",
+        str(conf),
+        "-e",
+        "stderr",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            await asyncio.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+@pytest.mark.timed
+def test_nginx_with_a_short_read_timeout_cuts_silence_and_keeps_it_with_keepalives(
+    tmp_path: Path,
+) -> None:
+    cases = ["silence-start", "silence-start-keepalive", "short-text"]
+    report = asyncio.run(_report(lambda url: _nginx(tmp_path, url), cases, ["openai-chat"]))
+    by_case = {c.case: c for c in report.cells}
+    cut = by_case["silence-start"].checks["completion"]
+    # nginx closes the upstream and ends the client's chunked body cleanly
+    # after its proxy_read_timeout: the client cannot tell it was cut.
+    assert cut.verdict == "fail" and set(cut.tags) & {"idle_cut", "idle_cut_masked"}, cut
+    assert 0.5 < cut.details["cut_after_s"] < 2.5, cut.details
+    assert not by_case["silence-start-keepalive"].failed, by_case["silence-start-keepalive"].checks
+    assert not by_case["short-text"].failed
+    assert _verdicts(report) <= {"idle_timeout", "idle_timeout_masked"}
+
+
+# --- retries -------------------------------------------------------------------------
+
+
+@pytest.mark.timed
+def test_the_direct_path_and_an_honest_retrying_gateway_pass_every_retry_case() -> None:
+    @contextlib.asynccontextmanager
+    async def direct(url: str) -> AsyncIterator[str]:
+        yield url
+
+    direct_report = asyncio.run(_report(direct, RETRIES, ["openai-chat", "anthropic"]))
+    _only(direct_report, None)
+    honest = _check("gateway", "honest", RETRIES, ["openai-chat"])
+    _only(honest, None)
+    by_case = {c.case: c for c in honest.cells}
+    # A pre-byte failure retried is reported with its attempts.
+    assert by_case["retry-before-output"].checks["retries"].details["attempts"] == 2
+    assert "attempt 2 answered" in by_case["retry-stall"].checks["retries"].why
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize(
+    ("behaviour", "case", "verdict"),
+    [
+        ("splice", "retry-after-text", "retry_spliced"),
+        ("repair", "retry-after-tool", "failed_attempt_call"),
+        ("leave_open", "retry-stall", "attempt_left_open"),
+    ],
+)
+def test_a_gateway_that_retries_wrongly(behaviour: str, case: str, verdict: str) -> None:
+    report = _check("gateway", behaviour, [case, "short-text"], ["openai-chat"])
+    _only(report, verdict)
+    (cell,) = [c for c in report.cells if c.case == case]
+    assert [layer for _, layer in cell_verdicts(cell)] == ["retries"]
