@@ -74,6 +74,13 @@ model_list:
     litellm_params: {model: "anthropic/*", api_base: "$MOCK", api_key: "sk-streamwire-kit"}
   - model_name: "gemini/*"
     litellm_params: {model: "gemini/*", api_base: "$MOCK/v1beta", api_key: "streamwire-kit"}
+  - model_name: "retry/*"
+    litellm_params:
+      model: "openai/*"
+      api_base: "$MOCK/v1"
+      api_key: "sk-streamwire-kit"
+      num_retries: 2
+      stream_timeout: 1.0
   - model_name: "bedrock/*"
     litellm_params:
       model: "bedrock/*"
@@ -106,10 +113,22 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-en
     --client openai-chat,openai-responses,anthropic,gemini \
     --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
 echo "streamwire check against LiteLLM $LITELLM_VERSION exited $status (1 expected: it has defects)"
+# Its retries: a route with num_retries 2 and a 1 s stream_timeout (a first
+# chunk later than that starts another attempt), through the retry cases.
+rm -f "$OUT/check-retries.json"
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --client openai-chat,openai-responses,anthropic \
+    --models 'retry/{model}' --label retries \
+    --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool \
+    --stall 3 --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
+    --json "$OUT/check-retries.json" --html "$OUT/check-retries.html" \
+    --markdown "$OUT/check-retries.md" --quiet
+echo "streamwire check against LiteLLM's retrying route exited $?"
 # Its Bedrock pass-through (/bedrock/model/{id}/converse-stream and
 # /invoke-with-response-stream), through the config's bedrock/* model, for
 # clients that speak Bedrock themselves.
@@ -117,7 +136,8 @@ rm -f "$OUT/check-bedrock.json"
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" \
     --key-env LITELLM_MASTER_KEY --client bedrock-converse,bedrock-invoke \
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
-    --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
+    --cases "${KIT_CASES:-all}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet
@@ -125,11 +145,14 @@ echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
 set -e
 if [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
-    cat "$OUT/check.md" - "$OUT/check-bedrock.md" <<< "" > docs/kit/examples-litellm.md
-    python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json --write
-    python3 .ci/kit_expect.py "$OUT/check-bedrock.json" docs/kit/litellm-bedrock-expected.json \
-        --write
+    { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"; } \
+        > docs/kit/examples-litellm.md
+    for part in "" -retries -bedrock; do
+        python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json" \
+            --write
+    done
 else
-    python3 .ci/kit_expect.py "$OUT/check.json" docs/kit/litellm-expected.json
-    python3 .ci/kit_expect.py "$OUT/check-bedrock.json" docs/kit/litellm-bedrock-expected.json
+    for part in "" -retries -bedrock; do
+        python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json"
+    done
 fi

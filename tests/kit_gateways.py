@@ -23,7 +23,8 @@ defect         what it does                                          the verdict
 ``length_as_stop`` reports an answer the limit cut as a normal stop     ``truncation_masked``
 ``drop_error_flag`` sends the upstream the tool result without its flag ``tool_error_flag_lost``
 ``cut_midway`` resets the connection after the second text delta       ``stream_cut``
-``length_as_tool_calls`` ends a call the limit cut as a tool-call finish ``truncated_call_executable``
+``length_as_tool_calls`` ends a call the limit cut as a tool-call    ``truncated_call_``
+               finish                                                ``executable``
 ============== ===================================================== ==========================
 """
 

@@ -5,18 +5,15 @@ mock), on the kit's own HTTP server and client (``streamwire.kit.httpio``,
 the standard library's asyncio streams), and decides what to do when an
 attempt fails:
 
-================ ================================================================ ======================
-behaviour        on a failed attempt                                              the verdict it gets
-================ ================================================================ ======================
-``honest``       an error status before any byte: try again; a stall (no head     none
-                 within ``STALL_TIMEOUT``): close it, try again; a failure after
-                 output: end the stream with an error chunk
-``splice``       after output too: try again, and relay the new attempt's events  ``retry_spliced``
-                 after the old one's
-``repair``       an error after a call's fragments: finish the call and the       ``failed_attempt_call``
-                 stream as if it were whole, no retry
-``leave_open``   a stall: try again, and leave the stalled attempt open           ``attempt_left_open``
-================ ================================================================ ======================
+* ``honest``: an error status before any byte: try again; a stall (no head
+  within ``STALL_TIMEOUT``): close it, try again; a failure after output: end
+  the stream with an error chunk. No verdict.
+* ``splice``: after output too, try again, and relay the new attempt's events
+  after the old one's: ``retry_spliced``.
+* ``repair``: an error after a call's fragments: finish the call and the
+  stream as if it were whole, no retry: ``failed_attempt_call``.
+* ``leave_open``: a stall: try again, and leave the stalled attempt open:
+  ``attempt_left_open``.
 """
 
 from __future__ import annotations

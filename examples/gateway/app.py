@@ -242,10 +242,22 @@ class Gateway:
                     )
             tail = decoder.close()
         except httpx.TransportError as exc:
-            # The upstream broke off: the stream ends without its terminal
-            # signal, and the encoder says so in the client's protocol.
+            # The upstream broke off: the client is told so with an error in its
+            # own protocol (an end without the terminal signal is one a client
+            # may take for a whole answer; the acceptance kit's retry-after-text
+            # case found that).
             log.warning("upstream stream broke off: %r", exc)
-            tail = decoder.close()
+            decoder.close()
+            tail = [
+                sw.ErrorReceived(
+                    phase="transport",
+                    type="upstream_disconnected",
+                    code=None,
+                    message="the upstream's stream broke off before its end",
+                    retryable=True,
+                ),
+                sw.MessageCompleted(status="error", stop_reason=None, provider_stop_reason=None),
+            ]
         out = encoder.feed(tail) + encoder.close()
         await _send(send, {"type": "http.response.body", "body": out, "more_body": False})
         result = decoder.result

@@ -34,8 +34,8 @@ from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
 from .judge import inputs, judge
 from .mock import DEFAULT_STALL, MockUpstream, is_entry
-from .render import DEFAULT_SILENCE
 from .names import CLIENTS
+from .render import DEFAULT_SILENCE
 from .timing import TIMING_TAGS
 from .toolturn import follow_up_request
 

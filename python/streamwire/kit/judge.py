@@ -28,7 +28,6 @@ derived from the cells by ``verdicts.py``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -588,7 +587,9 @@ def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
     if where == "start":
         value = entry.get("t")
         return float(value) if isinstance(value, int | float) else None
-    times = [w[0] for w in entry.get("writes") or [] if any(k.startswith("arguments") for k in w[3])]
+    times = [
+        w[0] for w in entry.get("writes") or [] if any(k.startswith("arguments") for k in w[3])
+    ]
     return float(times[-1]) if times else None
 
 
@@ -679,7 +680,7 @@ def _backpressure(x: Inputs) -> Check:
 
 
 #: Response headers that expose a gateway's attempts, fallbacks or routes.
-_EXPOSING = ("retry", "attempt", "fallback", "route", "deployment", "model-id", "provider")
+_EXPOSING = ("retry", "retries", "attempt", "fallback", "deployment", "model-id")
 
 
 def _failed_visibly(x: Inputs) -> bool:

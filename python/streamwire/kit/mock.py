@@ -444,8 +444,26 @@ class MockUpstream:
             entry["tool_result"] = check
             follow_up = bool(check and check["correlated"])
         entry["follow_up"] = follow_up
+        failing = case.retry if attempt == 1 else None
         if not streamed:
-            status, headers, payload = render_json(case, upstream, model=model, follow_up=follow_up)
+            if failing == "stall":
+                responder.watch()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(
+                        responder.disconnected.wait(), options.get("stall", DEFAULT_STALL)
+                    )
+                if responder.disconnected.is_set():
+                    entry["disconnected_at"] = responder.disconnected_at
+                    entry["ended_at"] = time.time()
+                    return
+            if failing in ("before_output", "after_text", "after_tool"):
+                # A whole answer fails as a whole: the provider's error.
+                status, headers, payload = retry_error(upstream)
+                entry["failed"] = failing
+            else:
+                status, headers, payload = render_json(
+                    case, upstream, model=model, follow_up=follow_up, attempt=attempt
+                )
             entry["status"] = status
             await responder.send(status, headers, payload)
             entry["completed"] = True
@@ -453,7 +471,6 @@ class MockUpstream:
             return
         usage = usage_requested(upstream, body)
         entry["usage_sent"] = usage
-        failing = case.retry if attempt == 1 else None
         if failing == "before_output":
             status, headers, payload = retry_error(upstream)
             entry["status"] = status

@@ -374,10 +374,10 @@ class _Answer:
 
 
 def render_json(
-    case: Case, upstream: str, *, model: str, follow_up: bool = False
+    case: Case, upstream: str, *, model: str, follow_up: bool = False, attempt: int = 1
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """The non-streaming answer (``stream: false``, ``:generateContent``, ``/converse``)."""
-    facts = truth(case, upstream)
+    facts = truth(case, upstream, attempt=attempt)
     if case.error and not follow_up:
         return _error_json(upstream)
     if follow_up:
