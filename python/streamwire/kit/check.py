@@ -117,6 +117,8 @@ class CheckPlan:
     key: str | None = None
     read_timeout: float = 20.0
     connect_timeout: float = 10.0
+    #: The most a whole answer may take (a silence case's: its silence and 60 s more).
+    total_timeout: float = 120.0
     #: The silence cases' seconds of silence (``render.DEFAULT_SILENCE``: past the
     #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
     silence: float = DEFAULT_SILENCE
@@ -228,7 +230,7 @@ async def _run_cell(
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
     url, headers, body = client_request(client, case, model, route.base_url, plan.key)
-    read_timeout, total_timeout = plan.read_timeout, 120.0
+    read_timeout, total_timeout = plan.read_timeout, plan.total_timeout
     if case.silence is not None:
         await log.set_options(tag, {"silence": plan.silence})
         # The kit's own reads outwait the silence: a cut is the hop's.

@@ -429,13 +429,18 @@ async def observe(
             on_connect=lambda: connected.append(time.time()),
             recv_buffer=SLOW_READER_RCVBUF if pause_after is not None else None,
         )
-        if hang_up_at is None:
-            response = await opening
-        else:
-            response = await asyncio.wait_for(opening, max(0.0, hang_up_at - time.time()))
+        # The whole answer's limit holds for its head too (a head that trickles
+        # in a byte at a time never trips the per-read timeout).
+        limit = total_timeout if hang_up_at is None else max(0.0, hang_up_at - time.time())
+        response = await asyncio.wait_for(opening, limit)
     except asyncio.TimeoutError:
-        # The timer of the cancel case: the client hangs up before the head.
         obs.connected_at = connected[0] if connected else None
+        if hang_up_at is None:
+            obs.failure = f"no response head within the kit's {total_timeout} s limit"
+            obs.timed_out = True
+            obs.kit_limit = "total_timeout"
+            return obs
+        # The timer of the cancel case: the client hangs up before the head.
         obs.cancelled_at = time.time()
         obs.cancel_reason = "timer"
         return obs

@@ -216,6 +216,15 @@ def _framing(x: Inputs) -> Check:
     if obs.status != 200 and (x.truth.error_type is not None or x.case.retry is not None):
         return Check("not_applicable", f"the error arrived as HTTP {obs.status}")
     want = media_type_of(x.client)
+    encoding = next((v for k, v in obs.headers if k == "content-encoding"), "identity")
+    if encoding.strip().lower() not in ("", "identity"):
+        # The client asked for identity (accept-encoding): a client library
+        # decodes what the header says, or fails on it.
+        return Check(
+            "fail",
+            f"content-encoding {encoding!r}, which the client did not accept (it asked for "
+            "identity): a client decodes the body as that, or fails",
+        )
     if media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
