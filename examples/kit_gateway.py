@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from kit_processes import free_port, processes, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 UPSTREAMS = {
@@ -31,24 +32,6 @@ UPSTREAMS = {
     "anthropic": "/v1",
     "gemini": "/v1beta",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"a gateway exited with status {proc.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"nothing listens on port {port} after {timeout} s")
 
 
 def main() -> int:
@@ -61,18 +44,12 @@ def main() -> int:
     args, check_args = parser.parse_known_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    procs: list[subprocess.Popen[bytes]] = []
     env = dict(os.environ, PYTHONPATH=str(ROOT / "examples"))
-    try:
-        mock = subprocess.Popen(
-            [args.python, "-m", "streamwire.kit.cli", "mock-upstream"], stdout=subprocess.PIPE
-        )
-        procs.append(mock)
-        assert mock.stdout is not None
-        mock_url = mock.stdout.readline().decode().strip().rpartition(" ")[2]
+    with processes() as procs:
+        mock_url = procs.mock(args.python)
         urls = []
         for upstream, prefix in UPSTREAMS.items():
-            port = _free_port()
+            port = free_port()
             gateway_env = dict(
                 env, GATEWAY_UPSTREAM_URL=mock_url + prefix, GATEWAY_UPSTREAM_PROTOCOL=upstream
             )
@@ -90,10 +67,10 @@ def main() -> int:
                 "warning",
                 "--no-access-log",
             ]
-            procs.append(subprocess.Popen(cmd, env=gateway_env))
-            urls.append((port, f"http://127.0.0.1:{port}", f"gateway-{upstream}"))
-        for port, _, _ in urls:
-            _wait_listening(port, procs[-1])
+            gateway = procs.start(cmd, env=gateway_env)
+            urls.append((port, gateway, f"http://127.0.0.1:{port}", f"gateway-{upstream}"))
+        for port, gateway, _, label in urls:
+            wait_listening(port, gateway, label)
         started = time.monotonic()
         check = subprocess.run(
             [
@@ -101,8 +78,8 @@ def main() -> int:
                 "-m",
                 "streamwire.cli",
                 "check",
-                *(u for _, u, _ in urls),
-                *(a for _, _, label in urls for a in ("--label", label)),
+                *(u for _, _, u, _ in urls),
+                *(a for _, _, _, label in urls for a in ("--label", label)),
                 "--mock",
                 mock_url,
                 # The example serves the four SSE client protocols (no Bedrock front).
@@ -120,19 +97,11 @@ def main() -> int:
             ]
         )
         print(f"kit against examples/gateway: {time.monotonic() - started:.1f} s", flush=True)
-        if args.docs:
-            target = ROOT / "docs" / "kit" / "examples-gateway.md"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(out / "check.md", target)
-        return check.returncode
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    if args.docs:
+        target = ROOT / "docs" / "kit" / "examples-gateway.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(out / "check.md", target)
+    return check.returncode
 
 
 if __name__ == "__main__":

@@ -36,13 +36,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from kit_processes import free_port, processes, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,24 +121,6 @@ def _binary(name: str) -> str:
     if found is None:
         raise SystemExit(f"{name} is not installed (apt-get install {name}; .ci/run does)")
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], name: str) -> None:
-    deadline = time.monotonic() + 20.0
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"{name} exited with status {proc.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise SystemExit(f"{name}: nothing listens on port {port}")
 
 
 def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
@@ -221,61 +204,43 @@ def main() -> int:
     args, check_args = parser.parse_known_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    procs: list[subprocess.Popen[bytes]] = []
-    with tempfile.TemporaryDirectory(prefix="streamwire-proxies-") as tmp:
-        try:
-            mock = subprocess.Popen(
-                [args.python, "-m", "streamwire.kit.cli", "mock-upstream"], stdout=subprocess.PIPE
-            )
-            procs.append(mock)
-            assert mock.stdout is not None
-            mock_url = mock.stdout.readline().decode().strip().rpartition(" ")[2]
-            upstream = int(mock_url.rpartition(":")[2])
-            routes = []
-            for name, command in _proxies(Path(tmp), upstream).items():
-                port = _free_port()
-                proc = subprocess.Popen(
-                    command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-                )
-                procs.append(proc)
-                _wait_listening(port, proc, name)
-                routes.append((name, f"http://127.0.0.1:{port}"))
-            started = time.monotonic()
-            check = [
-                args.python,
-                "-m",
-                "streamwire.cli",
-                "check",
-                *(url for _, url in routes),
-                *(a for name, _ in routes for a in ("--label", name)),
-                "--mock",
-                mock_url,
-                "--client",
-                "all",
-                "--concurrency",
-                "16",
-                "--json",
-                str(out / "check.json"),
-                "--html",
-                str(out / "check.html"),
-                "--markdown",
-                str(out / "check.md"),
-                "--title",
-                "streamwire check: nginx, caddy and haproxy as deployed",
-                *check_args,
-            ]
-            subprocess.run(check, check=False)
-            print(f"kit through the proxies: {time.monotonic() - started:.1f} s", flush=True)
-            versions = _versions()
-            print("; ".join(versions.values()))
-        finally:
-            for proc in reversed(procs):
-                proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+    with tempfile.TemporaryDirectory(prefix="streamwire-proxies-") as tmp, processes() as procs:
+        mock_url = procs.mock(args.python)
+        upstream = int(mock_url.rpartition(":")[2])
+        routes = []
+        for name, command in _proxies(Path(tmp), upstream).items():
+            port = free_port()
+            proc = procs.start(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_listening(port, proc, name)
+            routes.append((name, f"http://127.0.0.1:{port}"))
+        started = time.monotonic()
+        check = [
+            args.python,
+            "-m",
+            "streamwire.cli",
+            "check",
+            *(url for _, url in routes),
+            *(a for name, _ in routes for a in ("--label", name)),
+            "--mock",
+            mock_url,
+            "--client",
+            "all",
+            "--concurrency",
+            "16",
+            "--json",
+            str(out / "check.json"),
+            "--html",
+            str(out / "check.html"),
+            "--markdown",
+            str(out / "check.md"),
+            "--title",
+            "streamwire check: nginx, caddy and haproxy as deployed",
+            *check_args,
+        ]
+        subprocess.run(check, check=False)
+        print(f"kit through the proxies: {time.monotonic() - started:.1f} s", flush=True)
+        versions = _versions()
+        print("; ".join(versions.values()))
     status = _judge(out / "check.json", args.strict)
     if args.docs:
         _write_docs(out / "check.md", versions)

@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kit_hops import IDLE, Hop
 from kit_retry_gateways import RetryGateway
-from servers.nginx import find_nginx, free_port
+from servers.nginx import Nginx, find_nginx
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.mock import MockUpstream
 from streamwire.kit.report import Report, build_report
@@ -125,70 +124,32 @@ def test_a_hop_that_cuts_a_silent_stream(behaviour: str, verdict: str) -> None:
     assert IDLE * 0.8 < cut < IDLE + 1.0, cell.checks["completion"]
 
 
-NGINX_SHORT = """\
-daemon off;
-master_process off;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
+#: nginx streaming, its proxy_read_timeout shorter than the upstream's silence.
+SHORT_READ_TIMEOUT = """\
+        location / {
             proxy_pass http://127.0.0.1:{upstream};
             proxy_http_version 1.1;
             proxy_buffering off;
             proxy_read_timeout 1s;
-        }}
-    }}
-}}
-"""
+        }"""
 
 
 @contextlib.asynccontextmanager
-async def _nginx(tmp: Path, upstream: str) -> AsyncIterator[str]:
+async def _nginx(upstream: str) -> AsyncIterator[str]:
     binary = find_nginx()
     assert binary is not None, "nginx is not installed (.ci/run installs it)"
-    port = free_port()
-    conf = tmp / "nginx.conf"
-    conf.write_text(NGINX_SHORT.format(tmp=tmp, port=port, upstream=upstream.rpartition(":")[2]))
-    proc = await asyncio.create_subprocess_exec(
-        binary,
-        "-p",
-        str(tmp),
-        "-c",
-        str(conf),
-        "-e",
-        "stderr",
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    nginx = Nginx(binary, int(upstream.rpartition(":")[2]), SHORT_READ_TIMEOUT)
+    await asyncio.to_thread(nginx.start)
     try:
-        for _ in range(200):
-            with contextlib.suppress(OSError):
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            await asyncio.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{nginx.port}"
     finally:
-        proc.terminate()
-        await proc.wait()
+        await asyncio.to_thread(nginx.close)
 
 
 @pytest.mark.timed
-def test_nginx_with_a_short_read_timeout_cuts_silence_and_keeps_it_with_keepalives(
-    tmp_path: Path,
-) -> None:
+def test_nginx_with_a_short_read_timeout_cuts_silence_and_keeps_it_with_keepalives() -> None:
     cases = ["silence-start", "silence-start-keepalive", "short-text"]
-    report = asyncio.run(_report(lambda url: _nginx(tmp_path, url), cases, ["openai-chat"]))
+    report = asyncio.run(_report(_nginx, cases, ["openai-chat"]))
     by_case = {c.case: c for c in report.cells}
     cut = by_case["silence-start"].checks["completion"]
     # nginx closes the upstream and ends the client's chunked body cleanly

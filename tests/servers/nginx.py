@@ -47,21 +47,24 @@ http {{
     scgi_temp_path {tmp}/scgi;
     server {{
         listen 127.0.0.1:{port};
-        location /unbuffered/ {{
+{locations}
+    }}
+}}
+"""
+#: The two locations the proxy tests use (``Nginx(locations=...)`` gives others).
+_LOCATIONS = """\
+        location /unbuffered/ {
             proxy_pass http://127.0.0.1:{upstream}/;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_buffering off;
-        }}
-        location /buffered/ {{
+        }
+        location /buffered/ {
             proxy_pass http://127.0.0.1:{upstream}/;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_buffering on;
-        }}
-    }}
-}}
-"""
+        }"""
 
 
 def find_nginx() -> str | None:
@@ -85,9 +88,11 @@ def free_port() -> int:
 class Nginx:
     """One nginx process proxying to ``127.0.0.1:upstream``."""
 
-    def __init__(self, binary: str, upstream: int) -> None:
+    def __init__(self, binary: str, upstream: int, locations: str = _LOCATIONS) -> None:
         self.binary = binary
         self.upstream = upstream
+        #: The server's location blocks; ``{upstream}`` is the upstream's port.
+        self.locations = locations
         self.port = 0
         self._tmp = tempfile.TemporaryDirectory(prefix="streamwire-nginx-")
         self._proc: subprocess.Popen[bytes] | None = None
@@ -107,7 +112,8 @@ class Nginx:
         for attempt in range(3):
             self.port = free_port()
             conf = Path(tmp) / "nginx.conf"
-            conf.write_text(_CONFIG.format(tmp=tmp, port=self.port, upstream=self.upstream))
+            locations = self.locations.replace("{upstream}", str(self.upstream))
+            conf.write_text(_CONFIG.format(tmp=tmp, port=self.port, locations=locations))
             self._proc = subprocess.Popen(
                 [self.binary, "-p", tmp, "-c", str(conf), "-e", f"{tmp}/error.log"],
                 stdin=subprocess.DEVNULL,

@@ -192,6 +192,15 @@ def _json(value: Any) -> bytes:
     return dumps(value).encode()
 
 
+async def _refuse(
+    responder: Responder, entry: dict[str, Any], status: int, kind: str, message: str
+) -> None:
+    """Answers a request the mock cannot serve, and logs its status."""
+    entry["status"] = status
+    error = {"error": {"type": kind, "message": message, "code": status}}
+    await responder.send(status, [("content-type", "application/json")], _json(error))
+
+
 _NUMBER = (int, float)
 _NONE = type(None)
 #: What the judge reads of a log entry, and the types it must have: the log
@@ -392,39 +401,20 @@ class MockUpstream:
         route = _route(request.method, request.path, request.query, body)
         entry = self.log.add(request, body)
         if route is None:
-            entry["status"] = 404
-            await responder.send(
-                404,
-                [("content-type", "application/json")],
-                _json(
-                    {"error": {"type": "not_found_error", "message": f"no endpoint {request.path}"}}
-                ),
-            )
+            await _refuse(responder, entry, 404, "not_found_error", f"no endpoint {request.path}")
             return
         upstream, streamed, model = route
         entry.update(upstream=upstream, stream=streamed, model=model)
         try:
             chosen = parse_model(model)
         except ModelError as exc:
-            entry["status"] = 400
-            await responder.send(
-                400,
-                [("content-type", "application/json")],
-                _json(
-                    {"error": {"type": "invalid_request_error", "message": str(exc), "code": 400}}
-                ),
-            )
+            await _refuse(responder, entry, 400, "invalid_request_error", str(exc))
             return
         if chosen is None:
-            entry["status"] = 404
             message = (
                 f"model {model!r} is not a case: use sw-<case>, one of {', '.join(CASE_NAMES)}"
             )
-            await responder.send(
-                404,
-                [("content-type", "application/json")],
-                _json({"error": {"type": "not_found_error", "message": message, "code": 404}}),
-            )
+            await _refuse(responder, entry, 404, "not_found_error", message)
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
