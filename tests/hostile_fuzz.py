@@ -338,6 +338,17 @@ def _check_result(result: sw.StreamResult, where: str, *, serialize: bool = True
     for call in result.tool_calls:
         if call.executable and result.status != "completed":
             raise Failure(f"{where}: an executable call in a {result.status} stream")
+        if call.executable == (call.not_executable_reason is not None):
+            raise Failure(
+                f"{where}: call {call.index} executable {call.executable} and "
+                f"not_executable_reason {call.not_executable_reason!r}"
+            )
+    for verdict in (result, *result.choices):
+        if verdict.executable == (verdict.not_executable_reason is not None):
+            raise Failure(
+                f"{where}: executable {verdict.executable} and "
+                f"not_executable_reason {verdict.not_executable_reason!r}"
+            )
     if serialize:
         json.dumps(result_dict(result), ensure_ascii=True)
 
