@@ -14,9 +14,9 @@ import binascii
 from typing import Any, Generic, TypeVar
 
 from ..accumulate import Accumulator
+from ..errors import ToolResultError
 from ..kinds import AudioMode
 from ..result import StreamResult
-from ..toolresults import ToolResultError
 
 __all__ = ["REVOKED", "AudioMode", "Turn", "b64_size", "refuse_cancelled"]
 
