@@ -22,9 +22,9 @@ content with sha256 hashes, see ``_redact.py``.
 
 Both rewrite the recorded bytes (``_redact.py`` says how) and then re-derive
 the events and the result from the new bytes by playing them through the
-same ``Driver`` a replay uses (``play``): recording, redacting and replaying
-are one loop, kept in this module; ``replay.py`` builds its iterator, and
-``verify``, on ``play``.
+same ``Driver`` a replay uses (``play``). Making a recording may so replay
+one, and a replay may make one: that loop is kept in this module, and
+``replay.py``'s iterator and ``verify`` are built on ``play``.
 
 File format ``streamwire-recording/1``: JSON Lines, UTF-8, one object per line.
 
