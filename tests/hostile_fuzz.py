@@ -37,7 +37,7 @@ replays one). The test (``test_fuzz_hostile.py``) runs for a bounded time;
 from __future__ import annotations
 
 import argparse
-import copy
+import dataclasses
 import json
 import random
 import sys
@@ -70,6 +70,36 @@ def _nested(depth: int, leaf: Any = 1) -> Any:
     for i in range(depth):
         value = [value] if i % 2 else {"k": value}
     return value
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON tree, built without recursion: a value an earlier
+    mutation confused may nest thousands of levels deep, past what
+    ``copy.deepcopy`` (recursive) follows from a test's stack, and the
+    harness must never fail on its own values."""
+    if not isinstance(value, dict | list):
+        return value
+    top: Any = {} if isinstance(value, dict) else []
+    stack = [(value, top)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            new = item
+            if isinstance(item, dict | list):
+                new = {} if isinstance(item, dict) else []
+                stack.append((item, new))
+            if isinstance(target, dict):
+                target[key] = new
+            else:
+                target.append(new)
+    return top
+
+
+def _copy_unit(unit: Unit) -> Unit:
+    return dataclasses.replace(
+        unit, payload=_copy(unit.payload), inner=_copy(unit.inner), headers=dict(unit.headers)
+    )
 
 
 def _confusions(rng: random.Random, donor: Any) -> Any:
@@ -198,7 +228,7 @@ def _mutate_json(wire: Wire, rng: random.Random) -> str:
         donor_unit, donor_attr = rng.choice(roots)
         donors: list[tuple[Any, Any]] = []
         _nodes(getattr(donor_unit, donor_attr), donors)
-        donor = copy.deepcopy(rng.choice(donors)[0]) if donors else None
+        donor = _copy(rng.choice(donors)[0]) if donors else None
         container[key] = _confusions(rng, donor)
         return f"{attr}[{key!r:.20}]=confused"
     if action < 0.85 and isinstance(container, dict):
@@ -226,7 +256,7 @@ def _mutate_structure(wire: Wire, rng: random.Random) -> str:
         del units[i]
         return f"drop unit {i}"
     if choice < 0.5:
-        units.insert(rng.randrange(len(units) + 1), copy.deepcopy(units[i]))
+        units.insert(rng.randrange(len(units) + 1), _copy_unit(units[i]))
         return f"repeat unit {i}"
     if choice < 0.7:
         unit = units.pop(i)
@@ -316,7 +346,7 @@ def _messages(case: Case) -> list[Any]:
     for unit, form in zip(case.wire.units, case.forms, strict=True):
         text = unit.data()
         if form == "dict" and isinstance(unit.payload, dict):
-            out.append(copy.deepcopy(unit.payload))
+            out.append(_copy(unit.payload))
         elif form == "bytes":
             out.append(text.encode("utf-8", "surrogatepass"))
         else:
@@ -338,6 +368,17 @@ def _check_result(result: sw.StreamResult, where: str, *, serialize: bool = True
     for call in result.tool_calls:
         if call.executable and result.status != "completed":
             raise Failure(f"{where}: an executable call in a {result.status} stream")
+        if call.executable == (call.not_executable_reason is not None):
+            raise Failure(
+                f"{where}: call {call.index} executable {call.executable} and "
+                f"not_executable_reason {call.not_executable_reason!r}"
+            )
+    for verdict in (result, *result.choices):
+        if verdict.executable == (verdict.not_executable_reason is not None):
+            raise Failure(
+                f"{where}: executable {verdict.executable} and "
+                f"not_executable_reason {verdict.not_executable_reason!r}"
+            )
     if serialize:
         json.dumps(result_dict(result), ensure_ascii=True)
 
@@ -445,7 +486,7 @@ def _field_case(
     fixture: Fixture, wire: Wire, at: int, attr: str, path: tuple[Any, ...], value: Any, n: int
 ) -> Case:
     units = list(wire.units)
-    units[at] = copy.deepcopy(units[at])
+    units[at] = _copy_unit(units[at])
     changed = Wire(wire.protocol, wire.kind, units, wire.body)
     node = getattr(units[at], attr)
     for key in path[:-1]:
@@ -454,7 +495,7 @@ def _field_case(
     if value is _DELETE:
         del node[path[-1]]
     else:
-        node[path[-1]] = copy.deepcopy(value)
+        node[path[-1]] = _copy(value)
     mutation = f"unit {at} {attr}{list(path)}: {shown}"
     options = dict(fixture.manifest.get("options", {}))
     case = Case(-1, n, fixture.name, fixture.protocol, options, changed, [mutation])

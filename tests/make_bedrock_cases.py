@@ -299,11 +299,55 @@ def endings() -> list[Case]:
         _case(
             "metadata-before-stop",
             [*_text_then(C.block_stop(0), C.metadata(8, 2)), C.stop("end_turn")],
-            "metadata before messageStop: its usage is reported but not final",
+            "metadata before messageStop (relays and other clients' test suites emit this "
+            "order): reported at once, not final; nothing follows the stop, so at the end of "
+            "input the same usage is final",
             {
                 "status": "completed",
-                "usage": usage(8, 2, final=False),
-                "warnings": ["metadata_before_stop", "missing_metadata"],
+                "usage": usage(8, 2, final=True),
+                "warnings": ["metadata_before_stop"],
+                "events_tail": [
+                    expect_usage(8, 2, final=False),
+                    expect_usage(8, 2, final=True),
+                    expect_completed("completed", "stop", "end_turn"),
+                ],
+            },
+        )
+    )
+    tid = "tooluse_relay01"
+    relay = [C.start(), C.tool_start(0, tid, "lookup"), C.tool_input(0, '{"q":"y"}')]
+    relay += [C.block_stop(0), C.metadata(12, 9), C.stop("tool_use")]
+    out.append(
+        _case(
+            "metadata-before-stop-tool",
+            relay,
+            "a relay's order for a tool call: metadata (usage and metrics) before messageStop "
+            "tool_use; completed, executable, the usage final once the input ends",
+            {
+                "status": "completed",
+                "stop_reason": "tool_calls",
+                "executable": True,
+                "tool_calls": [call(0, tid, "lookup", '{"q":"y"}')],
+                "usage": usage(12, 9, final=True),
+                "warnings": ["metadata_before_stop"],
+                "conflicts_count": 0,
+            },
+        )
+    )
+    out.append(
+        _case(
+            "metadata-before-and-after-stop",
+            [*_text_then(C.block_stop(0), C.metadata(8, 2)), C.stop("end_turn"), C.metadata(8, 5)],
+            "a metadata before messageStop and the documented one after it: the later usage "
+            "replaces the earlier and is the final one",
+            {
+                "status": "completed",
+                "usage": usage(8, 5, final=True),
+                "warnings": ["metadata_before_stop"],
+                "events_tail": [
+                    expect_usage(8, 5, final=True),
+                    expect_completed("completed", "stop", "end_turn"),
+                ],
             },
         )
     )
@@ -601,6 +645,84 @@ def blocks() -> list[Case]:
                 {"status": "protocol_conflict", "conflicts_count": 1, "executable": False},
             )
         )
+    empty_start = {"contentBlockIndex": 0, "start": {}}
+    out.append(
+        _case(
+            "text-block-empty-start",
+            [
+                C.start(),
+                event_frame("contentBlockStart", empty_start),
+                C.text(0, "Hello"),
+                C.text(0, " there"),
+                C.block_stop(0),
+                C.stop("end_turn"),
+                C.metadata(6, 2),
+            ],
+            "a contentBlockStart whose start is {} for a text block (relays send one for every "
+            "block): tolerated with a warning, the text kept, no conflict",
+            {
+                "status": "completed",
+                "text": "Hello there",
+                "warnings": ["block_start_empty"],
+                "conflicts_count": 0,
+                "provider_content": [{"text": "Hello there"}],
+                "usage": usage(6, 2),
+            },
+        )
+    )
+    tid = "tooluse_empty01"
+    mixed = [
+        C.start(),
+        event_frame("contentBlockStart", empty_start),
+        C.delta(0, {"reasoningContent": {"text": "Look it up."}}),
+        C.block_stop(0),
+        event_frame("contentBlockStart", {"contentBlockIndex": 1, "start": {}}),
+        C.text(1, "Checking."),
+        C.block_stop(1),
+        C.tool_start(2, tid, "lookup"),
+        C.tool_input(2, '{"q":"z"}'),
+        C.block_stop(2),
+        C.stop("tool_use"),
+        C.metadata(9, 7),
+    ]
+    out.append(
+        _case(
+            "blocks-empty-start",
+            mixed,
+            "empty starts ({}) for a reasoning and a text block, then a tool block with its "
+            "toolUse start: each empty start's first delta decides its kind; executable",
+            {
+                "status": "completed",
+                "text": "Checking.",
+                "choices": [{"index": 0, "reasoning": "Look it up."}],
+                "executable": True,
+                "tool_calls": [call(0, tid, "lookup", '{"q":"z"}')],
+                "warnings": ["block_start_empty"],
+                "conflicts_count": 0,
+            },
+        )
+    )
+    out.append(
+        _case(
+            "empty-start-tool-fragment",
+            [
+                C.start(),
+                event_frame("contentBlockStart", empty_start),
+                C.tool_input(0, '{"q":"z"}'),
+                C.block_stop(0),
+                C.stop("tool_use"),
+                C.metadata(3, 3),
+            ],
+            "an empty start ({}) then a toolUse fragment: the start named no call, so the "
+            "fragment cannot be correlated to one (a conflict, as for a block never started)",
+            {
+                "status": "protocol_conflict",
+                "conflicts_count": 1,
+                "tool_call_count": 0,
+                "executable": False,
+            },
+        )
+    )
     dup = [C.tool_start(0, "tooluse_same", "f"), C.tool_input(0, "{}"), C.block_stop(0)]
     dup += [C.tool_start(1, "tooluse_same", "g"), C.tool_input(1, "{}"), C.block_stop(1)]
     out.append(

@@ -83,6 +83,79 @@ def test_an_unknown_event_after_the_metadata_is_ignored_like_a_known_one() -> No
         assert [w.code for w in result.warnings] == ["data_after_end"]
 
 
+# --- recorded orders other projects' streams show (issue: "Recorded streams still misread") ---
+
+
+def _under_every_chunking(data: bytes) -> list[tuple[sw.StreamResult, list[sw.Event]]]:
+    out = []
+    for _, chunks in chunkings(data):
+        stream = sw.stream("bedrock-converse")
+        events = [e for chunk in chunks for e in stream.feed(chunk)] + stream.close()
+        out.append((stream.result, events))
+    return out
+
+
+def test_usage_before_message_stop_is_final_once_the_stream_completes() -> None:
+    data = C.start() + C.text(0, "Hi") + C.block_stop(0) + C.metadata(8, 2) + C.stop("end_turn")
+    for result, events in _under_every_chunking(data):
+        assert result.status == "completed" and result.text == "Hi"
+        assert result.usage is not None and result.usage.final
+        assert (result.usage.input_tokens, result.usage.output_tokens) == (8, 2)
+        assert [w.code for w in result.warnings] == ["metadata_before_stop"]
+        assert [type(e).__name__ for e in events[-3:]] == [
+            "UsageReported",
+            "UsageReported",
+            "MessageCompleted",
+        ]
+        assert sw.result_from_events(events, protocol="bedrock-converse").usage == result.usage
+
+
+def test_usage_before_message_stop_is_not_final_while_more_may_come() -> None:
+    # Before the end of input a later metadata may still replace it.
+    stream = sw.stream("bedrock-converse")
+    stream.feed(C.start() + C.text(0, "Hi") + C.metadata(8, 2) + C.stop("end_turn"))
+    usage = stream.result.usage
+    assert usage is not None and not usage.final and stream.result.status == "in_progress"
+    # Input that did not end whole (an unfinished frame, a broken CRC) or ended
+    # in an error proves nothing: the usage stays as reported, not final.
+    early = C.start() + C.text(0, "Hi") + C.metadata(8, 2)
+    tails = {
+        "unfinished frame": C.stop("end_turn") + C.metadata(8, 5)[:20],
+        "broken frame": C.stop("end_turn") + C.metadata(8, 5)[:-1] + b"\x00",
+        "error after the stop": C.stop("end_turn")
+        + exception_frame("modelStreamErrorException", {"message": "x"}),
+        "no stop": b"",
+    }
+    for label, tail in tails.items():
+        stream, _ = _run(early + tail)
+        usage = stream.result.usage
+        assert usage is not None and not usage.final, label
+
+
+def test_an_empty_block_start_is_tolerated_for_any_kind() -> None:
+    # {"start": {}}, {"start": null} and no start: an optional object left empty.
+    for start in ({"start": {}}, {"start": None}, {}):
+        opening = event_frame("contentBlockStart", {"contentBlockIndex": 0, **start})
+        for second, facts_of in (
+            (C.text(0, "Hi"), lambda r: r.text == "Hi"),
+            (C.delta(0, {"reasoningContent": {"text": "r"}}), lambda r: r.reasoning == "r"),
+        ):
+            data = C.start() + opening + second + C.block_stop(0) + C.stop("end_turn")
+            data += C.metadata(1, 1)
+            for result, _ in _under_every_chunking(data):
+                assert result.status == "completed" and not result.conflicts, start
+                assert facts_of(result), start
+                assert [w.code for w in result.warnings] == ["block_start_empty"]
+    # What an empty start does not tolerate: a kind it cannot have opened.
+    data = C.start() + event_frame("contentBlockStart", {"contentBlockIndex": 0, "start": {}})
+    stream, _ = _run(data + C.tool_input(0, "{}") + C.stop("tool_use"))
+    assert stream.result.status == "protocol_conflict"
+    for start in ("text", [], {"toolUse": {}, "image": {}}):
+        opening = event_frame("contentBlockStart", {"contentBlockIndex": 0, "start": start})
+        stream, _ = _run(C.start() + opening + C.stop("end_turn"))
+        assert stream.result.status == "protocol_conflict", start
+
+
 def test_accepts_any_buffer() -> None:
     data = C.start() + C.text(0, "é") + C.stop("end_turn")
     for buffer in (bytearray(data), memoryview(data)):

@@ -10,7 +10,10 @@ only adds fixtures). For each fixture:
   interleaved) the manifest's assertions hold, and the unified events are
   identical to those of the whole input;
 * the result rebuilt from the unified events alone (``sw.result_from_events``)
-  states the same facts as the adapter's result: the events lose nothing.
+  states the same facts as the adapter's result: the events lose nothing;
+* every result that is not executable says why (the result, each choice,
+  each call; every response of a WebSocket session), a result without calls
+  too.
 """
 
 from __future__ import annotations
@@ -78,3 +81,28 @@ def test_fixture_events_carry_the_result(fixture: Fixture) -> None:
     replayed = sw.result_from_events(events, protocol=fixture.protocol)
     assert facts(replayed) == facts(stream.result)
     assert replayed.metrics.events == stream.result.metrics.events == len(events)
+
+
+def unexplained(result: sw.StreamResult, where: str) -> list[str]:
+    """Where ``result`` is not executable without saying why (empty: nowhere)."""
+    out = []
+    if result.executable == (result.not_executable_reason is not None):
+        out.append(f"{where}: executable {result.executable}, {result.not_executable_reason!r}")
+    for choice in result.choices:
+        if choice.executable == (choice.not_executable_reason is not None):
+            out.append(f"{where} choice {choice.index}: {choice.not_executable_reason!r}")
+    for call in result.tool_calls:
+        if call.executable == (call.not_executable_reason is not None):
+            out.append(f"{where} call {call.index}: {call.not_executable_reason!r}")
+    return out
+
+
+@pytest.mark.parametrize("fixture", PARAMS)
+def test_a_result_that_is_not_executable_says_why(fixture: Fixture) -> None:
+    if fixture.messages:
+        stream, _, _ = fixture.replay_messages("str")
+    else:
+        stream, _ = fixture.replay([fixture.fed_bytes()])
+    results = [("result", stream.result)]
+    results += [(f"response {n}", r) for n, r in enumerate(getattr(stream, "results", ()))]
+    assert [why for where, r in results for why in unexplained(r, where)] == []

@@ -61,6 +61,9 @@ def test_call_transition(phase: str, input_: str) -> None:
     assert bool(result.conflicts) == (action in _CONFLICTING), (action, result.conflicts)
     if action == "abandon":
         assert [w.code for w in result.warnings] == ["streamed_call_unterminated"]
+    if action == "stray_end":  # an empty functionCall: {} names nothing, contradicts nothing
+        assert [w.code for w in result.warnings] == ["function_call_empty"]
+        assert result.tool_calls == ()
 
 
 def test_a_repeated_name_continues_the_streamed_call() -> None:

@@ -103,6 +103,8 @@ def test_tool_arguments_nested_too_deep_end_in_a_typed_error(protocol: str) -> N
         errors += getattr(stream, "errors", [])  # a WebSocket session's own
         assert errors, label
         assert errors[0].type == "json_too_deep", label
+        for r in _results(stream, result):  # not executable, and saying why
+            assert not r.executable and r.not_executable_reason, label
         if protocol in GEMINI:
             # Gemini sends arguments as an object inside the payload: the
             # payload itself is too deep, and there is no call.

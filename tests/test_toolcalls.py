@@ -365,10 +365,33 @@ def test_server_side_calls_are_never_executable() -> None:
     server.set_identity("id", "srv")
     server.set_identity("name", "web_search")
     calls.complete(server)
-    assert calls.release(0, "completed", "stop") == (False, None), "no client batch"
+    assert calls.release(0, "completed", "stop") == (
+        False,
+        "no tool calls for the caller to run (the provider ran its own)",
+    ), "no client batch, and it says so"
     (snap,) = calls.snapshot(0, (True, None))
     assert snap.state == "valid" and not snap.executable
     assert snap.not_executable_reason == "the provider runs this tool itself"
+
+
+def test_a_batch_that_is_not_executable_always_says_why() -> None:
+    # No calls at all is a reason too; an unfinished or failed stream's own
+    # ending comes first, as it does for a batch with calls.
+    calls, _ = _calls()
+    assert calls.release(0, "completed", "stop") == (False, "no tool calls")
+    assert calls.release(3, "completed", None) == (False, "no tool calls"), "no such choice"
+    assert calls.release(0, "in_progress", None) == (False, "the stream has not ended yet")
+    for status in ("error", "incomplete", "truncated", "cancelled", "protocol_conflict"):
+        assert calls.release(0, status, "stop") == (False, f"the stream ended {status}")
+    stream = sw.stream("openai-chat")
+    stream.feed(
+        b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n'
+    )
+    stream.close()
+    result = stream.result
+    assert result.status == "completed" and not result.executable
+    assert result.not_executable_reason == "no tool calls"
+    assert result.choices[0].not_executable_reason == "no tool calls"
 
 
 # --- tool results ---------------------------------------------------------------

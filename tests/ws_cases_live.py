@@ -297,4 +297,37 @@ def live() -> list[dict[str, Any]]:
             },
         )
     )
+    out.append(
+        case(
+            P,
+            "08-tool-call-empty",
+            [
+                setup,
+                live_text("Checking."),
+                {"toolCall": {}},
+                live_text("Nothing to call."),
+                {"serverContent": {"turnComplete": True}},
+            ],
+            "a toolCall whose optional functionCalls is left out (toolCall: {}): no calls, "
+            "nothing contradicted; it still ends its turn, with a warning",
+            {
+                "status": "completed",
+                "text": "Nothing to call.",
+                "results": [
+                    {
+                        "status": "completed",
+                        "text": "Checking.",
+                        "stop_reason": "stop",
+                        "provider_stop_reason": "toolCall",
+                        "executable": False,
+                        "tool_calls": [],
+                        "warnings": ["tool_call_empty"],
+                        "conflicts_count": 0,
+                    },
+                    {"status": "completed", "text": "Nothing to call.", "warnings": []},
+                ],
+                "session": {"response_count": 2, **SESSION_CLEAN},
+            },
+        )
+    )
     return out

@@ -28,6 +28,7 @@ __all__ = [
     "Command",
     "Progress",
     "add_commands",
+    "add_view_arguments",
     "open_input",
     "read_chunks",
     "size_of",
@@ -50,6 +51,17 @@ class Command:
     arguments: Callable[[argparse.ArgumentParser], None]
     #: Runs the command; returns the exit status.
     run: Callable[[argparse.Namespace], int]
+
+
+def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    """The output options ``inspect`` and ``replay`` share."""
+    parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
+    parser.add_argument("--no-events", action="store_true", help="only the summary")
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="arrival times, gaps and bursts (inputs with recorded timing)",
+    )
 
 
 def add_commands(sub: Any, commands: Iterable[Command]) -> None:

@@ -48,13 +48,14 @@ from ._cli_base import (
     CliError,
     Command,
     Progress,
+    add_view_arguments,
     open_input,
     read_chunks,
     size_of,
 )
-from ._clifmt import event_line, write_summary
+from ._clifmt import event_line, report
 
-__all__ = ["INSPECT", "add_view_arguments", "choose_protocol", "inspect_exchange", "report"]
+__all__ = ["INSPECT", "choose_protocol", "inspect_exchange", "inspect_recording"]
 
 #: Inputs at least this large show progress on a terminal.
 PROGRESS_MIN_BYTES = 1024 * 1024
@@ -68,17 +69,6 @@ def _option(text: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
-
-
-def add_view_arguments(parser: argparse.ArgumentParser) -> None:
-    """The output options ``inspect`` and ``replay`` share."""
-    parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
-    parser.add_argument("--no-events", action="store_true", help="only the summary")
-    parser.add_argument(
-        "--timeline",
-        action="store_true",
-        help="arrival times, gaps and bursts (inputs with recorded timing)",
-    )
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,8 +110,6 @@ def _run(args: argparse.Namespace) -> int:
         head = stream.read(SNIFF_BYTES)
         kind = kind_of(head)
         if kind == "recording":
-            from ._cli_replay import inspect_recording
-
             return inspect_recording(args, (head + stream.read()).decode("utf-8", "replace"))
         if kind == "manifest":
             return _inspect_manifest(args, head + stream.read())
@@ -139,6 +127,24 @@ def _run(args: argparse.Namespace) -> int:
         else:
             exchange = Exchange("body", None, (), _chain(head, rest))
         return inspect_exchange(args, exchange, {}, size=size_of(args.file))
+
+
+def inspect_recording(args: argparse.Namespace, text: str) -> int:
+    """``inspect`` of a recording: replayed at full speed, or shown in layers."""
+    from ._cli_replay import load_recording, run_replay
+
+    recording = load_recording(text, args.file)
+    if args.layers:
+        exchange = Exchange(
+            "recording",
+            recording.status,
+            tuple(recording.headers),
+            [c.data for c in recording.chunks],
+            encoded=False,
+            request=recording.request,
+        )
+        return inspect_exchange(args, exchange, dict(recording.options), size=None)
+    return run_replay(args, recording, timing="none", speed=1.0, verify_it=False)
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -517,31 +523,6 @@ def _no_timeline(exchange: Exchange) -> str:
 def _progress(args: argparse.Namespace, size: int | None) -> Progress:
     big = (size or 0) >= PROGRESS_MIN_BYTES
     return Progress(size, args.progress or (sys.stderr.isatty() and big), sys.stderr)
-
-
-def report(
-    args: argparse.Namespace,
-    result: Any,
-    heading: list[tuple[str, str]],
-    events: list[Any],
-    extra: dict[str, Any],
-    *,
-    collect: list[dict[str, Any]] | None = None,
-) -> None:
-    """The summary block, or (``--json``) one JSON object, of one result."""
-    from .io.serialize import dumps, event_dict, result_dict
-
-    if not args.json:
-        write_summary(sys.stdout, result, heading)
-        return
-    doc = dict(extra)
-    if not args.no_events:
-        doc["events"] = [event_dict(e) for e in events]
-    doc["result"] = result_dict(result)
-    if collect is not None:
-        collect.append(doc)
-    else:
-        sys.stdout.write(dumps(doc, indent=2) + "\n")
 
 
 INSPECT = Command(

@@ -15,7 +15,8 @@ not JSON and the calls read as rejected. The summary says so plainly and
 shows, from the recording's ``original`` block, how the stream read before
 hashing: its status, stop reason, text length and each call's verdict.
 
-``streamwire inspect RECORDING`` uses the same path without the check.
+``streamwire inspect RECORDING`` uses the same path (``run_replay``) without
+the check.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import sys
 from importlib import resources
 from typing import Any
 
-from ._cli_base import CliError, Command, open_input
-from ._clifmt import event_line, hashed_rows
+from ._cli_base import CliError, Command, add_view_arguments, open_input
+from ._clifmt import event_line, hashed_rows, report
 
-__all__ = ["REPLAY", "SAMPLE", "inspect_recording", "load_recording"]
+__all__ = ["REPLAY", "SAMPLE", "load_recording", "run_replay"]
 
 #: The bundled sample, in the package's ``samples`` folder.
 SAMPLE = "anthropic-tool-use.jsonl"
@@ -44,28 +45,7 @@ def load_recording(text: str, name: str) -> Any:
         raise CliError(f"{name} is not a valid streamwire recording: {exc}", 1) from None
 
 
-def inspect_recording(args: argparse.Namespace, text: str) -> int:
-    """``inspect`` of a recording: replayed at full speed, or shown in layers."""
-    recording = load_recording(text, args.file)
-    if args.layers:
-        from ._capture import Exchange
-        from ._cli_inspect import inspect_exchange
-
-        exchange = Exchange(
-            "recording",
-            recording.status,
-            tuple(recording.headers),
-            [c.data for c in recording.chunks],
-            encoded=False,
-            request=recording.request,
-        )
-        return inspect_exchange(args, exchange, dict(recording.options), size=None)
-    return _run(args, recording, timing="none", speed=1.0, verify_it=False)
-
-
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    from ._cli_inspect import add_view_arguments
-
     parser.add_argument(
         "file",
         nargs="?",
@@ -87,15 +67,16 @@ def _cmd(args: argparse.Namespace) -> int:
         with open_input(args.file) as stream:
             text = stream.read().decode("utf-8", "replace")
     recording = load_recording(text, args.file)
-    return _run(args, recording, timing=args.timing, speed=args.speed, verify_it=True)
+    return run_replay(args, recording, timing=args.timing, speed=args.speed, verify_it=True)
 
 
-def _run(
+def run_replay(
     args: argparse.Namespace, recording: Any, *, timing: str, speed: float, verify_it: bool
 ) -> int:
+    """Replays ``recording``, prints its events and summary (``report``) and,
+    with ``verify_it``, checks that it reproduces; the exit status."""
     import streamwire as sw
 
-    from ._cli_inspect import report
     from .io.replay import replay, verify
 
     if recording.protocol not in sw.known_protocols():

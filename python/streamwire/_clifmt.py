@@ -9,6 +9,8 @@ the error. Plain text, no colour: the output is often piped or logged.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
@@ -28,7 +30,7 @@ from .events import (
 )
 from .result import StreamResult, Usage
 
-__all__ = ["describe", "event_line", "hashed_rows", "summary_lines", "write_summary"]
+__all__ = ["describe", "event_line", "hashed_rows", "report", "summary_lines", "write_summary"]
 
 _WIDTH = 64
 _NAME = 22
@@ -256,3 +258,28 @@ def write_summary(out: TextIO, result: StreamResult, heading: Iterable[tuple[str
     out.write("── summary " + "─" * 50 + "\n")
     for line in summary_lines(result, heading):
         out.write(line + "\n")
+
+
+def report(
+    args: argparse.Namespace,
+    result: Any,
+    heading: list[tuple[str, str]],
+    events: list[Any],
+    extra: dict[str, Any],
+    *,
+    collect: list[dict[str, Any]] | None = None,
+) -> None:
+    """The summary block, or (``--json``) one JSON object, of one result."""
+    from .io.serialize import dumps, event_dict, result_dict
+
+    if not args.json:
+        write_summary(sys.stdout, result, heading)
+        return
+    doc = dict(extra)
+    if not args.no_events:
+        doc["events"] = [event_dict(e) for e in events]
+    doc["result"] = result_dict(result)
+    if collect is not None:
+        collect.append(doc)
+    else:
+        sys.stdout.write(dumps(doc, indent=2) + "\n")

@@ -508,7 +508,11 @@ class Accumulator:
             refusal="" if first is None else first.refusal,
             tool_calls=() if first is None else first.tool_calls,
             executable=False if first is None else first.executable,
-            not_executable_reason=None if first is None else first.not_executable_reason,
+            not_executable_reason=(
+                self.calls.release(0, status, None)[1]
+                if first is None
+                else first.not_executable_reason
+            ),
             stop_reason=None if first is None else first.stop_reason,
             provider_stop_reason=None if first is None else first.provider_stop_reason,
             usage=self.usage,

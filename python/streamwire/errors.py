@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["FramingError", "StreamwireError", "UsageError"]
+__all__ = ["FramingError", "StreamwireError", "ToolResultError", "UsageError"]
 
 
 class StreamwireError(Exception):
@@ -55,3 +55,11 @@ class FramingError(StreamwireError, ValueError):
 
 class UsageError(StreamwireError, RuntimeError):
     """The caller used an object wrongly, e.g. fed a stream after ``close()``."""
+
+
+class ToolResultError(UsageError, ValueError):
+    """The call id was not produced by this stream (or may not get a client result).
+
+    Raised by ``sw.tool_result`` (``streamwire.toolresults``), and by the
+    WebSocket adapters for a call whose response was cancelled.
+    """

@@ -6,6 +6,11 @@ nothing of the package, so that ``result.py``, ``events.py`` and
 ``toolcalls.py`` can all use them with their dependencies running one way
 (``kinds`` <- ``result`` <- ``events`` <- ``toolcalls``).
 
+The values of the options that take a closed set of names are here too
+(``IdleReset``, ``AudioMode``, ``MissingFinishReason``, ``ModelFormat``):
+``streamwire.options`` describes every option, and sits below the adapters
+and the HTTP edge that implement them, so the names both use live below both.
+
 The protocol names are docs/design.md's. A protocol registered at run time
 (``sw.register_protocol``) has a name outside ``ProtocolName``; it is still
 accepted everywhere, and a type checker is told so with ``typing.cast``.
@@ -20,11 +25,15 @@ __all__ = [
     "PROTOCOLS",
     "TARGETS",
     "WEBSOCKET_PROTOCOLS",
+    "AudioMode",
     "CallState",
     "ErrorPhase",
     "Executor",
     "HttpProtocolName",
     "IdSource",
+    "IdleReset",
+    "MissingFinishReason",
+    "ModelFormat",
     "ProtocolName",
     "ReasoningKind",
     "Status",
@@ -88,6 +97,22 @@ WebSocketProtocolName = Literal["openai-responses-ws", "openai-realtime", "gemin
 ProtocolName = Literal[HttpProtocolName, WebSocketProtocolName]
 #: The protocols a stream can be re-encoded into (``sw.encoder``, ``sw.translate``).
 TargetName = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+
+# --- the values of options (see streamwire.options) --------------------------
+
+#: The HTTP edge's ``idle_reset``: what resets the idle timer, any wire event
+#: (``event``, keep-alives included) or only an event with data (``data``).
+IdleReset = Literal["event", "data"]
+#: The WebSocket sessions' ``audio``: ``count``: audio deltas are counted
+#: (deltas and decoded bytes, in the result's ``provider_metrics``); ``keep``:
+#: the decoded audio is also kept, per response, for ``session.audio()``.
+AudioMode = Literal["count", "keep"]
+#: openai-chat's ``missing_finish_reason``: what a choice without a
+#: ``finish_reason`` is when ``[DONE]`` ends the stream.
+MissingFinishReason = Literal["incomplete", "completed"]
+#: bedrock-invoke's ``model_format``: the model family whose events the
+#: chunks carry.
+ModelFormat = Literal["anthropic"]
 
 HTTP_PROTOCOLS: tuple[HttpProtocolName, ...] = get_args(HttpProtocolName)
 WEBSOCKET_PROTOCOLS: tuple[WebSocketProtocolName, ...] = get_args(WebSocketProtocolName)

@@ -23,10 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from .io._driver import IdleReset
-    from .protocols._turn import AudioMode
-    from .protocols.bedrock_invoke import ModelFormat
-    from .protocols.openai_chat import MissingFinishReason
+    from .kinds import AudioMode, IdleReset, MissingFinishReason, ModelFormat
     from .tooldefs import ToolSet, Validation
 
 __all__ = [

@@ -266,7 +266,8 @@ class ChoiceResult(_AsDict):
     tool_calls: tuple[ToolCall, ...]
     #: True only when the batch of ``tool_calls`` may be executed (see docs/design.md).
     executable: bool
-    #: Why the batch may not be executed (None when it may, or has no calls).
+    #: Why the batch may not be executed (``no tool calls`` when it has none);
+    #: None exactly when it may.
     not_executable_reason: str | None
     #: The normalized stop reason.
     stop_reason: StopReason | None
@@ -296,7 +297,8 @@ class StreamResult(_AsDict):
     #: completed, every call is valid, nothing was truncated, filtered,
     #: cancelled or conflicting. False when there are no calls.
     executable: bool
-    #: Why not, when there are calls and ``executable`` is False.
+    #: Why not (``no tool calls`` when there are none); None exactly when
+    #: ``executable`` is True.
     not_executable_reason: str | None
     #: Choice 0's normalized stop reason.
     stop_reason: StopReason | None

@@ -431,15 +431,20 @@ class ToolCalls:
         """The batch verdict for a choice: ``(executable, reason)``.
 
         All or nothing: every client call of the choice must be valid, and the
-        stream must have completed without filtering or refusal.
+        stream must have completed without filtering or refusal. A verdict
+        that is not executable always says why, a choice without client
+        calls too (a choice that does not exist: ``choice`` without calls).
         """
-        batch = [c for c in self.by_choice.get(choice, ()) if c.executor == "client"]
-        if not batch:
-            return False, None
+        calls = self.by_choice.get(choice, ())
+        batch = [c for c in calls if c.executor == "client"]
         if stream_status != "completed":
             if stream_status == "in_progress":
                 return False, "the stream has not ended yet"
             return False, f"the stream ended {stream_status}"
+        if not batch:
+            if calls:
+                return False, "no tool calls for the caller to run (the provider ran its own)"
+            return False, "no tool calls"
         if stop_reason == "content_filter":
             return False, "the response was filtered or refused"
         for call in batch:

@@ -81,26 +81,12 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import UsageError
+from .errors import ToolResultError
 from .protocols import Stream
+from .protocols._tool_hooks import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
 from .result import StreamResult, ToolCall
 
 __all__ = ["RESULT_RESOLVERS", "UNKNOWN_ID_HINTS", "ToolResultError", "tool_result"]
-
-#: protocol -> a function ``(result_or_stream, result, call_id) -> str`` that
-#: explains why an unknown call id is wrong (e.g. an item id quoted instead of
-#: the call id); its text is appended to the refusal. Filled by the adapters.
-UNKNOWN_ID_HINTS: dict[str, Callable[[Any, StreamResult, str], str]] = {}
-#: protocol -> a function ``(result_or_stream, call_id) -> StreamResult`` that
-#: picks the result a tool result answers (a WebSocket session holds one result
-#: per response: the one that made the call) and refuses, by raising
-#: ``ToolResultError``, a call that may get no result (one the provider
-#: cancelled). Filled by the adapters.
-RESULT_RESOLVERS: dict[str, Callable[[Any, str], StreamResult]] = {}
-
-
-class ToolResultError(UsageError, ValueError):
-    """The call id was not produced by this stream (or may not get a client result)."""
 
 
 def tool_result(

@@ -64,6 +64,7 @@ from .._log import log_warning
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
+from ..kinds import IdleReset
 from ..metrics import Timing
 from ..protocols import Stream, adapter_class, check_options
 from ..protocols._base import retryable_hint
@@ -110,7 +111,6 @@ EndKind = Literal[
     "transport_error",
     "http_error",
 ]
-IdleReset = Literal["event", "data"]
 Decision = Literal["stream", "error_body"]
 Phase = Literal["new", "streaming", "error_body", "ended"]
 PhaseInput = Literal["headers", "data", "body", "end", "cancel"]

@@ -2,8 +2,9 @@
 masking the credentials of its request wherever its bytes repeat them.
 
 docs/design.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
-prompts and tool arguments replaceable by hashes. ``redact_recording``
-rewrites the recorded *wire bytes*, protocol-generically by framing:
+prompts and tool arguments replaceable by hashes. ``hash_chunks``
+rewrites the recorded *wire bytes*, chunk by chunk, protocol-generically by
+framing:
 
 * SSE: every event is decoded; a JSON payload has its content replaced (see
   ``redact_json``) and is re-encoded with the same event name, id and retry;
@@ -38,14 +39,18 @@ unit (a cut-off tail) become filler of the same length (``x`` for SSE and
 EventStream, spaces for JSON). The events and the result of the redacted
 recording are those of its own redacted bytes, re-derived by replaying them
 (tool arguments hashed fragment by fragment are no longer one JSON text, so
-calls are not executable there); the facts of the unredacted result are kept
-under ``original``.
+calls are not executable there); the facts of the unredacted result
+(``facts``) are kept under ``original``.
 
-``mask_credentials`` is applied to every recording as it is made (by the
-``Recorder``), whatever ``hash_content`` says: a credential the request
-carried (``_wire.credentials``) that the body repeats (a provider's error
-that echoes the key) is replaced by as many ``*``, and the events and result
-are re-derived from the masked bytes, so no field of the recording holds it.
+``mask_chunks`` is applied to every recording as it is made, whatever
+``hash_content`` says: a credential the request carried
+(``_wire.credentials``) that the body repeats (a provider's error that
+echoes the key) is replaced by as many ``*``, and the events and result are
+re-derived from the masked bytes, so no field of the recording holds it.
+
+This module rewrites bytes and JSON values only: the recording around them,
+and the replay that re-derives its events, are ``record.py``'s
+(``Recording.redacted()``, the ``Recorder``), which call it.
 """
 
 from __future__ import annotations
@@ -61,10 +66,9 @@ from urllib.parse import quote
 from .._core import EventStreamDecoder, SseDecoder, encode_eventstream, encode_sse
 from .._json import dumps, loads
 from ..errors import FramingError
-from ._wire import framing_of
-from .record import RecordedChunk, Recording
+from ._wire import Framing
 
-__all__ = ["hash_text", "mask_credentials", "redact_json", "redact_recording"]
+__all__ = ["facts", "hash_chunks", "hash_text", "mask_chunks", "redact_json"]
 
 CONTENT_KEYS = frozenset(
     {
@@ -189,14 +193,27 @@ def _redact_payload(data: str) -> str:
 # --- by framing -------------------------------------------------------------
 
 
-def _sse(chunks: list[RecordedChunk]) -> list[bytes]:
+def hash_chunks(chunks: Sequence[bytes], framing: Framing, *, error_body: bool) -> list[bytes]:
+    """The chunks' bytes with their content hashed, one new chunk for each, by
+    the body's ``framing`` (``error_body``: an HTTP error's body, one JSON
+    object or text, whatever the protocol's framing)."""
+    if error_body:
+        return [_redact_payload(data.decode("utf-8", "replace")).encode() for data in chunks]
+    if framing == "eventstream":
+        return _eventstream(chunks)
+    if framing == "json":
+        return _json_array(chunks)
+    return _sse(chunks)
+
+
+def _sse(chunks: Sequence[bytes]) -> list[bytes]:
     decoder = SseDecoder()
     out: list[bytes] = []
     last_id: str | None = None
     failed_at: int | None = None
     for i, chunk in enumerate(chunks):
         try:
-            events = decoder.feed(chunk.data)
+            events = decoder.feed(chunk)
         except FramingError as exc:
             events = list(exc.partial)  # type: ignore[arg-type]
             failed_at = i
@@ -227,7 +244,7 @@ def _hash_payload(payload: bytes) -> bytes:
 
 
 def _eventstream(
-    chunks: list[RecordedChunk],
+    chunks: Sequence[bytes],
     payload: Callable[[bytes], bytes] = _hash_payload,
     header: Callable[[str], str] | None = None,
 ) -> list[bytes]:
@@ -239,7 +256,7 @@ def _eventstream(
     failed_at: int | None = None
     for i, chunk in enumerate(chunks):
         try:
-            messages = decoder.feed(chunk.data)
+            messages = decoder.feed(chunk)
         except FramingError as exc:
             messages = list(exc.partial)  # type: ignore[arg-type]
             failed_at = i
@@ -257,26 +274,26 @@ def _eventstream(
     return out
 
 
-def _eventstream_pending(chunks: list[RecordedChunk]) -> int:
+def _eventstream_pending(chunks: Sequence[bytes]) -> int:
     # The bytes of an unfinished message at the end: decode again, counting
     # the bytes of complete messages (each message's length is in its prelude).
     decoder = EventStreamDecoder()
     done = 0
     for chunk in chunks:
         try:
-            for msg in decoder.feed(chunk.data):
+            for msg in decoder.feed(chunk):
                 done += len(encode_eventstream(msg.headers, msg.payload))
         except FramingError:
             return 0
-    return sum(len(c.data) for c in chunks) - done
+    return sum(len(c) for c in chunks) - done
 
 
-def _json_array(chunks: list[RecordedChunk]) -> list[bytes]:
-    body = b"".join(c.data for c in chunks)
+def _json_array(chunks: Sequence[bytes]) -> list[bytes]:
+    body = b"".join(chunks)
     ends = []
     offset = 0
     for chunk in chunks:
-        offset += len(chunk.data)
+        offset += len(chunk)
         ends.append(offset)
     text = body.decode("utf-8", "replace")
     # Byte offsets: re-encode the text prefix (body is UTF-8; replacement keeps positions close).
@@ -332,17 +349,17 @@ def _json_array(chunks: list[RecordedChunk]) -> list[bytes]:
 
 def _fill_tail(
     out: list[bytes],
-    chunks: list[RecordedChunk],
+    chunks: Sequence[bytes],
     failed_at: int | None,
     pending: int,
     filler: bytes,
 ) -> None:
     if failed_at is not None:
         # After a framing error nothing is parsed: mask the rest, same lengths.
-        rest = chunks[failed_at].data
+        rest = chunks[failed_at]
         out[failed_at] += filler * len(rest)
         for chunk in chunks[failed_at + 1 :]:
-            out.append(filler * len(chunk.data))
+            out.append(filler * len(chunk))
         return
     while len(out) < len(chunks):
         out.append(b"")
@@ -350,91 +367,32 @@ def _fill_tail(
         out[-1] += filler * pending
 
 
-def redact_recording(recording: Recording) -> Recording:
-    """A copy of ``recording`` with its content hashed; events and result re-derived."""
-    if recording.redaction.get("content") == "sha256":
-        return recording
-    framing = framing_of(recording.protocol)
-    chunks = recording.chunks
-    if recording.end == "http_error":
-        new_data = [_redact_payload(c.data.decode("utf-8", "replace")).encode() for c in chunks]
-    elif framing == "eventstream":
-        new_data = _eventstream(chunks)
-    elif framing == "json":
-        new_data = _json_array(chunks)
-    else:
-        new_data = _sse(chunks)
-    new = _rederived(recording, new_data)
-    new.request_body = (
-        None if recording.request_body is None else redact_json(recording.request_body)
-    )
-    new.redaction = {**recording.redaction, "content": "sha256"}
-    new.original = _facts(recording.result)
-    return new
-
-
-def _rederived(recording: Recording, new_data: list[bytes]) -> Recording:
-    """A copy of ``recording`` whose chunks hold ``new_data`` (chunk by chunk,
-    same arrival times), its events and result re-derived by replaying them."""
-    from .replay import ReplayIterator
-
-    draft = Recording(
-        protocol=recording.protocol,
-        options=dict(recording.options),
-        options_omitted=list(recording.options_omitted),
-        request=recording.request,
-        status=recording.status,
-        headers=list(recording.headers),
-        time_to_headers=recording.time_to_headers,
-        chunks=[RecordedChunk(c.t, d) for c, d in zip(recording.chunks, new_data, strict=True)],
-        end=recording.end,
-        end_t=recording.end_t,
-        end_detail=recording.end_detail,
-    )
-    replayed = ReplayIterator(draft, record=True)
-    for _ in replayed:
-        pass
-    new = replayed.recording
-    assert new is not None
-    new.request = recording.request
-    new.request_body = recording.request_body
-    new.headers = list(recording.headers)
-    new.recorded_at = recording.recorded_at
-    new.redaction = dict(recording.redaction)
-    new.original = recording.original
-    return new
-
-
-def mask_credentials(recording: Recording, secrets: Sequence[str]) -> Recording:
-    """``recording`` with every occurrence of a credential value of its request
-    (``_wire.credentials``) masked by as many ``*``, in its bytes (as written,
-    JSON-escaped or percent-encoded, across chunk boundaries too), so that the
-    events and result re-derived from them hold none either: an error body
-    that echoes the key, and the error message made of it. The recording
-    itself when its bytes hold none."""
+def mask_chunks(
+    chunks: Sequence[bytes], secrets: Sequence[str], *, eventstream: bool
+) -> list[bytes] | None:
+    """The chunks' bytes with every occurrence of a credential value of the
+    request (``_wire.credentials``) masked by as many ``*`` (as written,
+    JSON-escaped or percent-encoded, across chunk boundaries too), one new
+    chunk for each; None when the bytes hold none. ``eventstream``: the body
+    is EventStream frames, re-encoded with fresh CRCs."""
     forms = sorted(_forms(secrets), key=len, reverse=True)
-    body = b"".join(chunk.data for chunk in recording.chunks)
+    body = b"".join(chunks)
     if not any(form in body for form in forms):
-        return recording
-    if framing_of(recording.protocol) == "eventstream" and recording.end != "http_error":
+        return None
+    if eventstream:
 
         def mask_text(value: str) -> str:
             return _mask(value.encode("utf-8", "surrogatepass"), forms).decode(
                 "utf-8", "surrogatepass"
             )
 
-        new_data = _eventstream(
-            recording.chunks, payload=lambda payload: _mask(payload, forms), header=mask_text
-        )
-    else:
-        masked = _mask(body, forms)
-        new_data, at = [], 0
-        for chunk in recording.chunks:
-            new_data.append(masked[at : at + len(chunk.data)])
-            at += len(chunk.data)
-    new = _rederived(recording, new_data)
-    new.redaction["credentials"] = "masked"
-    return new
+        return _eventstream(chunks, payload=lambda payload: _mask(payload, forms), header=mask_text)
+    masked = _mask(body, forms)
+    new_data, at = [], 0
+    for chunk in chunks:
+        new_data.append(masked[at : at + len(chunk)])
+        at += len(chunk)
+    return new_data
 
 
 def _forms(secrets: Sequence[str]) -> set[bytes]:
@@ -452,7 +410,9 @@ def _mask(data: bytes, forms: Sequence[bytes]) -> bytes:
     return data
 
 
-def _facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The facts of an unredacted result (``result_dict`` form) a hashed
+    recording keeps under ``original``: statuses, lengths and hashes."""
     if result is None:
         return None
     calls = [

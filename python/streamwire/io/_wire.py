@@ -100,6 +100,8 @@ _SECRET_NAME = re.compile(
 #: ``name=value`` pairs in a header value or a URL (after ``?``, ``&``, ``;``,
 #: ``,`` or a space, as in SigV4's ``Credential=...``), and auth-scheme tokens.
 _PAIR = re.compile(r"(^|[?&;,\s])([^=&;,?#\s]+)=([^&;,#\s\"']*)")
+#: What separates query parameters: ``&``, or ``;`` (the HTML 4 alternative).
+_QUERY_SEPARATOR = re.compile(r"([&;])")
 _SCHEME_TOKEN = re.compile(r"(?i)\b(bearer|basic|token)\s+([^\s,;\"']+)")
 #: Credentials shorter than this are not looked for elsewhere: too likely to
 #: match ordinary text, and no provider's key is that short.
@@ -215,14 +217,32 @@ def _redact_pair(match: re.Match[str]) -> str:
 
 def redact_url(url: str) -> str:
     """The URL without credentials: user info, and secret-named query
-    parameters and path-segment parameters (``;key=...``), removed."""
+    parameters and path-segment parameters (``;key=...``), removed. Query
+    parameters are separated by ``&`` or ``;`` (``?alt=sse;key=...``, the
+    HTML 4 form servers still accept): both are read, and each separator
+    kept stays as it was."""
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)]
-    )
+    kept: list[str] = []
+    for separator, piece in _query_pieces(parts.query):
+        pairs = parse_qsl(piece, keep_blank_values=True)
+        if pairs and not any(is_secret_name(k) for k, _ in pairs):
+            kept.append((separator if kept else "") + urlencode(pairs))
+    query = "".join(kept)
     path = "/".join(_drop_params(segment) for segment in parts.path.split("/"))
     return urlunsplit((parts.scheme, netloc, path, query, ""))
+
+
+def _query_pieces(query: str) -> list[tuple[str, str]]:
+    """``(separator before it, piece)`` for each ``name=value`` piece of a
+    query, whether ``&`` or ``;`` separates them."""
+    tokens = _QUERY_SEPARATOR.split(query)
+    return [("&" if n == 0 else tokens[n - 1], tokens[n]) for n in range(0, len(tokens), 2)]
+
+
+def _query_pairs(query: str) -> list[tuple[str, str]]:
+    """The query's non-blank ``(name, value)`` pairs, ``&`` or ``;`` separated."""
+    return [pair for _, piece in _query_pieces(query) for pair in parse_qsl(piece)]
 
 
 def _drop_params(segment: str) -> str:
@@ -250,7 +270,7 @@ def credentials(headers: Iterable[tuple[str, str]], url: str | None) -> list[str
         parts = urlsplit(url)
         if parts.password:
             found.add(parts.password)
-        found.update(v for k, v in parse_qsl(parts.query) if is_secret_name(k))
+        found.update(v for k, v in _query_pairs(parts.query) if is_secret_name(k))
         for segment in parts.path.split("/"):
             for param in segment.split(";")[1:]:
                 name, _, value = param.partition("=")

@@ -13,12 +13,18 @@ Get one with ``sw.iter_events(response, protocol, record=True)`` (then
 credential of the request is recorded: secret headers and URL parameters are
 left out, the values of the other headers are scanned, and any value of a
 credential the request carried is masked wherever the body repeats it
-(``_redact.mask_credentials``), in the events and the result too. To keep
+(``mask_credentials``), in the events and the result too. To keep
 the request too, set ``recording.request_body`` (a JSON value) before saving;
 it is hashed like the rest with ``hash_content``. The recording holds every
 chunk in memory until saved.
 ``recording.redacted()`` (or ``save(path, hash_content=True)``) replaces
 content with sha256 hashes, see ``_redact.py``.
+
+Both rewrite the recorded bytes (``_redact.py`` says how) and then re-derive
+the events and the result from the new bytes by playing them through the
+same ``Driver`` a replay uses (``play``). Making a recording may so replay
+one, and a replay may make one: that loop is kept in this module, and
+``replay.py``'s iterator and ``verify`` are built on ``play``.
 
 File format ``streamwire-recording/1``: JSON Lines, UTF-8, one object per line.
 
@@ -50,7 +56,7 @@ import datetime
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -58,13 +64,17 @@ from .._core import __version__
 from .._json import dumps
 from ..events import Event
 from ..result import StreamResult
+from ._driver import Driver
+from ._redact import facts, hash_chunks, mask_chunks, redact_json
 from ._wire import (
     Headers,
     credentials,
+    framing_of,
     is_secret_header,
     redact_headers,
     redact_text,
     redact_url,
+    to_headers,
 )
 from .serialize import event_dict, jsonable, result_dict
 
@@ -232,8 +242,6 @@ class Recording:
 
     def redacted(self) -> Recording:
         """A copy with content replaced by sha256 hashes (see ``_redact.py``)."""
-        from ._redact import redact_recording
-
         return redact_recording(self)
 
 
@@ -318,8 +326,6 @@ class Recorder:
         rec.end_events = [event_dict(e) for e in events]
         rec.result = result_dict(result)
         if self._credentials:
-            from ._redact import mask_credentials
-
             self.recording = mask_credentials(rec, self._credentials)
 
 
@@ -330,3 +336,133 @@ def _request(request: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("url"), str):
         out["url"] = redact_url(out["url"])
     return out
+
+
+# --- playing a recording back, and re-deriving a rewritten one -----------------
+
+_TIMEOUT_ENDS = frozenset({"first_event_timeout", "idle_timeout", "total_timeout"})
+
+
+def playback_driver(
+    recording: Recording,
+    options: Mapping[str, Any] | None,
+    clock: Callable[[], float],
+    *,
+    record: bool,
+) -> Driver:
+    """The ``Driver`` that plays ``recording`` back (its options, ``options``
+    over them), re-recording it with a ``Recorder`` when ``record``."""
+    merged = {**recording.options, **(options or {})}
+    recorder = Recorder(recording.protocol, merged, request=recording.request) if record else None
+    driver = Driver(
+        recording.protocol, merged, clock=clock, recorder=recorder, where="sw.io.replay"
+    )
+    # The recorded times count from the request's start; so do the replayed ones.
+    driver.timing.time_to_headers = recording.time_to_headers
+    return driver
+
+
+def play(
+    driver: Driver,
+    recording: Recording,
+    arrive: Callable[[float | None], None],
+    chunk_events: list[list[Event]],
+) -> Generator[Event, None, None]:
+    """Feeds ``recording`` to ``driver`` as it arrived: its status and
+    headers, one ``feed()`` per recorded chunk (each after ``arrive(its
+    time)``; its events appended to ``chunk_events``), and the end the way
+    the recording ended (EOF, cancel, a timeout, a disconnect, an HTTP
+    error). Yields the events."""
+    if driver.on_headers(recording.status or 200, to_headers(recording.headers)) == "error_body":
+        if recording.chunks:
+            arrive(recording.chunks[-1].t)
+        yield from driver.on_error_body(recording.body)
+        return
+    for chunk in recording.chunks:
+        arrive(chunk.t)
+        events = driver.feed(chunk.data)
+        chunk_events.append(events)
+        yield from events
+    arrive(recording.end_t)
+    end = recording.end or "eof"
+    if end == "cancel":
+        yield from driver.cancel()
+    elif end in _TIMEOUT_ENDS or end == "transport_error":
+        yield from driver.finish(end, recording.end_detail)  # type: ignore[arg-type]
+    else:
+        yield from driver.finish("eof")
+
+
+def redact_recording(recording: Recording) -> Recording:
+    """A copy of ``recording`` with its content hashed; events and result re-derived."""
+    if recording.redaction.get("content") == "sha256":
+        return recording
+    new_data = hash_chunks(
+        [c.data for c in recording.chunks],
+        framing_of(recording.protocol),
+        error_body=recording.end == "http_error",
+    )
+    new = _rederived(recording, new_data)
+    new.request_body = (
+        None if recording.request_body is None else redact_json(recording.request_body)
+    )
+    new.redaction = {**recording.redaction, "content": "sha256"}
+    new.original = facts(recording.result)
+    return new
+
+
+def mask_credentials(recording: Recording, secrets: Sequence[str]) -> Recording:
+    """``recording`` with every occurrence of a credential value of its request
+    (``_wire.credentials``) masked in its bytes (``_redact.mask_chunks``), so
+    that the events and result re-derived from them hold none either: an
+    error body that echoes the key, and the error message made of it. The
+    recording itself when its bytes hold none."""
+    eventstream = framing_of(recording.protocol) == "eventstream"
+    new_data = mask_chunks(
+        [c.data for c in recording.chunks],
+        secrets,
+        eventstream=eventstream and recording.end != "http_error",
+    )
+    if new_data is None:
+        return recording
+    new = _rederived(recording, new_data)
+    new.redaction["credentials"] = "masked"
+    return new
+
+
+def _rederived(recording: Recording, new_data: list[bytes]) -> Recording:
+    """A copy of ``recording`` whose chunks hold ``new_data`` (chunk by chunk,
+    same arrival times), its events and result re-derived by playing them
+    back on a virtual clock that reads the recorded arrival times."""
+    draft = Recording(
+        protocol=recording.protocol,
+        options=dict(recording.options),
+        options_omitted=list(recording.options_omitted),
+        request=recording.request,
+        status=recording.status,
+        headers=list(recording.headers),
+        time_to_headers=recording.time_to_headers,
+        chunks=[RecordedChunk(c.t, d) for c, d in zip(recording.chunks, new_data, strict=True)],
+        end=recording.end,
+        end_t=recording.end_t,
+        end_detail=recording.end_detail,
+    )
+    now = [0.0]
+
+    def arrive(t: float | None) -> None:
+        if t is not None:
+            now[0] = t
+
+    driver = playback_driver(draft, None, lambda: now[0], record=True)
+    for _ in play(driver, draft, arrive, []):
+        pass
+    recorder = driver.recorder
+    assert isinstance(recorder, Recorder)
+    new = recorder.recording
+    new.request = recording.request
+    new.request_body = recording.request_body
+    new.headers = list(recording.headers)
+    new.recorded_at = recording.recorded_at
+    new.redaction = dict(recording.redaction)
+    new.original = recording.original
+    return new

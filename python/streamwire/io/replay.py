@@ -18,21 +18,18 @@ recording reproduces.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Literal
 
 from ..events import Event
 from ..result import StreamResult
-from ._driver import Driver
-from ._wire import to_headers
-from .record import Recorder, Recording
+from .record import Recording, play, playback_driver
 from .serialize import event_dict, jsonable, result_dict
 
 __all__ = ["ReplayIterator", "replay", "verify"]
 
 Timing = Literal["none", "real"]
-_TIMEOUT_ENDS = frozenset({"first_event_timeout", "idle_timeout", "total_timeout"})
 
 
 class ReplayIterator:
@@ -51,23 +48,15 @@ class ReplayIterator:
             raise ValueError(f"timing must be 'none' or 'real', got {timing!r}")
         if not speed > 0:
             raise ValueError(f"speed must be positive, got {speed!r}")
-        self._rec = recording
         self._timing = timing
         self._speed = speed
         self._virtual = 0.0
-        merged = {**recording.options, **(options or {})}
         clock = self._read_virtual if timing == "none" else time.monotonic
-        recorder = (
-            Recorder(recording.protocol, merged, request=recording.request) if record else None
-        )
-        self._driver = Driver(
-            recording.protocol, merged, clock=clock, recorder=recorder, where="sw.io.replay"
-        )
-        # The recorded times count from the request's start; so do the replayed ones.
-        self._driver.timing.time_to_headers = recording.time_to_headers
+        self._driver = playback_driver(recording, options, clock, record=record)
         self._started = self._driver.timing.start
-        self._events = self._run()
+        #: The events of each recorded chunk, as the replay reaches it.
         self.chunk_events: list[list[Event]] = []
+        self._events = play(self._driver, recording, self._arrive, self.chunk_events)
 
     def _read_virtual(self) -> float:
         return self._virtual
@@ -81,28 +70,6 @@ class ReplayIterator:
         delay = self._started + t / self._speed - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-
-    def _run(self) -> Generator[Event, None, None]:
-        rec = self._rec
-        driver = self._driver
-        if driver.on_headers(rec.status or 200, to_headers(rec.headers)) == "error_body":
-            if rec.chunks:
-                self._arrive(rec.chunks[-1].t)
-            yield from driver.on_error_body(rec.body)
-            return
-        for chunk in rec.chunks:
-            self._arrive(chunk.t)
-            events = driver.feed(chunk.data)
-            self.chunk_events.append(events)
-            yield from events
-        self._arrive(rec.end_t)
-        end = rec.end or "eof"
-        if end == "cancel":
-            yield from driver.cancel()
-        elif end in _TIMEOUT_ENDS or end == "transport_error":
-            yield from driver.finish(end, rec.end_detail)  # type: ignore[arg-type]
-        else:
-            yield from driver.finish("eof")
 
     @property
     def result(self) -> StreamResult:

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..accumulate import Accumulator
+from ..errors import ToolResultError
+from ..kinds import AudioMode
 from ..result import StreamResult
-from ..toolresults import ToolResultError
 
 __all__ = ["REVOKED", "AudioMode", "Turn", "b64_size", "refuse_cancelled"]
 
-#: ``count``: audio deltas are counted (deltas and decoded bytes, in the
-#: result's ``provider_metrics``); ``keep``: the decoded audio is also kept,
-#: per response, for ``session.audio()``.
-AudioMode = Literal["count", "keep"]
 M = TypeVar("M")
 #: The ``invalid_reason`` prefix of a call the provider withdrew (Live
 #: ``toolCallCancellation``): a tool result for it is refused.

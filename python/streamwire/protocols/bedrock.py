@@ -18,13 +18,15 @@ The stream is a machine with its transitions as data (``PHASES``)::
     message  --contentBlock*------> message   (blocks, below)
     message  --messageStop--------> stopped   (the terminal signal: status decided)
     stopped  --metadata-----------> ended     (final usage; MessageCompleted)
-    stopped  --eof----------------> closed    (completed, usage not final, warning)
+    stopped  --eof----------------> closed    (completed; usage final only if a
+                                               metadata came before messageStop)
     message  --eof----------------> closed    (incomplete)
 
 ``messageStop`` is the terminal signal: it decides the status (``completed``,
 or ``truncated`` for ``max_tokens`` / ``model_context_window_exceeded``),
 the stop reasons, and completes the open tool calls. ``metadata`` follows it
-with the usage (``usage.final`` is true only for usage after ``messageStop``)
+with the usage (``usage.final`` is true for usage after ``messageStop``; for
+usage before it, see below)
 and latency; it ends the stream the way ``[DONE]`` ends a chat stream, so the
 ``MessageCompleted`` event comes with it (or at EOF when it never comes: then
 ``completed`` with a ``missing_metadata`` warning and no final usage), after the
@@ -35,6 +37,17 @@ result already carries the stop reasons, and its status is still
 terminal signal: ``protocol_conflict``; anything after ``metadata`` (an unknown event too) is
 ignored with a ``data_after_end`` warning. Every other pair of ``PHASES`` is a recorded
 protocol conflict or warning, listed in the table.
+
+A ``metadata`` event before ``messageStop`` (docs/design.md "Usage": a
+decision made here, with the evidence). The reference orders it last, but
+relays and other clients' test suites emit it earlier (the usage first,
+then the stop). Its usage is reported at once, not final (a
+``metadata_before_stop`` warning), because a later ``metadata`` may still
+replace it. When the input then ends after ``messageStop`` with nothing
+after it, whole (no framing error, no unfinished message) and without an
+error, no other figure can follow: the last such usage is reported again
+as final, before ``MessageCompleted``, and there is no ``missing_metadata``
+warning (the metadata did come).
 
 A stream without ``messageStart`` (docs/design.md: a decision made here, with
 the evidence). ``messageStart`` carries nothing but the role, which is always
@@ -250,6 +263,11 @@ class BedrockConverseStream(EventStreamStream):
         self.citations = self._blocks.citations
         #: ``messageStop.additionalModelResponseFields``, verbatim, if sent.
         self.additional_model_response_fields: Any = None
+        #: A metadata event arrived before messageStop; the usage it carried.
+        self._early_metadata = False
+        self._early_usage: dict[str, Any] | None = None
+        #: The framing held to the end of the input (set by ``_end_input``).
+        self._input_whole = True
         self._handlers: dict[str, Callable[[EventStreamMessage, list[Event]], None]] = {
             name: self._on_phase_input for name in _KNOWN_FIELDS
         }
@@ -369,6 +387,12 @@ class BedrockConverseStream(EventStreamStream):
                     self._acc.unknown_field(f"{name}.{key}")
         self._step(name, payload, out)
 
+    def _end_input(self, out: list[Event]) -> None:
+        self._input_whole = (
+            not self._framing_failed and self._foreign is None and self._decoder.buffered_bytes == 0
+        )
+        super()._end_input(out)
+
     def _on_eof(self, out: list[Event]) -> None:
         self._step("eof", None, out)
 
@@ -399,10 +423,15 @@ class BedrockConverseStream(EventStreamStream):
             if action == "final_usage":
                 out.extend(acc.finish())
         elif action == "end_without_metadata":
-            acc.warn(
-                "missing_metadata",
-                "the stream ended after messageStop without its metadata event: no final usage",
-            )
+            if not self._early_metadata:
+                acc.warn(
+                    "missing_metadata",
+                    "the stream ended after messageStop without its metadata event: no final usage",
+                )
+            elif self._early_usage is not None and self._input_whole and acc.error is None:
+                # The metadata came before messageStop, and nothing followed
+                # the stop: its usage is the last figure the stream gives.
+                out.append(acc.report_usage(converse_usage(self._early_usage, True)))
         elif action == "implied_start" or action == "implied_start_stop":
             assert payload is not None
             acc.warn(
@@ -464,12 +493,15 @@ class BedrockConverseStream(EventStreamStream):
                 acc.provider_metrics[key] = payload[key]
         if not final:
             acc.warn("metadata_before_stop", "a metadata event arrived before messageStop")
+            self._early_metadata = True
         usage = payload.get("usage")
         if usage is None:
             return
         if type(usage) is not dict:
             acc.warn("usage_not_object", f"a usage report is not an object: {usage!r:.80}")
             return
+        if not final:
+            self._early_usage = usage
         out.append(acc.report_usage(converse_usage(usage, final)))
 
 

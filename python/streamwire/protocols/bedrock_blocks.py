@@ -27,6 +27,13 @@ block kind            delta members, and what they become
 ``image``             ``image``: accepted, no event
 ====================  =====================================================
 
+A ``contentBlockStart`` whose ``start`` names no kind (``{}``, ``null`` or
+no ``start`` at all, as relays emit for text blocks) opens the block with
+its kind undecided (``Block.kind`` None, a ``block_start_empty`` warning): its
+first delta decides it, as for a block with no start, and a ``toolUse``
+fragment there has no call to belong to (a conflict, as for a block that
+never started). Nothing in such a start contradicts the stream.
+
 A block's ``contentBlockStop`` completes its tool call (arguments parsed
 once) and adds the block, in Bedrock's request format, to the result's
 ``provider_content`` in index order, ready for the next turn's assistant
@@ -108,9 +115,10 @@ class Block:
 
     __slots__ = ("call", "index", "kind", "parts", "redacted", "signature", "state")
 
-    def __init__(self, index: int, kind: BlockKind) -> None:
+    def __init__(self, index: int, kind: BlockKind | None) -> None:
         self.index = index
-        self.kind: BlockKind = kind
+        #: None until the first delta of a block whose start named no kind.
+        self.kind: BlockKind | None = kind
         self.state: BlockState = "open"
         self.call: CallBuffer | None = None
         #: Text or reasoning text, for ``provider_content``.
@@ -188,7 +196,7 @@ class ConverseBlocks:
 
     # --- opening ---------------------------------------------------------------
 
-    def _new(self, index: int, kind: BlockKind, out: list[Event]) -> Block | None:
+    def _new(self, index: int, kind: BlockKind | None, out: list[Event]) -> Block | None:
         if not self._acc.reserve_block(out):  # max_content_blocks
             return None
         block = self.by_index[index] = Block(index, kind)
@@ -196,6 +204,13 @@ class ConverseBlocks:
 
     def _open(self, index: int, start: Any, out: list[Event]) -> Block | None:
         acc = self._acc
+        if start is None or start == {}:
+            # An optional object left empty: no kind yet, nothing contradicted.
+            acc.warn(
+                "block_start_empty",
+                f"the contentBlockStart of block {index} names no kind; its first delta decides",
+            )
+            return self._new(index, None, out)
         if type(start) is not dict or len(start) != 1:
             acc.conflict(f"the contentBlockStart of block {index} has no single start member")
             return None
@@ -236,6 +251,12 @@ class ConverseBlocks:
 
     def _open_by_delta(self, index: int, delta: Any, out: list[Event]) -> Block | None:
         """Text and reasoning blocks open with their first delta, of their kind."""
+        kind = self._first_kind(index, delta)
+        return None if kind is None else self._new(index, kind, out)
+
+    def _first_kind(self, index: int, delta: Any) -> BlockKind | None:
+        """The kind a block's first delta gives it; None (recorded) when it
+        gives none, or a kind only a ``contentBlockStart`` may open."""
         acc = self._acc
         if type(delta) is not dict:
             acc.conflict(f"the delta of content block {index} is not an object")
@@ -247,16 +268,24 @@ class ConverseBlocks:
             return None
         if kind == "tool":
             acc.conflict(
-                f"a toolUse fragment for content block {index}, which never started: "
+                f"a toolUse fragment for content block {index}, whose start named no tool: "
+                "it cannot be correlated to a call"
+                if index in self.by_index
+                else f"a toolUse fragment for content block {index}, which never started: "
                 "it cannot be correlated to a call"
             )
             return None
-        return self._new(index, kind, out)
+        return kind
 
     # --- deltas ----------------------------------------------------------------
 
     def _apply(self, block: Block, state: ChoiceState, delta: Any, out: list[Event]) -> None:
         acc = self._acc
+        if block.kind is None:
+            kind = self._first_kind(block.index, delta)
+            if kind is None:
+                return
+            block.kind = kind
         if type(delta) is not dict:
             acc.conflict(f"the delta of content block {block.index} is not an object")
             return

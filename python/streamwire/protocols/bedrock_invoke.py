@@ -43,11 +43,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Any
 
 from .._core import EventStreamMessage
 from .._json import loads
 from ..events import Event
+from ..kinds import ModelFormat
 from ..result import ReadOnlyDict, Usage
 from ._eventstream import EventStreamStream
 from ._values import int_or_none
@@ -55,7 +56,6 @@ from .anthropic_machine import AnthropicMachine
 
 __all__ = ["INVOCATION_METRICS", "MODEL_FORMATS", "BedrockInvokeStream", "invocation_usage"]
 
-ModelFormat = Literal["anthropic"]
 #: The accepted ``model_format`` values.
 MODEL_FORMATS: tuple[ModelFormat, ...] = ("anthropic",)
 #: The member of the last chunk's JSON that Bedrock adds.

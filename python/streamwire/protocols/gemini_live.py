@@ -62,8 +62,8 @@ from typing import Any, Literal
 
 from .._core import MessageMatcher
 from ..events import Event
-from ..toolresults import RESULT_RESOLVERS
 from ._lane import Lane
+from ._tool_hooks import RESULT_RESOLVERS
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .gemini_live_lane import LiveLane, new_matcher
 from .gemini_live_turns import LiveTurn, dump

@@ -15,7 +15,9 @@ checked 2026-11-29); ``gemini_live.py`` decides *when* (the session machine).
   audio) is the turn's text: ``TextDelta``.
 * ``toolCall.functionCalls`` (each with its ``id``) are the turn's calls,
   applied as ``functionCall`` parts; the turn then ends (the model waits for
-  the ``toolResponse``).
+  the ``toolResponse``). A ``toolCall`` without calls (``functionCalls``
+  empty or left out, ``toolCall: {}``) contradicts nothing: it still ends
+  the turn, with a ``tool_call_empty`` warning.
 * ``toolCallCancellation.ids``: "a previously issued ToolCallMessage with the
   specified ids should not have been executed and should be cancelled". Each
   call is withdrawn, even after its turn ended: its state becomes
@@ -153,8 +155,13 @@ class LiveTurn:
     def calls(self, tool_call: Any, out: list[Event]) -> None:
         """``toolCall.functionCalls``: the turn's calls, each arriving whole."""
         calls = tool_call.get("functionCalls") if type(tool_call) is dict else None
+        if calls is None and type(tool_call) is dict:
+            calls = []  # an optional list left out (``toolCall: {}``): no calls
         if type(calls) is not list:
             self.acc.conflict("toolCall.functionCalls is not a list")
+            return
+        if not calls:
+            self.acc.warn("tool_call_empty", "a toolCall message carried no function calls")
             return
         self.parts.on_parts(self.cand, [{"functionCall": fc} for fc in calls], out)
 

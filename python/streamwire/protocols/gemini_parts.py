@@ -24,7 +24,9 @@ to a candidate. Gemini API reference, ``Content`` / ``Part`` /
   empty ``functionCall: {}`` or at a fragment without ``willContinue``
   (vercel/ai#14358 missed the latter; #14847 dropped ``{name}``-only calls).
   The call machine is data (``CALL_TRANSITIONS``); a continuation that names
-  no call it can belong to is a protocol conflict.
+  no call it can belong to is a protocol conflict, but an empty
+  ``functionCall: {}`` with no call streaming only a warning
+  (``function_call_empty``): it carries nothing that could belong anywhere.
 * Call ids: the provider's ``functionCall.id`` when it sends one. Otherwise a
   synthetic id, ``gemini-{responseId}-{candidate}-{n}`` (``n``: the call's
   position in its candidate), unique across responses because ``responseId``
@@ -72,7 +74,9 @@ CALL_TRANSITIONS: Mapping[tuple[CallPhase, CallInput], tuple[str, CallPhase]] = 
     ("idle", "single"): ("single", "idle"),
     ("idle", "continue"): ("orphan", "idle"),
     ("idle", "last"): ("orphan", "idle"),
-    ("idle", "end"): ("orphan", "idle"),
+    # An empty ``functionCall: {}`` with no call streaming names nothing and
+    # carries nothing: it contradicts nothing either (a warning).
+    ("idle", "end"): ("stray_end", "idle"),
     ("idle", "finish"): ("nothing", "idle"),
     # A whole call while another streams: recorded, and a conflict.
     ("streaming", "whole"): ("interleaved", "streaming"),
@@ -268,6 +272,7 @@ class GeminiParts:
             "open": self._open,
             "single": self._single,
             "orphan": self._orphan,
+            "stray_end": self._stray_end,
             "interleaved": self._interleaved,
             "restart": self._restart,
             "restart_end": self._restart_end,
@@ -439,6 +444,14 @@ class GeminiParts:
         self._acc.conflict(
             f"a functionCall continuation of candidate {cand.state.index} names no call "
             f"it can belong to: {shown}"
+        )
+
+    def _stray_end(
+        self, cand: Candidate, fc: dict[str, Any], sig: str | None, out: list[Event]
+    ) -> None:
+        self._acc.warn(
+            "function_call_empty",
+            f"candidate {cand.state.index} sent an empty functionCall with no call streaming",
         )
 
     def _interleaved(

@@ -122,6 +122,7 @@ from ..events import (
     new_text_deltas,
     text_delta_builder,
 )
+from ..kinds import MissingFinishReason
 from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
 from ._values import int_or_none, nonempty_str
@@ -132,8 +133,6 @@ from .openai_chat_shapes import ARGUMENTS, TEXT, chunk_shape_specs
 __all__ = ["PHASES", "SHAPES", "SHAPE_SPECS", "OpenAIChatStream"]
 
 Phase = Literal["streaming", "done", "closed"]
-#: What a choice without a ``finish_reason`` is when ``[DONE]`` ends the stream.
-MissingFinishReason = Literal["incomplete", "completed"]
 PhaseInput = Literal["chunk", "done", "eof"]
 
 #: The stream-level machine: ``(phase, input) -> (action, next phase)``.

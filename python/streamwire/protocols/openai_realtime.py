@@ -58,9 +58,9 @@ from typing import Any, Literal
 
 from .._core import MessageMatcher
 from ..events import Event
-from ..toolresults import RESULT_RESOLVERS
 from ._base import retryable_hint
 from ._lane import Lane
+from ._tool_hooks import RESULT_RESOLVERS
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .openai_realtime_lane import AUDIO, BY_TYPE, RealtimeLane, new_matcher
 from .openai_realtime_machine import EVENTS, RealtimeResponse

@@ -40,8 +40,8 @@ from .._core import ShapeMatcher, SseEvent
 from .._json import failure, loads
 from ..events import Event, new_text_delta
 from ..result import StreamResult
-from ..toolresults import UNKNOWN_ID_HINTS
 from ._base import SseStream, Stream
+from ._tool_hooks import UNKNOWN_ID_HINTS
 from .openai_responses_items import Part, open_text_part
 from .openai_responses_machine import ResponsesMachine
 

@@ -74,14 +74,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..accumulate import Accumulator
 from ..events import Event, Executor
 from ..toolcalls import ToolCalls
-
-if TYPE_CHECKING:
-    from .openai_responses_items import Item, ItemInput, Items
+from .openai_responses_item import Item
 
 __all__ = ["BUILTIN_CLIENT_CALLS", "CALLS", "CallSpec", "ItemCalls", "executor_of"]
 
@@ -165,9 +163,11 @@ def executor_of(item_type: str, spec: CallSpec, body: Mapping[str, Any] | None) 
 
 
 class ItemCalls:
-    """The tool calls of one response's output items (owned by its ``Items``)."""
+    """The tool calls of one response's output items (owned by its ``Items``,
+    which finds the item an event names and hands it over)."""
 
-    def __init__(self, items: Items, acc: Accumulator) -> None:
+    def __init__(self, items: list[Item], acc: Accumulator) -> None:
+        #: The response's items in order (the ``Items``' own list, shared).
         self._items = items
         self._acc = acc
         self._calls: ToolCalls = acc.calls
@@ -178,7 +178,7 @@ class ItemCalls:
         """Opens a call item's buffer (past ``max_tool_calls``: an error, no buffer)."""
         calls = self._calls
         executor = executor_of(item.type, spec, body)
-        call = calls.open(("responses-item", len(self._items.items)), 0, executor)
+        call = calls.open(("responses-item", len(self._items)), 0, executor)
         acc = self._acc
         if call is None:
             if acc.error is None or acc.error.type != "too_many_tool_calls":
@@ -212,58 +212,15 @@ class ItemCalls:
             if conflict is not None:
                 self._acc.conflict(f"output item {item.id!r}: {conflict}")
 
-    def arguments(
-        self, obj: Mapping[str, Any], item_type: str, event: str, out: list[Event]
-    ) -> None:
-        """An arguments (or custom input) delta of a call item."""
-        delta = obj.get("delta")
-        if type(delta) is not str:
-            self._acc.conflict(f"{event}: the delta is not a string")
-            return
-        item = self._item(obj, item_type, event, "delta", out)
-        if item is None or not delta:
-            return
-        self._append(item, delta, out)
-
-    def arguments_full(
-        self, obj: Mapping[str, Any], item_type: str, field: str, event: str, out: list[Event]
-    ) -> None:
-        """The full arguments (or custom input) of a call item, before its done item."""
-        item = self._item(obj, item_type, event, "full", out)
-        if item is not None:
-            self._settle_value(item, obj.get(field), event, out)
-
-    def _item(
-        self,
-        obj: Mapping[str, Any],
-        item_type: str,
-        event: str,
-        input: ItemInput,
-        out: list[Event],
-    ) -> Item | None:
-        item = self._items.find(obj)
-        action, _ = self._items.step(item, input, event)
-        if action == "conflict":
-            return None
-        if item is None:
-            item = self._items.adopt(obj, item_type, event, out)
-            if item is None:
-                return None
-            if item.call is not None:
-                out.append(item.call.started())
-        elif item.type != item_type:
-            self._acc.conflict(f"{event} arrived for item {item.id!r} of type {item.type!r}")
-            return None
-        if item.call is None:
-            return None  # over the call cap: already an error
-        return item
-
-    def _append(self, item: Item, fragment: str, out: list[Event]) -> None:
+    def append(self, item: Item, fragment: str, out: list[Event]) -> None:
+        """An arguments (or custom input) fragment of a call item."""
         call = item.call
         assert call is not None
         self._acc.append_arguments(call, fragment, out)
 
-    def _settle_value(self, item: Item, full: Any, where: str, out: list[Event]) -> None:
+    def settle_value(self, item: Item, full: Any, where: str, out: list[Event]) -> None:
+        """The full arguments (or custom input) of a call item: kept when no
+        delta came, else checked against the deltas."""
         call = item.call
         assert call is not None
         if full is None:
@@ -273,7 +230,7 @@ class ItemCalls:
         if call.state == "collecting":
             if call.size == 0 and not call.overflowed:
                 if full:
-                    self._append(item, full, out)
+                    self.append(item, full, out)
                 return
             if call.overflowed:
                 return
@@ -297,7 +254,7 @@ class ItemCalls:
             if initial and not value:
                 return  # the announcement carries "" before the deltas
             where = "response.output_item." + ("added" if initial else "done")
-            self._settle_value(item, value, where, out)
+            self.settle_value(item, value, where, out)
         elif not initial:
             call = item.call
             assert call is not None
@@ -320,14 +277,14 @@ class ItemCalls:
 
     def complete_open(self, out: list[Event]) -> None:
         """The response reached its terminal event: every open call is complete."""
-        for item in self._items.items:
+        for item in self._items:
             if item.call is not None and item.call.state == "collecting":
                 self.complete(item, out)
 
     @property
     def client_calls(self) -> bool:
         """Whether the response asked the caller to run a tool."""
-        return any(i.call is not None and i.call.executor == "client" for i in self._items.items)
+        return any(i.call is not None and i.call.executor == "client" for i in self._items)
 
 
 def _dump(value: Any) -> str:

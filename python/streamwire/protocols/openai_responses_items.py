@@ -71,9 +71,9 @@ from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_reasoning_delta, new_refusal_delta, new_text_delta
-from ..toolcalls import CallBuffer
 from ._values import nonempty_str
 from .openai_responses_calls import CALLS, ItemCalls
+from .openai_responses_item import Item, ItemState
 
 __all__ = [
     "ITEM_TRANSITIONS",
@@ -85,7 +85,6 @@ __all__ = [
     "open_text_part",
 ]
 
-ItemState = Literal["absent", "open", "done"]
 ItemInput = Literal["added", "delta", "full", "done"]
 PartKind = Literal["text", "refusal", "reasoning", "summary"]
 
@@ -164,25 +163,6 @@ class Part:
         self.chunks: list[str] = []
 
 
-class Item:
-    """One output item while the response streams."""
-
-    __slots__ = ("call", "id", "implicit", "index", "redacted", "rotated", "state", "type")
-
-    def __init__(self, item_id: str | None, index: int | None, item_type: str) -> None:
-        self.id = item_id
-        self.index = index
-        self.type = item_type
-        self.state: ItemState = "open"
-        #: Adopted from content that arrived before its announcement.
-        self.implicit = False
-        self.call: CallBuffer | None = None
-        #: The encrypted reasoning already reported (reasoning items).
-        self.redacted: str | None = None
-        #: Events named this item under other ids (warned once).
-        self.rotated = False
-
-
 def open_text_part(parts: Mapping[Any, Part], item_id: str, index: int) -> Part | None:
     """The text part ``index`` of item ``item_id`` if it is open: where the fast
     paths (SSE and WebSocket) may append a text delta as the general path would."""
@@ -207,7 +187,7 @@ class Items:
         #: Output indexes of ``acc.provider_content``'s items, in the same order.
         self._content_order: list[float] = []
         #: The tool calls among the items.
-        self.calls = ItemCalls(self, acc)
+        self.calls = ItemCalls(self.items, acc)
         #: Per list of the choice (text, refusal, reasoning): how many of its
         #: pieces full copies have accounted for (see "Settled" above).
         self._settled: dict[str, int] = {}
@@ -301,6 +281,56 @@ class Items:
                 "item_not_announced",
                 f"{event} arrived for item {item.id!r} before response.output_item.added",
             )
+        return item
+
+    # --- the arguments of call items ------------------------------------------
+
+    def call_arguments(
+        self, obj: Mapping[str, Any], item_type: str, event: str, out: list[Event]
+    ) -> None:
+        """An arguments (or custom input) delta of a call item."""
+        delta = obj.get("delta")
+        if type(delta) is not str:
+            self._acc.conflict(f"{event}: the delta is not a string")
+            return
+        item = self._call_item(obj, item_type, event, "delta", out)
+        if item is None or not delta:
+            return
+        self.calls.append(item, delta, out)
+
+    def call_arguments_full(
+        self, obj: Mapping[str, Any], item_type: str, field: str, event: str, out: list[Event]
+    ) -> None:
+        """The full arguments (or custom input) of a call item, before its done item."""
+        item = self._call_item(obj, item_type, event, "full", out)
+        if item is not None:
+            self.calls.settle_value(item, obj.get(field), event, out)
+
+    def _call_item(
+        self,
+        obj: Mapping[str, Any],
+        item_type: str,
+        event: str,
+        input: ItemInput,
+        out: list[Event],
+    ) -> Item | None:
+        """The call item an arguments event names (adopted if unannounced), or
+        None (recorded: a conflict, another type; or over the call cap)."""
+        item = self.find(obj)
+        action, _ = self.step(item, input, event)
+        if action == "conflict":
+            return None
+        if item is None:
+            item = self.adopt(obj, item_type, event, out)
+            if item is None:
+                return None
+            if item.call is not None:
+                out.append(item.call.started())
+        elif item.type != item_type:
+            self._acc.conflict(f"{event} arrived for item {item.id!r} of type {item.type!r}")
+            return None
+        if item.call is None:
+            return None  # over the call cap: already an error
         return item
 
     # --- announcements and done items ----------------------------------------

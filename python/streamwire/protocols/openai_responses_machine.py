@@ -524,7 +524,7 @@ class ResponsesMachine:
             return
         arguments = _ARGUMENTS.get(kind)
         if arguments is not None:
-            items.calls.arguments(obj, arguments[0], kind, out)
+            items.call_arguments(obj, arguments[0], kind, out)
             return
         if kind == "response.output_item.added":
             items.added(obj, raw, out)
@@ -535,7 +535,7 @@ class ResponsesMachine:
         else:
             for item_type, done, field in _ARGUMENTS.values():
                 if kind == done:
-                    items.calls.arguments_full(obj, item_type, field, kind, out)
+                    items.call_arguments_full(obj, item_type, field, kind, out)
                     return
             # _PROGRESS: known, nothing to take.
 

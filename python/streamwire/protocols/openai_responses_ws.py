@@ -56,9 +56,9 @@ from typing import Any, Literal
 from .._core import MessageMatcher
 from ..events import Event, text_delta_builder
 from ..result import StreamResult
-from ..toolresults import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
 from ._base import Stream
 from ._lane import Lane
+from ._tool_hooks import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .openai_responses import SHAPES
 from .openai_responses import unknown_call_id_hint as _http_hint
