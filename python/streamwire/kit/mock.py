@@ -58,9 +58,9 @@ import zlib
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..io._wire import credentials, framing_of, is_secret_header, is_secret_name, redact_text
+from ..io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
 from .delivery import DELIVERIES, schedule
@@ -154,9 +154,12 @@ def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, "[removed]" if is_secret_header(k) else redact_text(v, known)) for k, v in headers]
 
 
-def _redact_query(query: str) -> str:
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(k, "[removed]" if is_secret_name(k) else v) for k, v in pairs])
+def _redacted(path: str, query: str) -> tuple[str, str]:
+    """The path and query as the log keeps them: secret-named parameters
+    removed, by the HTTP edge's rule (``&`` or ``;`` separated, and a path
+    segment's ``;key=`` parameters)."""
+    parts = urlsplit(redact_url(f"http://mock{path}?{query}"))
+    return parts.path, parts.query
 
 
 def _route(method: str, path: str, query: str, body: Any) -> tuple[str, bool, str] | None:
@@ -284,8 +287,8 @@ class RequestLog:
             "id": next(self._ids),
             "t": request.received_at,
             "method": request.method,
-            "path": request.path,
-            "query": _redact_query(request.query),
+            "path": _redacted(request.path, request.query)[0],
+            "query": _redacted(request.path, request.query)[1],
             "headers": redact_headers(request.headers),
             "body": body if kept else None,
             "body_bytes": len(request.body),
