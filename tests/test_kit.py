@@ -671,7 +671,7 @@ def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.Monke
             for n in range(5):
                 # ``;`` separates query parameters too (the HTML 4 form).
                 response = await open_request(
-                    f"{mock.url}/v1/messages?key=secret{n}&X-Amz-Signature=secret-sig;token=secret",
+                    f"{mock.url}/v1/messages?alt=sse;key=secret{n}&X-Amz-Signature=secret-sig",
                     headers=[
                         ("x-api-key", "sk-secret-0123"),
                         ("authorization", "Bearer sk-secret-0123"),
