@@ -29,7 +29,7 @@
 //! none; its long variable tokens, a text or a base64 audio delta, are never
 //! kept), and there is one per template.
 
-use super::scan::{self, Gap, Step, Token};
+use super::scan::{self, Gap, Joined, Step, Token};
 use super::Captures;
 
 /// The most fixed bytes a skeleton keeps; a payload with more leaves none.
@@ -53,17 +53,6 @@ struct Skeleton {
     /// Whether to try `joined` first: off once a hint did not recur (a
     /// payload replayed only with a token read anew), until the next scan.
     fast: bool,
-}
-
-/// A skeleton's payload with its hinted tokens in place (see `scan::replay_joined`).
-#[derive(Debug, Clone, Default)]
-pub(super) struct Joined {
-    /// The payload's bytes outside its unhinted variable tokens.
-    pub bytes: Vec<u8>,
-    /// The unhinted tokens: where each goes in `bytes`, and its step.
-    pub gaps: Vec<(usize, Step)>,
-    /// The hinted `$raw` tokens: capture slot, start in `bytes`, length.
-    pub raws: Vec<(usize, usize, usize)>,
 }
 
 /// The skeletons of one stream's last matches, one per template.

@@ -23,10 +23,7 @@
 
 use std::borrow::Cow;
 
-use super::cache::Joined;
-use super::{Capture, CaptureKind, ObjectPattern, Pattern, MAX_CAPTURES};
-
-type Captures<'a> = [Capture<'a>; MAX_CAPTURES];
+use super::{Capture, CaptureKind, Captures, ObjectPattern, Pattern};
 
 /// The deepest nesting the scanner follows (`serde_json` allows 128).
 const MAX_DEPTH: usize = 100;
@@ -140,6 +137,17 @@ pub(super) fn replay_head<'a>(
     let tail = fixed.get(from..)?;
     let end = s.i + tail.len();
     s.b.get(s.i..end).is_some_and(|here| equal(here, tail)).then_some(end)
+}
+
+/// A skeleton's payload with its hinted tokens in place, for [`replay_joined`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct Joined {
+    /// The payload's bytes outside its unhinted variable tokens.
+    pub bytes: Vec<u8>,
+    /// The unhinted tokens: where each goes in `bytes`, and its step.
+    pub gaps: Vec<(usize, Step)>,
+    /// The hinted `$raw` tokens: capture slot, start in `bytes`, length.
+    pub raws: Vec<(usize, usize, usize)>,
 }
 
 /// [`replay_head`] in one pass, when every hint recurs: `joined` is the
