@@ -368,6 +368,11 @@ const SHAPE_SETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("contentBlockDelta", &[r#"{"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"}"#]),
+    (
+        "message",
+        &[r#"{"candidates": [{"content": {"parts": [{"text": "$str"}], "role?": "$any"}, "index?": "$int"}],
+            "usageMetadata?": "$raw", "modelVersion?": "$any", "responseId?": "$str", "createTime?": "$any"}"#],
+    ),
 ];
 
 /// Whether `value` (as serde_json reads it) has the shape of `spec`; pushes
