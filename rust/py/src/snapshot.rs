@@ -78,7 +78,7 @@ impl Snapshots {
         keys: &mut ValueCache,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         if let Some(last) = &mut self.last {
-            if let Some(value) = last.patch(py, text, mapping, keys)? {
+            if let Some(value) = last.patch(py, text, mapping)? {
                 self.patched += 1;
                 return Ok(Some(value));
             }
@@ -110,7 +110,6 @@ impl Snapshot {
         py: Python<'py>,
         text: &str,
         mapping: &Bound<'py, PyType>,
-        keys: &mut ValueCache,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(base) = &self.base else { return Ok(None) };
         let Some(changes) = changes(self.text.as_bytes(), text.as_bytes(), &self.outer) else {
@@ -122,7 +121,10 @@ impl Snapshot {
         for (at, member) in self.outer.ints.iter_mut().enumerate() {
             match pending.next_if(|change| change.member == at) {
                 Some(change) => {
-                    let object = keys.int(py, change.value);
+                    // A count that changed is new: not one for the cache of
+                    // values that repeat (it would only push one out).
+                    let object =
+                        change.value.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {});
                     base.set_item(member.key.bind(py), &object)?;
                     (member.value, member.object) = (change.value, object.unbind());
                     delta = signed(change.end) - signed(member.end);

@@ -417,15 +417,16 @@ impl TextUsageTaker {
         }
         if let Some((raw, figures)) = report {
             let builder = self.usage.get();
-            let keys = &mut self.keys;
             let outer = self.snapshots.outer();
             // A figure of one member is that member's `int`, the object the
-            // mapping holds; a sum is a new one (or a recent one of its value).
-            let mut value = |(figure, summed): (&Option<i64>, &Vec<Py<PyString>>)| {
+            // mapping holds; a sum is a new one.
+            let value = |(figure, summed): (&Option<i64>, &Vec<Py<PyString>>)| {
                 let mut members = summed.iter().filter_map(|key| outer.and_then(|o| o.member(key)));
                 match (figure, members.next(), members.next()) {
                     (Some(_), Some(only), None) => only.object.bind(py).clone(),
-                    (Some(v), _, _) => keys.int(py, *v),
+                    (Some(v), _, _) => {
+                        v.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
+                    }
                     (None, _, _) => py.None().into_bound(py),
                 }
             };
@@ -433,7 +434,7 @@ impl TextUsageTaker {
             let Some(first) = figured.next() else { return Ok(true) };
             let first = value(first);
             let rest = figured.len();
-            let figures_after = figured.map(&mut value);
+            let figures_after = figured.map(value);
             let given = [PyBool::new(py, false).to_owned().into_any(), raw.clone().into_any()];
             let padding = builder.fixed_count().saturating_sub(rest + given.len());
             let fixed =
