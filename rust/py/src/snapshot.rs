@@ -115,6 +115,7 @@ impl Snapshot {
         let Some(changes) = changes(self.text.as_bytes(), text.as_bytes(), &self.outer) else {
             return Ok(None);
         };
+        let Ok(out) = new_mapping(mapping)?.downcast_into::<PyDict>() else { return Ok(None) };
         let base = base.bind(py);
         let mut delta = 0isize;
         let mut pending = changes.iter().peekable();
@@ -138,7 +139,6 @@ impl Snapshot {
         }
         self.text.clear();
         self.text.push_str(text);
-        let Ok(out) = new_mapping(mapping)?.downcast_into::<PyDict>() else { return Ok(None) };
         // An empty dict updated from a dict without deleted entries takes a
         // copy of its key table (CPython's `dict_merge`): no key is hashed.
         out.update(base.as_mapping())?;
