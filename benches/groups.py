@@ -5,9 +5,13 @@ that module times and checks them, the ratios the README reports (with the
 targets of the issue that set them), and streamwire's peak memory on it:
 SSE framing (``bench_sse.py``; each workload's ``sse-floor`` group times the
 str floor against httpx-sse apart from it), AWS EventStream framing
-(``bench_eventstream.py``), and the pipeline of every protocol
-(``bench_pipeline_*.py``). The quick mode leaves out the SDK paths (seconds
-each) and the 1-byte and 64 KiB chunkings.
+(``bench_eventstream.py``), the pipeline of every protocol
+(``bench_pipeline_*.py``), and the pipelines on streams shaped as the
+providers send them today (``bench_pipeline_shapes.py``: Gemini SSE and
+JSON with changing usage snapshots and a signed function call, a Realtime
+voice session, a Live session of binary frames with a tool-call turn). The
+quick mode leaves out the SDK paths (seconds each) and the 1-byte and 64 KiB
+chunkings.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import bench_pipeline_bedrock
 import bench_pipeline_chat
 import bench_pipeline_gemini
 import bench_pipeline_responses
+import bench_pipeline_shapes
 import bench_pipeline_websocket
 import bench_sse
 import streamwire as sw
@@ -63,12 +68,11 @@ def sse_groups(mode: str) -> Iterator[Group]:
             def check(n: str, events: Any, impls: Any = impls, load: Any = load) -> bool:
                 return bench_sse._check(impls[n], events, load.expected)
 
+            # The +data row's target is stated against the str floor (a group of
+            # its own, sse-floor/...: readme.py's "+data / str floor").
             ratios = _peers("streamwire", list(impls), {})
-            targets = (
-                {"httpx-sse": 6.0} if (name, chunking.label) == ("openai-chat", "4KiB") else {}
-            )
             ratios += [
-                Ratio(f"+data vs {p}", p, "streamwire+data", targets.get(p))
+                Ratio(f"+data vs {p}", p, "streamwire+data")
                 for p in impls
                 if not p.startswith("streamwire")
             ]
@@ -223,6 +227,7 @@ def pipeline_groups(mode: str) -> Iterator[Group]:
     yield from _gemini_groups()
     yield from _bedrock_groups(mode)
     yield from _websocket_groups(mode)
+    yield from _shaped_groups(mode)
 
 
 def _gemini_groups() -> Iterator[Group]:
@@ -311,6 +316,42 @@ def _websocket_groups(mode: str) -> Iterator[Group]:
             name,
             "messages",
             len(messages),
+            runs,
+            check,
+            _peers("streamwire", list(impls), {"naive": 1.5}),
+            memory,
+        )
+
+
+def _shaped_groups(mode: str) -> Iterator[Group]:
+    """The pipelines on the provider-shaped streams (``bench_pipeline_shapes.py``)."""
+    shapes = bench_pipeline_shapes
+    for name in shapes.WORKLOADS:
+        data = shapes.load(name)
+        impls = {
+            n: fn
+            for n, fn in shapes.IMPLEMENTATIONS[name].items()
+            if not (mode == "quick" and n in SDKS)
+        }
+        runs: dict[str, Callable[[], Any]] = {n: partial(fn, data.units) for n, fn in impls.items()}
+
+        def check(n: str, output: Any, data: Any = data) -> bool:
+            return bool(output == data.expected)
+
+        if data.protocol in ("gemini", "gemini-json"):
+            memory = _stream_memory(data.protocol, data.units, data.largest)
+        else:
+
+            def memory(data: Any = data) -> tuple[int, int]:
+                session = sw.stream(data.protocol)
+                steps = [partial(session.feed_message, m) for m in data.units]
+                return peak_memory(steps, lambda: 0), data.largest
+
+        yield Group(
+            "pipeline",
+            name,
+            "messages" if data.protocol in ("openai-realtime", "gemini-live") else "events",
+            data.events,
             runs,
             check,
             _peers("streamwire", list(impls), {"naive": 1.5}),

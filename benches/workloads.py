@@ -32,6 +32,21 @@ parser), so a benchmark can check the output of every implementation it times.
   ``usageMetadata`` snapshot (``candidatesTokenCount`` growing), the last one
   with ``finishReason: STOP``; about 330 bytes an event. No end marker (Gemini
   sends none). Built by :func:`workload`; not in ``WORKLOADS``.
+* ``gemini-tools``: a Gemini 2.5 ``streamGenerateContent?alt=sse`` answer as
+  the API sends it today (API reference "GenerateContentResponse",
+  "UsageMetadata", and the "Thought signatures" guide, checked 2026-12-02;
+  the recorded streams in ``fixtures/providers/gemini/`` show the format):
+  Google's JSON spacing (``"key": value,"next"``), CRLF separators, 20,000
+  chunks each with one text part of 4 to 24 tokens and a ``usageMetadata``
+  snapshot that changes on every chunk (``candidatesTokenCount`` and
+  ``totalTokenCount`` grow; ``promptTokenCount``, a ``promptTokensDetails``
+  list and ``thoughtsTokenCount`` as 2.5 models report them; the first
+  chunk without ``candidatesTokenCount``, as the API's first chunk often
+  is), ``modelVersion`` and ``responseId``; near the end a ``functionCall``
+  part with a 1,200-character ``thoughtSignature``, then a last chunk with an
+  empty text part and ``finishReason: STOP``. Built by :func:`workload`; not
+  in ``WORKLOADS``. ``gemini-tools`` also gives :func:`gemini_tools_facts`,
+  what a correct reader derives from it (from the generator).
 
 One AWS EventStream workload (binary frames, not SSE; see :func:`es_workload`):
 
@@ -66,10 +81,12 @@ __all__ = [
     "WORKLOADS",
     "Chunking",
     "EventStreamWorkload",
+    "GeminiFacts",
     "Workload",
     "chunked",
     "es_chunked",
     "es_workload",
+    "gemini_tools_facts",
     "workload",
 ]
 
@@ -336,6 +353,86 @@ def _gemini_payloads() -> list[tuple[str | None, str]]:
     return out
 
 
+def _google_dumps(obj: object) -> str:
+    # As the Gemini API sends it: a space after each colon, none after commas.
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ": "))
+
+
+#: The function call near the end of ``gemini-tools``: name and arguments.
+GEMINI_TOOLS_CALL = ("get_weather", {"city": "Paris", "unit": "celsius", "days": 3})
+#: ``gemini-tools``' fixed usage figures: prompt tokens, thoughts tokens.
+_GEMINI_PROMPT, _GEMINI_THOUGHTS = 1187, 1009
+
+
+@dataclass(frozen=True)
+class GeminiFacts:
+    """What a correct reader derives from ``gemini-tools`` (from the generator)."""
+
+    text: str
+    #: ``(name, args)`` of each function call, in order.
+    calls: tuple[tuple[str, dict[str, object]], ...]
+    finish_reason: str
+    #: ``(promptTokenCount, candidatesTokenCount + thoughtsTokenCount, totalTokenCount)``
+    #: of the last snapshot.
+    usage: tuple[int, int, int]
+
+
+@cache
+def _gemini_tools_chunks() -> tuple[list[str], GeminiFacts]:
+    rng = random.Random(SEED + 5)
+    response_id = "xYh1aPXqKpqVz7IPlrSn0Aw"
+    b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    signature = "".join(rng.choices(b64, k=1200))
+    datas: list[str] = []
+    texts: list[str] = []
+    candidates = 0
+
+    def chunk(parts: list[dict[str, object]], finish: str | None = None) -> str:
+        candidate: dict[str, object] = {"content": {"parts": parts, "role": "model"}}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        usage: dict[str, object] = {"promptTokenCount": _GEMINI_PROMPT}
+        reported = candidates if datas else 0  # the first chunk reports no candidates yet
+        if reported:
+            usage["candidatesTokenCount"] = reported
+        usage["totalTokenCount"] = _GEMINI_PROMPT + reported + _GEMINI_THOUGHTS
+        usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": _GEMINI_PROMPT}]
+        usage["thoughtsTokenCount"] = _GEMINI_THOUGHTS
+        body = {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": response_id,
+        }
+        return _google_dumps(body)
+
+    for _ in range(EVENTS - 2):
+        count = rng.randint(4, 24)
+        text = "".join(rng.choice(_TOKENS) for _ in range(count))
+        candidates += count
+        texts.append(text)
+        datas.append(chunk([{"text": text}]))
+    name, args = GEMINI_TOOLS_CALL
+    candidates += 11
+    call = {"functionCall": {"name": name, "args": args}, "thoughtSignature": signature}
+    datas.append(chunk([call]))
+    datas.append(chunk([{"text": ""}], "STOP"))
+    total = _GEMINI_PROMPT + candidates + _GEMINI_THOUGHTS
+    facts = GeminiFacts(
+        "".join(texts),
+        (GEMINI_TOOLS_CALL,),
+        "STOP",
+        (_GEMINI_PROMPT, candidates + _GEMINI_THOUGHTS, total),
+    )
+    return datas, facts
+
+
+def gemini_tools_facts() -> GeminiFacts:
+    """What a correct reader derives from ``gemini-tools`` (and its JSON array)."""
+    return _gemini_tools_chunks()[1]
+
+
 @cache
 def workload(name: str) -> Workload:
     """Builds (once per process) the named workload."""
@@ -351,6 +448,8 @@ def workload(name: str) -> Workload:
         built = _frame(_responses_payloads(), "\n")
     elif name == "gemini":
         built = _frame(_gemini_payloads(), "\r\n")
+    elif name == "gemini-tools":
+        built = _frame([(None, data) for data in _gemini_tools_chunks()[0]], "\r\n")
     else:
         raise KeyError(name)
     return Workload(name, built.wire, built.expected, built.event_ends)

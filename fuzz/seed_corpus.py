@@ -39,7 +39,8 @@ def shape_payloads():
     """Seeds of target `shape`: (template set, name, payload). The first 4
     JSON payloads of each recorded chat stream (set 0) and content_block_delta
     payloads of each recorded Anthropic stream (set 2), plus a few for the
-    generic set 1 and the Bedrock set 3 (see SHAPE_SETS in fuzz/src/lib.rs)."""
+    generic set 1 and the Bedrock set 3, and lines of each recorded Gemini
+    stream for set 4 (see SHAPE_SETS in fuzz/src/lib.rs)."""
     providers = ROOT / "fixtures" / "providers"
     for which, folder, event in ((0, "openai-chat", None), (2, "anthropic", "content_block_delta")):
         for f in sorted((providers / folder).glob("*.sse")):
@@ -72,6 +73,16 @@ def shape_payloads():
     ]
     for payload in bedrock:
         yield 3, "bedrock", payload.encode()
+    # Set 4, Gemini chunks: lines of one stream (the target matches each line
+    # through one cache), their usage snapshots long enough to be kept in parts.
+    for f in sorted((providers / "gemini").glob("*.sse")):
+        lines = [
+            block[6:]
+            for block in f.read_bytes().replace(b"\r\n", b"\n").split(b"\n\n")
+            if block.startswith(b"data: {") and len(block) <= 1024
+        ]
+        if len(lines) >= 2:
+            yield 4, "gemini", b"\n".join(lines[:6])
 
 
 def write(target, name, config, body):

@@ -24,7 +24,7 @@ import streamwire as sw
 from chunking import split_at
 from fixture_replay import Fixture
 from gemini_streams import GEMINI_FIXTURES, RID, chunk, fixture, run, sse
-from streamwire.protocols import gemini, gemini_chunks
+from streamwire.protocols import gemini, gemini_chunks, gemini_json
 from streamwire.result import ReadOnlyDict
 
 # --- the interface ----------------------------------------------------------------
@@ -620,3 +620,157 @@ def test_a_sink_goes_with_its_out_list() -> None:
         decoder.feed_matched(b"data: {}\n\n", gemini_chunks.SHAPES, None, [])
     with pytest.raises(TypeError, match="TextUsageTaker or a TextTaker"):
         decoder.feed_matched(b"data: {}\n\n", gemini_chunks.SHAPES, object(), [])
+
+
+# --- usage snapshots decoded by patching the last one (rust/py/src/snapshot.rs) -------
+
+_SNAPSHOT_KEYS = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "totalTokenCount",
+    "thoughtsTokenCount",
+    "cachedContentTokenCount",
+)
+_COUNT = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(-(10**18) + 1, 10**18 - 1),
+    st.sampled_from([0, -1, 9, 10, 99, 100, 10**17, 10**18 - 1]),
+)
+#: Values a count may turn into that the patch must not take as an integer.
+_ODD = st.sampled_from(
+    ["-0", "1.5", "1e3", "1E+2", '"7"', "null", "true", "[1]", "12345678901234567890"]
+)
+_STEPS = ["counts"] * 4 + ["appear", "vanish", "detail", "odd", "same", "spacing"]
+
+
+@st.composite
+def _snapshot_texts(draw: Any) -> tuple[list[str], str]:
+    """A stream's usage snapshots as JSON text, each the last one changed: its
+    counts (most often), a field that appears or vanishes, a count in the
+    nested ``promptTokensDetails``, a value that is no integer, the spacing,
+    or nothing at all; spaced as the Gemini API spaces them or compact."""
+    separators = draw(st.sampled_from([(",", ": "), (",", ":"), (", ", " : ")]))
+    current: dict[str, Any] = {
+        k: draw(_COUNT) for k in draw(st.lists(st.sampled_from(_SNAPSHOT_KEYS), unique=True))
+    }
+    details = draw(st.one_of(st.none(), _COUNT))
+    # Where the nested list goes among the counts (the API puts it before
+    # thoughtsTokenCount): a nested count that changes is no outer member's.
+    at = draw(st.integers(0, len(_SNAPSHOT_KEYS)))
+    texts = []
+    for _ in range(draw(st.integers(1, 12))):
+        step = draw(st.sampled_from(_STEPS))
+        odd: tuple[str, str] | None = None
+        if step == "counts" and current:
+            for key in draw(st.lists(st.sampled_from(sorted(current)), min_size=1, unique=True)):
+                current[key] = draw(_COUNT)
+        elif step == "appear":
+            current[draw(st.sampled_from(_SNAPSHOT_KEYS))] = draw(_COUNT)
+        elif step == "vanish" and current:
+            del current[draw(st.sampled_from(sorted(current)))]
+        elif step == "detail":
+            details = draw(st.one_of(st.none(), _COUNT))
+        elif step == "odd" and current:
+            odd = (draw(st.sampled_from(sorted(current))), draw(_ODD))
+        elif step == "spacing":
+            separators = draw(st.sampled_from([(",", ": "), (",", ":"), (", ", " : ")]))
+        items = list(current.items())
+        if details is not None:
+            items.insert(at, ("promptTokensDetails", [{"modality": "TEXT", "tokenCount": details}]))
+        body = dict(items)
+        if odd is not None:
+            body[odd[0]] = "\0odd\0"
+        text = json.dumps(body, separators=separators)
+        if odd is not None:
+            text = text.replace('"\\u0000odd\\u0000"', odd[1])
+        texts.append(text)
+    return texts, draw(st.sampled_from(["\r\n", "\n"]))
+
+
+def _snapshot_body(usages: list[str], eol: str, protocol: str) -> bytes:
+    datas = []
+    for i, usage in enumerate(usages):
+        part = json.dumps({"candidates": [{"content": {"parts": [{"text": f"t{i}"}]}, "index": 0}]})
+        datas.append(f'{part[:-1]},"usageMetadata":{usage}}}')
+    datas.append(json.dumps(chunk([{"text": "."}], "STOP")))
+    if protocol == "gemini-json":
+        return ("[" + f"{eol},{eol}".join(datas) + "]").encode()
+    return "".join(f"data: {d}{eol}{eol}" for d in datas).encode()
+
+
+def _fast_and_general(body: bytes, protocol: str) -> tuple[Any, Any, Any]:
+    def replay() -> tuple[list[Any], sw.Stream]:
+        stream = sw.stream(protocol)
+        events = [e for i in range(0, len(body), 512) for e in stream.feed(body[i : i + 512])]
+        return events + stream.close(), stream
+
+    fast_events, fast = replay()
+    owner: Any = gemini.GeminiStream if protocol == "gemini" else gemini_json.JsonBody
+    saved = owner.shapes
+    owner.shapes = None
+    try:
+        general_events, general = replay()
+    finally:
+        owner.shapes = saved
+    assert fast_events == general_events
+    assert fast.result.usage == general.result.usage
+    assert fast.result.warnings == general.result.warnings
+    assert fast.result.status == general.result.status
+    for f, g in zip(fast_events, general_events, strict=True):
+        if isinstance(f, sw.UsageReported):
+            assert type(f.usage.raw) is type(g.usage.raw) is ReadOnlyDict
+            assert list(f.usage.raw) == list(g.usage.raw)
+    taker = fast._chunks._taker  # type: ignore[attr-defined]
+    return fast_events, fast, taker
+
+
+@given(_snapshot_texts(), st.sampled_from(["gemini", "gemini-json"]))
+def test_patched_snapshots_match_the_general_path(stream: Any, protocol: str) -> None:
+    usages, eol = stream
+    _fast_and_general(_snapshot_body(usages, eol, protocol), protocol)
+
+
+@pytest.mark.parametrize("protocol", ["gemini", "gemini-json"])
+@pytest.mark.parametrize("eol", ["\r\n", "\n"])
+def test_a_snapshot_whose_counts_change_is_patched(protocol: str, eol: str) -> None:
+    # Shaped as the Gemini API sends a 2.5 model's snapshots (workloads.py,
+    # gemini-tools): the first without candidatesTokenCount, then each with
+    # its counts grown, through the lengths of their digits.
+    usages = []
+    for i in range(60):
+        body: dict[str, Any] = {"promptTokenCount": 1187}
+        if i:
+            body["candidatesTokenCount"] = 7 * i
+        body["totalTokenCount"] = 2196 + 7 * i * i
+        body["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": 1187}]
+        body["thoughtsTokenCount"] = 1009
+        usages.append(json.dumps(body, separators=(",", ": ")))
+    events, _, taker = _fast_and_general(_snapshot_body(usages, eol, protocol), protocol)
+    assert taker.taken >= 55 and taker.patched >= 55
+    reported = [e.usage for e in events if isinstance(e, sw.UsageReported)]
+    assert len(reported) == 60
+    assert reported[-1].raw["candidatesTokenCount"] == 7 * 59
+    assert reported[-1].output_tokens == 7 * 59 + 1009
+    # Each snapshot's mapping is its own; its nested values are the ones of
+    # the stream's earlier snapshots that held the same (read-only) values.
+    assert len({id(u.raw) for u in reported}) == len(reported)
+    details = [{"modality": "TEXT", "tokenCount": 1187}]
+    assert all(u.raw["promptTokensDetails"] == details for u in reported)
+
+
+def test_a_changed_mapping_does_not_change_the_next_snapshot() -> None:
+    # The mapping handed out is read-only; one changed behind its back (as
+    # dict's own methods can) is no base for the next snapshot's patch.
+    usages = [json.dumps({"promptTokenCount": 5, "totalTokenCount": n}) for n in range(10, 20)]
+    body = _snapshot_body(usages, "\r\n", "gemini")
+    stream = sw.stream("gemini")
+    events = stream.feed(body[:300])
+    for event in events:
+        if isinstance(event, sw.UsageReported):
+            dict.__setitem__(event.usage.raw, "promptTokenCount", 99)
+            dict.__setitem__(event.usage.raw, "extra", 1)
+    events = stream.feed(body[300:]) + stream.close()
+    later = [e.usage.raw for e in events if isinstance(e, sw.UsageReported)]
+    assert later and all(set(raw) == {"promptTokenCount", "totalTokenCount"} for raw in later)
+    assert all(raw["promptTokenCount"] == 5 for raw in later)
+    assert stream._chunks._taker.patched >= 5  # type: ignore[attr-defined]

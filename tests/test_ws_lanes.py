@@ -99,6 +99,37 @@ def _bench(protocol: str) -> list[str]:
     return messages[:head] + messages[head : head + 300] + messages[-tail:]
 
 
+def _shaped(name: str) -> tuple[str, list[Any]]:
+    """A session of ``bench_pipeline_shapes.py`` (a Realtime voice session, a
+    Gemini Live session of binary frames with a tool-call turn), shortened:
+    its first 300 messages, every message but the deltas, a fortieth of the rest."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+    from bench_pipeline_shapes import load
+
+    data = load(name)
+    deltas = (b'"delta"', b'{"serverContent":{"modelTurn"')
+    kept = [
+        m
+        for i, m in enumerate(data.units)
+        if i < 300
+        or i % 40 == 0
+        or not any(d in (m if isinstance(m, bytes) else m.encode()) for d in deltas)
+    ]
+    return data.protocol, kept
+
+
+@pytest.mark.parametrize("name", ["openai-realtime-voice", "gemini-live-tools"])
+def test_the_shaped_benchmark_sessions_read_the_same(name: str) -> None:
+    protocol, messages = _shaped(name)
+    _same(protocol, messages, peek=range(0, len(messages), 53))
+    _same(protocol, [m.decode() if isinstance(m, bytes) else m for m in messages])
+    if protocol == "openai-realtime":
+        _same(protocol, messages, {"audio": "keep"})
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_benchmark_sessions_read_the_same(protocol: str) -> None:
     messages = _bench(protocol)
@@ -170,7 +201,7 @@ def test_disturbed_sessions_read_the_same(protocol: str, seed: int) -> None:
 
 # --- the front: the matcher's feed as the session's feed_message -------------------------------
 
-FRONTED = ("openai-responses-ws", "openai-realtime")
+FRONTED = PROTOCOLS
 
 
 @pytest.mark.parametrize("protocol", FRONTED)

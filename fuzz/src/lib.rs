@@ -368,6 +368,11 @@ const SHAPE_SETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("contentBlockDelta", &[r#"{"contentBlockIndex": "$int", "delta": {"text": "$str"}, "p?": "$any"}"#]),
+    (
+        "message",
+        &[r#"{"candidates": [{"content": {"parts": [{"text": "$str"}], "role?": "$any"}, "index?": "$int"}],
+            "usageMetadata?": "$raw", "modelVersion?": "$any", "responseId?": "$str", "createTime?": "$any"}"#],
+    ),
 ];
 
 /// Whether `value` (as serde_json reads it) has the shape of `spec`; pushes
@@ -472,11 +477,64 @@ pub fn naive_nesting_exceeds(data: &[u8], limit: usize) -> bool {
     false
 }
 
-fn json_depth(value: &serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::Array(items) => 1 + items.iter().map(json_depth).max().unwrap_or(0),
-        serde_json::Value::Object(map) => 1 + map.values().map(json_depth).max().unwrap_or(0),
-        _ => 0,
+/// A JSON text's nesting depth, as serde_json reads the text: every member
+/// counts, a repeated key's earlier values too (a `serde_json::Value` keeps
+/// only the last of them, and with it would understate the depth).
+struct Depth(usize);
+
+impl<'de> serde::Deserialize<'de> for Depth {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DepthVisitor)
+    }
+}
+
+struct DepthVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DepthVisitor {
+    type Value = Depth;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_unit<E>(self) -> Result<Depth, E> {
+        Ok(Depth(0))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Depth, A::Error> {
+        let mut deepest = 0;
+        while let Some(Depth(d)) = seq.next_element()? {
+            deepest = deepest.max(d);
+        }
+        Ok(Depth(deepest + 1))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Depth, A::Error> {
+        let mut deepest = 0;
+        while let Some((serde::de::IgnoredAny, Depth(d))) = map.next_entry()? {
+            deepest = deepest.max(d);
+        }
+        Ok(Depth(deepest + 1))
     }
 }
 
@@ -487,8 +545,7 @@ pub fn check_nesting(body: &[u8]) {
     for limit in [0, 1, 2, 3, 4, 8, 64, 256] {
         assert_eq!(nesting_exceeds(body, limit), naive_nesting_exceeds(body, limit), "limit {limit}");
     }
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-        let depth = json_depth(&value);
+    if let Ok(Depth(depth)) = serde_json::from_slice::<Depth>(body) {
         assert!(!nesting_exceeds(body, depth), "deeper than {depth}");
         assert!(depth == 0 || nesting_exceeds(body, depth - 1), "not as deep as {depth}");
     }

@@ -386,6 +386,10 @@ class TextUsageTaker:
     def usage(self) -> Any: ...
     @property
     def taken(self) -> int: ...
+    @property
+    def patched(self) -> int:
+        """Usage snapshots decoded as the last one with other integers for
+        some of its outer members (its copy, those members set)."""
 
 @final
 class TextTaker:

@@ -182,20 +182,22 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
         self.go_away: str | None = None
         #: The last resumable ``sessionResumptionUpdate.newHandle``.
         self.resumption_handle: str | None = None
-        self._matcher: MessageMatcher | None = None
+        self._matcher: MessageMatcher = new_matcher()
+        self._install_front(self._matcher, GeminiLiveSession)
 
     # --- the fast lane: a model turn's text parts (gemini_live_lane.py) ---------------------
 
     def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
+        # The session's front (``_install_front``): a text part the lane's
+        # matcher takes is answered there, with no Python frame; anything
+        # else comes to _feed_matched.
+        return self._matcher.feed(message)
+
+    def _feed_matched(self, message: Any, matched: tuple[Any, ...] | None) -> list[Event]:
         lane: Any = self._lane
-        if lane is not None:
-            m = lane.match(message)
-            if type(m) is list:
-                self._last_runs = lane.runs
-                return m
-            if m is not None:
-                lane.refuse(m[-1])  # an empty text, or too large: the general path
-        return super().feed_message(message)
+        if lane is not None and matched is not None:
+            lane.refuse(matched[-1])  # an empty text, or too large: the general path
+        return WebSocketSession.feed_message(self, message)
 
     def _open_lane(self) -> Lane | None:
         if self.phase != "turn" or not self._turns:
@@ -204,8 +206,6 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
         cand = turn.machine.cand
         if not turn.in_flight or not cand.plain or cand.state.index != 0:
             return None
-        if self._matcher is None:
-            self._matcher = new_matcher()
         return LiveLane(self._matcher, self._acc, turn, self._max_message_bytes)
 
     # --- reading one message ----------------------------------------------------------------

@@ -108,21 +108,50 @@ impl ValueCache {
     }
 }
 
+/// An integer member of a decoded object's outer object: its key (an
+/// interned `str`, the same object as `PyString::intern` gives for its
+/// text), its value (and the `int` the decoded object holds for it), and
+/// where its token is in the text.
+pub(crate) struct Member {
+    pub(crate) key: Py<PyString>,
+    pub(crate) value: i64,
+    pub(crate) object: PyObject,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// What [`decode_object`] notes of the outer object besides its value.
+#[derive(Default)]
+pub(crate) struct Outer {
+    /// Its integer members, in text order.
+    pub(crate) ints: Vec<Member>,
+}
+
+impl Outer {
+    fn clear(&mut self) {
+        self.ints.clear();
+    }
+
+    /// The integer member `key` (compared by identity: keys are interned).
+    pub(crate) fn member(&self, key: &Py<PyString>) -> Option<&Member> {
+        self.ints.iter().find(|m| m.key.as_ptr() == key.as_ptr())
+    }
+}
+
 /// `text` decoded, its outer value an object built as an instance of
 /// `mapping` (a `dict` subclass whose constructor takes no arguments), or
 /// None when `text` is not in the subset (see the module docs).
 ///
-/// `ints` gets the outer object's integer members: each key's address (an interned
-/// `str`, the same object as `PyString::intern` gives for its text) and value.
+/// `outer` gets the outer object's integer members (see [`Outer`]).
 pub(crate) fn decode_object<'py>(
     py: Python<'py>,
     text: &str,
     mapping: &Bound<'py, PyType>,
     keys: &mut ValueCache,
-    ints: &mut Vec<(usize, i64)>,
+    outer: &mut Outer,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    ints.clear();
-    let mut d = Decoder { py, text, b: text.as_bytes(), i: 0, keys, ints };
+    outer.clear();
+    let mut d = Decoder { py, text, b: text.as_bytes(), i: 0, keys, outer };
     d.ws();
     if d.peek() != Some(b'{') {
         return Ok(None);
@@ -149,7 +178,7 @@ pub(crate) fn plain_mapping(mapping: &Bound<'_, PyType>) -> PyResult<bool> {
 /// An empty instance of `mapping` (a [`plain_mapping`]): its `tp_new` with
 /// no arguments, which is `mapping()` without the call's dispatch (`dict`'s
 /// `__init__` does nothing without arguments).
-fn new_mapping<'py>(mapping: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn new_mapping<'py>(mapping: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
     let py = mapping.py();
     let tp = mapping.as_type_ptr();
     let args = pyo3::types::PyTuple::empty(py);
@@ -172,7 +201,7 @@ struct Decoder<'a, 'py, 'k> {
     b: &'a [u8],
     i: usize,
     keys: &'k mut ValueCache,
-    ints: &'k mut Vec<(usize, i64)>,
+    outer: &'k mut Outer,
 }
 
 /// `Ok(None)`: declined; else the value, and its value if it is an integer.
@@ -251,9 +280,12 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
                 return Ok(false);
             }
             self.i += 1;
+            self.ws();
+            let start = self.i;
             let Some((value, int)) = self.value(depth)? else { return Ok(false) };
             if let (1, Some(int)) = (depth, int) {
-                self.ints.push((key.as_ptr() as usize, int));
+                let (key, object) = (key.clone().unbind(), value.clone().unbind());
+                self.outer.ints.push(Member { key, value: int, object, start, end: self.i });
             }
             dict.set_item(key, value)?;
             members += 1;
@@ -326,21 +358,27 @@ impl<'a, 'py> Decoder<'a, 'py, '_> {
         }
     }
 
-    /// An integer of at most [`MAX_INT_DIGITS`] digits, not `-0`, with no
-    /// fraction or exponent after it.
     fn int(&mut self) -> Option<i64> {
-        let negative = self.peek() == Some(b'-');
-        let start = self.i + usize::from(negative);
-        self.i = streamwire_core::shape::integer_end(self.b, self.i)?;
-        if matches!(self.peek(), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) || self.i - start > MAX_INT_DIGITS {
-            return None;
-        }
-        let magnitude =
-            self.b.get(start..self.i)?.iter().fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
-        match (negative, magnitude) {
-            (true, 0) => None,
-            (true, m) => Some(-m),
-            (false, m) => Some(m),
-        }
+        let (value, end) = int_token(self.b, self.i)?;
+        self.i = end;
+        Some(value)
+    }
+}
+
+/// The integer token at `b[from..]` and where it ends: at most
+/// [`MAX_INT_DIGITS`] digits, not `-0`, with no fraction or exponent after
+/// it (the subset's integers); None for anything else.
+pub(crate) fn int_token(b: &[u8], from: usize) -> Option<(i64, usize)> {
+    let negative = b.get(from) == Some(&b'-');
+    let start = from + usize::from(negative);
+    let end = streamwire_core::shape::integer_end(b, from)?;
+    if matches!(b.get(end), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) || end - start > MAX_INT_DIGITS {
+        return None;
+    }
+    let magnitude = b.get(start..end)?.iter().fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+    match (negative, magnitude) {
+        (true, 0) => None,
+        (true, m) => Some((-m, end)),
+        (false, m) => Some((m, end)),
     }
 }

@@ -16,6 +16,7 @@ mod json_value;
 mod message;
 mod objects;
 mod shape;
+mod snapshot;
 mod sse;
 mod taker;
 mod text;

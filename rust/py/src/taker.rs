@@ -25,7 +25,9 @@
 //! sums (None when none is an integer); a snapshot without any integer among
 //! `required` is no report. The snapshot's text is decoded by
 //! `json_value::decode_object` (a strict subset of JSON, declined otherwise:
-//! the chunk is then the adapter's), its outer object built as `mapping`.
+//! the chunk is then the adapter's), its outer object built as `mapping`;
+//! a snapshot that is the last one with other counts is decoded by patching
+//! a copy of the last one (`snapshot.rs`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -33,8 +35,9 @@ use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple, PyType};
 
 use streamwire_core::shape::{Capture, Match};
 
-use crate::json_value::{decode_object, plain_mapping, ValueCache};
+use crate::json_value::{plain_mapping, ValueCache};
 use crate::objects::Builder;
+use crate::snapshot::Snapshots;
 use crate::text::new_str;
 
 /// The most keys one figure sums (nine 18-digit integers fit `i64`).
@@ -67,8 +70,8 @@ pub struct TextUsageTaker {
     figures: Vec<Vec<Py<PyString>>>,
     required: Vec<Py<PyString>>,
     keys: ValueCache,
-    /// The last snapshot's outer integer members (see `decode_object`).
-    ints: Vec<(usize, i64)>,
+    /// The last snapshot decoded, patched for the next (see `snapshot.rs`).
+    snapshots: Snapshots,
     /// The figures of the last report this taker built, and its mapping.
     last_figures: Option<(Figures, PyObject)>,
     /// The last usage text seen, and its `str` once one exists.
@@ -186,7 +189,7 @@ impl TextUsageTaker {
             figures: figures.iter().map(|keys| intern(keys)).collect(),
             required: intern(&required),
             keys: ValueCache::default(),
-            ints: Vec::new(),
+            snapshots: Snapshots::default(),
             last_figures: None,
             usage_text: None,
             usage_text_py: None,
@@ -295,6 +298,12 @@ impl TextUsageTaker {
     fn taken(&self) -> u64 {
         self.taken
     }
+
+    /// Usage snapshots decoded by patching the last one (`snapshot.rs`).
+    #[getter]
+    fn patched(&self) -> u64 {
+        self.snapshots.patched()
+    }
 }
 
 impl TextUsageTaker {
@@ -380,7 +389,7 @@ impl TextUsageTaker {
         if let Some(source) = unit.usage {
             if self.usage_text.as_deref() != Some(source) {
                 let mapping = self.mapping.bind(py);
-                let Some(raw) = decode_object(py, source, mapping, &mut self.keys, &mut self.ints)? else {
+                let Some(raw) = self.snapshots.decode(py, source, mapping, &mut self.keys)? else {
                     return Ok(false);
                 };
                 let figures = self.figures();
@@ -408,16 +417,26 @@ impl TextUsageTaker {
         }
         if let Some((raw, figures)) = report {
             let builder = self.usage.get();
-            let keys = &mut self.keys;
-            let mut value = |figure: &Option<i64>| match figure {
-                Some(v) => keys.int(py, *v),
-                None => py.None().into_bound(py),
+            let outer = self.snapshots.outer();
+            // A figure of one member is that member's `int`, the object the
+            // mapping holds; a sum is a new one.
+            let value = |(figure, summed): (&Option<i64>, &Vec<Py<PyString>>)| {
+                let mut members = summed.iter().filter_map(|key| outer.and_then(|o| o.member(key)));
+                match (figure, members.next(), members.next()) {
+                    (Some(_), Some(only), None) => only.object.bind(py).clone(),
+                    (Some(v), _, _) => {
+                        v.into_pyobject(py).map(Bound::into_any).unwrap_or_else(|e| match e {})
+                    }
+                    (None, _, _) => py.None().into_bound(py),
+                }
             };
-            let [first, rest @ ..] = figures.values() else { return Ok(true) };
+            let mut figured = figures.values().iter().zip(&self.figures);
+            let Some(first) = figured.next() else { return Ok(true) };
             let first = value(first);
-            let figures_after = rest.iter().map(&mut value);
+            let rest = figured.len();
+            let figures_after = figured.map(value);
             let given = [PyBool::new(py, false).to_owned().into_any(), raw.clone().into_any()];
-            let padding = builder.fixed_count().saturating_sub(rest.len() + given.len());
+            let padding = builder.fixed_count().saturating_sub(rest + given.len());
             let fixed =
                 figures_after.chain(given).chain(std::iter::repeat(py.None().into_bound(py)).take(padding));
             let usage = builder.make_with(&first, fixed)?;
@@ -431,11 +450,11 @@ impl TextUsageTaker {
         Ok(true)
     }
 
-    /// Each usage field's figure from the decoded snapshot's integers
-    /// (`self.ints`), or None when no `required` key holds one (no report).
+    /// Each usage field's figure from the decoded snapshot's integers, or
+    /// None when no `required` key holds one (no report).
     fn figures(&self) -> Option<Figures> {
-        let get =
-            |key: &Py<PyString>| self.ints.iter().find(|(k, _)| *k == key.as_ptr() as usize).map(|(_, v)| *v);
+        let outer = self.snapshots.outer()?;
+        let get = |key: &Py<PyString>| outer.member(key).map(|m| m.value);
         if !self.required.iter().any(|key| get(key).is_some()) {
             return None;
         }

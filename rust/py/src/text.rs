@@ -305,17 +305,24 @@ fn utf8_length_of(text: &Bound<'_, PyString>) -> PyResult<usize> {
                 }
                 ffi::PyUnicode_2BYTE_KIND => {
                     let units = std::slice::from_raw_parts(data.cast::<u16>(), len);
-                    units.iter().map(|&c| usize::from(c >= 0x80) + usize::from(c >= 0x800)).sum::<usize>()
+                    extra_bytes(units, |c| u32::from(c >= 0x80) + u32::from(c >= 0x800))
                 }
                 _ => {
                     let units = std::slice::from_raw_parts(data.cast::<u32>(), len);
-                    units
-                        .iter()
-                        .map(|&c| {
-                            usize::from(c >= 0x80) + usize::from(c >= 0x800) + usize::from(c >= 0x1_0000)
-                        })
-                        .sum::<usize>()
+                    extra_bytes(units, |c| {
+                        u32::from(c >= 0x80) + u32::from(c >= 0x800) + u32::from(c >= 0x1_0000)
+                    })
                 }
             })
     }
+}
+
+/// The sum of `extra(unit)` (at most 3 each) over `units`, in `u32` lanes:
+/// summed as `usize` the loop is vectorized two lanes wide on x86_64's
+/// baseline (SSE2), as `u32` four, and a joined text of a million CJK and
+/// emoji characters is counted on every result of a long answer.
+#[cfg(not(feature = "abi3"))]
+fn extra_bytes<T: Copy>(units: &[T], extra: impl Fn(T) -> u32) -> usize {
+    // 2^20 units of at most 3 each fit a u32.
+    units.chunks(1 << 20).map(|block| block.iter().map(|&c| extra(c)).sum::<u32>() as usize).sum()
 }

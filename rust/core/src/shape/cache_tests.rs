@@ -269,3 +269,172 @@ fn a_replayed_head_is_the_first_value_and_matches_as_it_would_alone() {
     }
     assert!(heads > 2000, "heads {heads}");
 }
+
+/// A Gemini chunk's template: its usage snapshot is a `$raw` capture.
+const GEMINI: &str = r#"{
+    "candidates": [{"content": {"parts": [{"text": "$str"}], "role?": "$any"}, "index?": "$int"}],
+    "usageMetadata?": "$raw", "modelVersion?": "$any", "responseId?": "$str"
+}"#;
+
+/// A Gemini chunk as the API spaces it, with a usage snapshot.
+fn gemini_chunk(text: &str, usage: &str) -> String {
+    let text = serde_json::to_string(text).expect("a JSON string");
+    format!(
+        r#"{{"candidates": [{{"content": {{"parts": [{{"text": {text}}}],"role": "model"}},"index": 0}}],"usageMetadata": {usage},"modelVersion": "gemini-2.5-flash","responseId": "xYh1aPXqKpqVz7IPlrSn0Aw"}}"#
+    )
+}
+
+fn snapshot(candidates: &str, total: &str) -> String {
+    format!(
+        r#"{{"promptTokenCount": 1187,"candidatesTokenCount": {candidates},"totalTokenCount": {total},"promptTokensDetails": [{{"modality": "TEXT","tokenCount": 1187}}],"thoughtsTokenCount": 1009}}"#
+    )
+}
+
+#[test]
+fn a_snapshot_whose_counts_change_replays_in_parts() {
+    // The usage snapshot (longer than a hint) is kept in parts: its numbers
+    // are read on every chunk, whatever they became, its structure compared.
+    let shapes = set(&[("message", GEMINI)]);
+    let counts = ["1", "12", "123", "9", "-4", "0", "2.5", "1e3", "18446744073709551616", "7"];
+    let payloads: Vec<String> = (0..200)
+        .map(|i| {
+            let n = counts[i % counts.len()];
+            gemini_chunk(&format!("t{i} \"q\"\n"), &snapshot(n, &(2196 + i).to_string()))
+        })
+        .collect();
+    let cache = same_answers(&shapes, "message", &payloads);
+    // All but the first and the twenty with an exponent, which the scanner
+    // leaves to serde_json (no replay reads one either).
+    assert_eq!(cache.replayed(), 179);
+    let mut cache = ShapeCache::new();
+    for data in &payloads {
+        let m = shapes.match_cached(&mut cache, "message", data).expect("a match");
+        let Capture::Raw(raw) = m.captures()[2] else { panic!("no raw capture: {data}") };
+        assert!(data.contains(&format!(r#""usageMetadata": {raw},"modelVersion""#)), "{raw}");
+        let value: serde_json::Value = serde_json::from_str(raw).expect("the capture is JSON");
+        assert!(value.get("promptTokensDetails").is_some(), "{raw}");
+    }
+}
+
+#[test]
+fn a_value_in_parts_takes_any_value_at_its_parts_and_nothing_else() {
+    // Each variant changes what is in one place of a long `$any` or `$raw`
+    // value: a part (a string or a number) to any value, or the structure
+    // around them, which must be scanned again (or declined) as without a cache.
+    let shapes = set(&[("e", r#"{"kind": "$str", "u": "$raw", "v?": "$any"}"#)]);
+    let base = r#"{"kind":"k","u":{"a":1,"list":[1,2,"three",{"x":"yyyyyyyyyyyyyyyy"}],"s":"a longer string value","t":true,"n":null},"v":{"p":[1.5,-2,"q"],"r":"padding to be long enough for parts"}}"#;
+    let variants = [
+        ("\"a\":1", "\"a\":-12.5e+3"),
+        ("\"a\":1", "\"a\":\"one\""),
+        ("\"a\":1", "\"a\":[1,[2,{\"deep\":[]}]]"),
+        ("\"a\":1", "\"a\":{}"),
+        ("\"three\"", "3"),
+        ("\"three\"", "\"thr\\\"ee\\u00e9\""),
+        ("\"three\"", "\"\\ud800\""),
+        ("\"three\"", "\"a\u{1}b\""),
+        ("\"three\"", "\"\""),
+        ("\"yyyyyyyyyyyyyyyy\"", &format!("\"{}\"", "z".repeat(200))),
+        ("\"a\":1", "\"a\":01"),
+        ("\"a\":1", "\"a\":1."),
+        ("\"a\":1", "\"a\":1e400"),
+        ("\"a\":1", "\"a\":-"),
+        ("\"a\":1", "\"a\": 1"),
+        ("\"a\":1", "\"b\":1"),
+        ("\"a\":1", "\"a\":1,\"a\":2"),
+        ("\"a\":1", "1:1"),
+        ("\"a\":1", "[]:1"),
+        ("\"a\":1", "\"a\"1"),
+        ("\"t\":true", "\"t\":false"),
+        ("\"t\":true", "\"t\":tru"),
+        ("[1,2,", "[1,2,9,"),
+        ("[1,2,", "[1,"),
+        ("-2", "-2]"),
+        ("1.5", "1.5,"),
+        ("\"q\"", "\"q\"}"),
+        ("\"kind\":\"k\"", "\"kind\":\"other\""),
+    ];
+    let mut payloads = vec![base.to_owned()];
+    for (from, to) in variants {
+        assert!(base.contains(from), "{from}");
+        payloads.push(base.replacen(from, to, 1));
+        payloads.push(base.to_owned());
+    }
+    let cache = same_answers(&shapes, "e", &payloads);
+    assert!(cache.replayed() >= 25, "replayed {}", cache.replayed());
+}
+
+#[test]
+fn a_part_nested_past_the_scanners_depth_is_not_replayed() {
+    // A value kept in parts, its parts at depth 97: a part that becomes an
+    // array past the scanner's depth (100) is scanned again (and left to
+    // serde_json, which declines past 128): the replay must read each part
+    // at its own depth, not the value's.
+    let shapes = set(&[("e", r#"{"u": "$raw"}"#)]);
+    let open = "[".repeat(96);
+    let close = "]".repeat(96);
+    let payload = |inner: &str| format!(r#"{{"u":{open}{inner},"{}"{close}}}"#, "s".repeat(80));
+    let payloads: Vec<String> = [1, 3, 4, 20, 40, 0]
+        .iter()
+        .flat_map(|&k| [payload("0"), payload(&format!("{}1{}", "[".repeat(k), "]".repeat(k)))])
+        .collect();
+    same_answers(&shapes, "e", &payloads);
+}
+
+#[test]
+fn values_whose_structure_keeps_changing_are_kept_whole_again() {
+    // A growing array in a long `$any`: each skeleton in parts fails the
+    // next payload; after MAX_PART_MISSES misses in a row the value is kept
+    // whole and every payload replays again.
+    let shapes = set(&[("e", r#"{"kind": "$str", "log?": "$any"}"#)]);
+    let payloads: Vec<String> = (4..64)
+        .map(|n| {
+            let items: Vec<String> =
+                (0..n).map(|i| format!(r#"{{"token":"t{i}","logprob":-0.{i}}}"#)).collect();
+            format!(r#"{{"kind":"k{n}","log":[{}]}}"#, items.join(","))
+        })
+        .collect();
+    let cache = same_answers(&shapes, "e", &payloads);
+    // In parts (each long enough), MAX_PART_MISSES misses, then whole again:
+    // replayed from then on, whatever the array holds.
+    let misses = u64::from(cache::MAX_PART_MISSES);
+    assert_eq!(cache.replayed(), 60 - 1 - misses, "replayed {}", cache.replayed());
+}
+
+#[test]
+fn mutated_snapshots_get_the_answers_match_payload_gives() {
+    // As the mutation test above, for payloads whose `$raw` is kept in parts,
+    // and, through `match_head_cached`, for the same payloads followed by
+    // what may come after a JSON array's element.
+    let shapes = set(&[("message", GEMINI), ("message", RAW)]);
+    let seeds = [
+        gemini_chunk("Hé \"q\" 🙂", &snapshot("39", "2235")),
+        r#"{"type":"t","usage":{"a":[1,2,{"b":"c"}],"long":"a string that makes the value long","n":-1.5e3},"n":12,"x":"","lit":[true,3,"s"]}"#.to_owned(),
+    ];
+    let tails = ["", "]", "\r\n,\r\n", ",{\"type\":\"u\"}", "}", "x"];
+    let mut rng = Rng(0x5851_F42D_4C95_7F2D);
+    let mut stream = Vec::new();
+    let mut cache = ShapeCache::new();
+    let mut heads = 0;
+    for _ in 0..6000 {
+        let mut bytes = seeds[rng.below(seeds.len())].as_bytes().to_vec();
+        for _ in 0..rng.below(3) {
+            rng.mutate(&mut bytes);
+        }
+        let Ok(payload) = String::from_utf8(bytes) else { continue };
+        let data = format!("{payload}{}", tails[rng.below(tails.len())]);
+        if let Some((m, length)) = shapes.match_head_cached(&mut cache, "message", &data) {
+            heads += 1;
+            let mut values = serde_json::Deserializer::from_str(&data).into_iter::<serde_json::Value>();
+            assert!(matches!(values.next(), Some(Ok(_))), "{data}");
+            assert_eq!(values.byte_offset(), length, "{data}");
+            let alone = answer(shapes.match_payload("message", &data[..length]));
+            assert_eq!(Ok((m.template, m.captures().to_vec())), alone, "{data}");
+        } else {
+            let _ = shapes.match_cached(&mut cache, "message", &payload);
+        }
+        stream.push(payload);
+    }
+    assert!(heads > 1000, "heads {heads}");
+    let cache = same_answers(&shapes, "message", &stream);
+    assert!(cache.replayed() > 1000, "replayed {}", cache.replayed());
+}

@@ -23,10 +23,7 @@
 
 use std::borrow::Cow;
 
-use super::cache::Joined;
-use super::{Capture, CaptureKind, ObjectPattern, Pattern, MAX_CAPTURES};
-
-type Captures<'a> = [Capture<'a>; MAX_CAPTURES];
+use super::{Capture, CaptureKind, Captures, ObjectPattern, Pattern, MAX_CAPTURES};
 
 /// The deepest nesting the scanner follows (`serde_json` allows 128).
 const MAX_DEPTH: usize = 100;
@@ -73,6 +70,11 @@ pub(super) enum Step {
     Int(usize),
     /// `$raw` at this depth into this capture slot.
     Raw(usize, usize),
+    /// Where a `$raw` token that a skeleton keeps in parts starts (its
+    /// capture slot): reads nothing (see `cache.rs`, "in parts").
+    RawStart(usize),
+    /// Where such a token ends: its text from its start is the capture.
+    RawEnd(usize),
 }
 
 /// A variable token of a skeleton: where it goes in the fixed bytes, the
@@ -102,6 +104,10 @@ pub(super) struct Gap {
 /// where it ends is checked by the fixed bytes that must follow it (a number
 /// `12` followed by `3` would fail there).
 ///
+/// A `$raw` value that the skeleton keeps in parts (`cache.rs`) is a
+/// segment of fixed bytes and tokens between two marks (`Step::RawStart`,
+/// `Step::RawEnd`) that read nothing: the capture is what lies between them.
+///
 /// The skeleton is matched against the head of `data`: the answer is the
 /// length of the prefix it replays. The skeleton's payload was a whole JSON
 /// value with nothing after it, so the prefix is one too (its last fixed
@@ -115,6 +121,7 @@ pub(super) fn replay_head<'a>(
     captures: &mut Captures<'a>,
 ) -> Option<usize> {
     let mut s = Scanner { text: data, b: data.as_bytes(), i: 0, captures, tokens: None };
+    let mut starts = [0usize; MAX_CAPTURES];
     let mut from = 0;
     for gap in gaps {
         let segment = fixed.get(from..gap.at)?;
@@ -122,6 +129,10 @@ pub(super) fn replay_head<'a>(
             return None;
         }
         s.i += segment.len();
+        from = gap.at;
+        if s.mark(gap.step, &mut starts)? {
+            continue;
+        }
         let hint = hints.get(gap.hint.clone()).unwrap_or_default();
         let start = s.i;
         if !hint.is_empty() && s.b.get(start..start + hint.len()).is_some_and(|here| equal(here, hint)) {
@@ -135,11 +146,21 @@ pub(super) fn replay_head<'a>(
         } else {
             s.step(gap.step)?;
         }
-        from = gap.at;
     }
     let tail = fixed.get(from..)?;
     let end = s.i + tail.len();
     s.b.get(s.i..end).is_some_and(|here| equal(here, tail)).then_some(end)
+}
+
+/// A skeleton's payload with its hinted tokens in place, for [`replay_joined`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct Joined {
+    /// The payload's bytes outside its unhinted variable tokens.
+    pub bytes: Vec<u8>,
+    /// The unhinted tokens: where each goes in `bytes`, and its step.
+    pub gaps: Vec<(usize, Step)>,
+    /// The hinted `$raw` tokens: capture slot, start in `bytes`, length.
+    pub raws: Vec<(usize, usize, usize)>,
 }
 
 /// [`replay_head`] in one pass, when every hint recurs: `joined` is the
@@ -160,6 +181,7 @@ pub(super) fn replay_joined<'a>(
     // Where `bytes[at]` is in `data`: `at + shift`, the unhinted tokens
     // before it having their own lengths.
     let mut shift = 0usize;
+    let mut starts = [0usize; MAX_CAPTURES];
     let mut from = 0;
     for &(at, step) in &joined.gaps {
         let segment = bytes.get(from..at)?;
@@ -174,10 +196,13 @@ pub(super) fn replay_joined<'a>(
                 *capture = Capture::Raw(text);
             }
         }
+        from = at;
+        if s.mark(step, &mut starts)? {
+            continue;
+        }
         let token_start = s.i;
         s.step(step)?;
         shift += s.i - token_start;
-        from = at;
     }
     let tail = bytes.get(from..)?;
     let end = s.i + tail.len();
@@ -407,9 +432,26 @@ impl<'a> Scanner<'a, '_> {
         Some(())
     }
 
+    /// At a `$raw` token's start or end mark (`Step::RawStart`,
+    /// `Step::RawEnd`) in a replay: notes where it starts in `starts`, or
+    /// captures it from there; true for a mark. Reads nothing.
+    fn mark(&mut self, step: Step, starts: &mut [usize; MAX_CAPTURES]) -> Option<bool> {
+        match step {
+            Step::RawStart(slot) => *starts.get_mut(slot)? = self.i,
+            Step::RawEnd(slot) => {
+                let text = self.text.get(*starts.get(slot)?..self.i)?;
+                *self.captures.get_mut(slot)? = Capture::Raw(text);
+            }
+            _ => return Some(false),
+        }
+        Some(true)
+    }
+
     /// Reads one variable token (after the whitespace before it).
     fn step(&mut self, step: Step) -> Option<()> {
         match step {
+            // Marks are the replays' (`mark`); the scanner never makes one.
+            Step::RawStart(_) | Step::RawEnd(_) => None,
             Step::Skip(depth) => self.skip(depth),
             Step::Str(slot) => {
                 let text = self.string()?;
@@ -524,7 +566,9 @@ impl<'a> Scanner<'a, '_> {
                     });
                 }
                 b'\\' => {
-                    let text = owned.get_or_insert_with(|| String::with_capacity(2 * (at - start) + 32));
+                    // Room for the rest of a delta: growing it cost more
+                    // than the bytes (callgrind, the benches' Gemini chunks).
+                    let text = owned.get_or_insert_with(|| String::with_capacity(2 * (at - start) + 128));
                     text.push_str(segment);
                     let (c, len) = escape(self.b, at)?;
                     text.push(c);
