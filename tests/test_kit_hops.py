@@ -60,7 +60,7 @@ def _only(report: Report, verdict: str) -> None:
     assert _names(report) == {verdict}, report.verdicts
     controls = control_cells(report.cells)
     for cell in report.cells:
-        control = controls.get((cell.route, cell.client, cell.delivery))
+        control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
         assert {name for name, _ in cell_verdicts(cell, control)} <= {verdict}, cell.as_dict()
 
 

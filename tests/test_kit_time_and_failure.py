@@ -75,7 +75,7 @@ def _only(report: Report, verdict: str | None) -> None:
     assert _verdicts(report) == want, report.verdicts
     controls = control_cells(report.cells)
     for cell in report.cells:
-        control = controls.get((cell.route, cell.client, cell.delivery))
+        control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
         names = {name for name, _ in cell_verdicts(cell, control)}
         assert names <= want, cell.as_dict()["evidence"]["layers"]
 

@@ -565,10 +565,17 @@ def _silence_cut(x: Inputs) -> Check | None:
         return None
     entry = x.entry or {}
     silent_from = _silence_start(x.case.silence, entry)
+    writes = entry.get("writes") or []
+    gone = entry.get("disconnected_at")
+    # The hop got through the silence when the mock wrote after it, with the
+    # connection still open, and the client was still there to read it: then
+    # what was lost is not the silence's doing (the other layers say what).
+    after = [w[0] for w in writes if silent_from is not None and w[0] > silent_from + 0.05]
+    if after and (gone is None or gone > after[0]) and (obs.ended_at or 0.0) > after[0]:
+        return None
     details: dict[str, Any] = {"cut_after_s": None}
     if silent_from is not None and obs.ended_at is not None:
         details["cut_after_s"] = round(obs.ended_at - silent_from, 2)
-    gone = entry.get("disconnected_at")
     if silent_from is not None and gone is not None:
         details["upstream_closed_after_s"] = round(gone - silent_from, 2)
     after = details["cut_after_s"]

@@ -158,7 +158,7 @@ class Report:
         out: dict[tuple[str, str], dict[tuple[str, str, str], list[str]]] = {}
         controls = control_cells(self.cells)
         for cell in self.cells:
-            control = controls.get((cell.route, cell.client, cell.delivery))
+            control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
             for name, layer in cell_verdicts(cell, control):
                 where = out.setdefault((name, layer), {})
                 where.setdefault((cell.case, cell.route, cell.client), []).append(cell.delivery)

@@ -319,23 +319,26 @@ _FIGURES = {r.name: r.figures for r in (*VERDICT_RULES, CATCH_ALL)}
 ACCEPTABLE = frozenset({"semantic_downgrade"})
 
 
-#: Cases that differ from ``short-text`` by one thing the upstream sent: a layer
-#: that fails there but passes in the same route, client and delivery's
-#: ``short-text`` cell failed because of that thing, and gets its verdict.
-CAUSED_BY = {"keepalive": "keepalive_broke_stream", "unknown-event": "compat_gate_failed"}
-CONTROL_CASE = "short-text"
+#: Cases that differ from a control case by one thing the upstream sent: a
+#: layer that fails there but passes in the same route, client and delivery's
+#: control cell failed because of that thing, and gets its verdict.
+CAUSED_BY: dict[str, tuple[str, str]] = {
+    "keepalive": ("short-text", "keepalive_broke_stream"),
+    "unknown-event": ("short-text", "compat_gate_failed"),
+    "silence-start-keepalive": ("silence-start", "keepalive_broke_stream"),
+    "silence-after-tool-keepalive": ("silence-after-tool", "keepalive_broke_stream"),
+}
 
 
 def cell_verdicts(cell: Cell, control: Cell | None = None) -> list[tuple[str, str]]:
     """(verdict, layer) for each layer of ``cell`` that failed or degraded,
     in layer order: one verdict each, none for a consequence. ``control``:
-    the ``short-text`` cell of the same route, client and delivery (see
-    ``CAUSED_BY``)."""
+    the control cell (``CAUSED_BY``) of the same route, client and delivery."""
     out = []
     for layer, check in cell.checks.items():
         if check.verdict not in ("fail", "degraded") or "consequence" in check.tags:
             continue
-        cause = CAUSED_BY.get(cell.case)
+        cause = CAUSED_BY.get(cell.case, ("", None))[1]
         if cause is not None and check.verdict == "fail" and control is not None:
             other = control.checks.get(layer)
             if other is not None and other.verdict in ("pass", "not_applicable"):
@@ -349,9 +352,16 @@ def cell_verdicts(cell: Cell, control: Cell | None = None) -> list[tuple[str, st
     return out
 
 
-def control_cells(cells: Iterable[Cell]) -> dict[tuple[str, str, str], Cell]:
-    """(route, client, delivery) -> its ``short-text`` cell."""
-    return {(c.route, c.client, c.delivery): c for c in cells if c.case == CONTROL_CASE}
+def control_cells(cells: Iterable[Cell]) -> dict[tuple[str, str, str, str], Cell]:
+    """(route, client, delivery, case) -> the case's control cell (``CAUSED_BY``)."""
+    by_key = {(c.route, c.client, c.delivery, c.case): c for c in cells}
+    out = {}
+    for route, client, delivery, case in by_key:
+        control_case = CAUSED_BY.get(case, ("", ""))[0]
+        control = by_key.get((route, client, delivery, control_case))
+        if control is not None:
+            out[route, client, delivery, case] = control
+    return out
 
 
 def _timed(check: Check) -> bool:
@@ -366,7 +376,7 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     controls = control_cells(cells)
     for cell in cells:
-        control = controls.get((cell.route, cell.client, cell.delivery))
+        control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
         for name, layer in cell_verdicts(cell, control):
             check = cell.checks[layer]
             key = (name, cell.route, cell.client)
