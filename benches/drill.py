@@ -2,7 +2,7 @@
 
     python benches/drill.py --runs 20                       # unchanged code, 20 quick gates
     python benches/drill.py --runs 5 --regression anthropic-2x
-    python benches/drill.py --runs 10 --before 'bash .ci/heavy.sh'   # each right after builds
+    python benches/drill.py --runs 10 --before 'python tools/wheels.py ci'   # each after builds
 
 Each run is ``benches/report.py --all --quick --check benches/baseline.json``
 in a process of its own (its re-measurements too), with this checkout's

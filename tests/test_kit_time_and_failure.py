@@ -20,6 +20,7 @@ from kit_hops import IDLE, Hop
 from kit_retry_gateways import RetryGateway
 from servers.nginx import Nginx, find_nginx
 from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.judge import HOLD_BOUND, _held
 from streamwire.kit.mock import MockUpstream
 from streamwire.kit.report import Report, build_report
 from streamwire.kit.verdicts import cell_verdicts, control_cells
@@ -102,6 +103,22 @@ def test_a_hop_that_drops_or_piles_up_for_a_slow_reader(behaviour: str, verdict:
     _only(report, verdict)
     (cell,) = [c for c in report.cells if c.case == "slow-reader"]
     assert [layer for _, layer in cell_verdicts(cell)] == ["backpressure"]
+
+
+def test_what_a_translating_hop_holds_is_counted_in_the_clients_bytes() -> None:
+    # Measured through examples/gateway: a Responses upstream (82,822,766 bytes
+    # of events for the case's text) to an Anthropic client (16,859,863 bytes).
+    # The mock had written 17,247,801 bytes when the client read on, having read
+    # 20,965: in the upstream's bytes that is over the bound, in the client's it
+    # is one socket's buffers.
+    held = _held(17_247_801, 82_822_766, 20_965, 16_859_863)
+    assert 3_400_000 < held < 3_600_000 < HOLD_BOUND
+    # The same protocol on both sides: the plain difference.
+    assert _held(5_000_000, 17_000_000, 30_000, 17_000_000) == 4_970_000
+    # A hop that piles the answer up is told by the raw figure when the sizes
+    # are unknown, and a client that read past what the mock wrote holds nothing.
+    assert _held(13_000_000, 0, 0, 0) == 13_000_000 > HOLD_BOUND
+    assert _held(100, 1000, 200, 1000) == 0
 
 
 # --- long silences -------------------------------------------------------------------

@@ -609,14 +609,31 @@ def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
     return float(times[-1]) if times else None
 
 
-#: The most the slow-reader case lets a hop hold (the bytes the mock had
-#: written beyond what the client had read when it read on). A relay that
-#: passes the client's pace back holds what its sockets' kernel buffers take:
-#: 6.5 MB for an asyncio relay on this kind of machine's loopback (Linux
-#: autotunes a send buffer to ``tcp_wmem``'s 4 MiB and a receive buffer
-#: further), and a hop that holds the whole 16 MiB answer is told by the
-#: mock having written all of it while the client read nothing.
+#: The most the slow-reader case lets a hop hold (what the mock had written
+#: beyond what the client had read when it read on, counted in the client's
+#: bytes: ``_held``). A relay that passes the client's pace back holds what
+#: its sockets' kernel buffers take: 6.5 MB for an asyncio relay on this kind
+#: of machine's loopback (Linux autotunes a send buffer to ``tcp_wmem``'s
+#: 4 MiB and a receive buffer further), and a hop that holds the whole 16 MiB
+#: answer is told by the mock having written all of it while the client read
+#: nothing.
 HOLD_BOUND = 12 * 1024 * 1024
+
+
+def _held(written: int, total: int, read: int, client_total: int) -> int:
+    """What a hop held when the slow reader read on, in the client's bytes.
+
+    The mock had written ``written`` of its ``total`` bytes, the client had
+    read ``read`` of the ``client_total`` it read in all. A hop that
+    translates writes the same answer in other bytes: a Responses upstream's
+    16 MiB of text is 83 MB of events, an Anthropic client's 17 MB. Counted
+    in the upstream's bytes, one kernel send buffer towards the client (4 MiB
+    of the client's bytes) would be five times that, and any translating hop
+    from a verbose protocol would cross the bound; counted in the client's,
+    the mock's share of its answer is the client's share of its own."""
+    if total <= 0 or client_total <= 0:
+        return max(0, written - read)
+    return max(0, round(written * client_total / total) - read)
 
 
 def _backpressure(x: Inputs) -> Check:
@@ -630,7 +647,7 @@ def _backpressure(x: Inputs) -> Check:
     before = [w for w in writes if w[0] <= obs.resumed_at]
     written = sum(w[1] for w in before)
     total = int(entry.get("bytes_sent") or 0)
-    held = max(0, written - obs.read_at_resume)
+    held = _held(written, total, obs.read_at_resume, obs.raw_bytes)
     # The pause reached the upstream when the mock's writes stopped before the
     # client read on, its answer unfinished: its writes were blocked.
     finished = bool(entry.get("completed")) and written >= total > 0
@@ -641,6 +658,7 @@ def _backpressure(x: Inputs) -> Check:
         "written_by_resume": written,
         "read_by_resume": obs.read_at_resume,
         "answer_bytes": total,
+        "client_answer_bytes": obs.raw_bytes,
         "mock_blocked_s": round(blocked, 2),
         "mock_finished_during_pause": finished,
         "pause_s": round(obs.resumed_at - (obs.paused_at or obs.resumed_at), 2),
@@ -682,15 +700,16 @@ def _backpressure(x: Inputs) -> Check:
         return Check(
             "fail",
             f"the hop let the mock write {how} while the client paused, holding {held:,} "
-            f"bytes (the client had read {obs.read_at_resume:,}): it buffers a slow client's "
-            f"answer instead of slowing the upstream (the bound is {HOLD_BOUND:,})",
+            f"bytes of the client's answer (the client had read {obs.read_at_resume:,}): it "
+            f"buffers a slow client's answer instead of slowing the upstream (the bound is "
+            f"{HOLD_BOUND:,})",
             ("buffered",),
             details,
         )
     return Check(
         "pass",
         f"the pause reached the upstream: the mock's writes blocked for {blocked:.1f} s, "
-        f"{held:,} bytes held on the way",
+        f"{held:,} bytes of the client's answer held on the way",
         details=details,
     )
 
