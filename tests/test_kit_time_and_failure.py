@@ -105,14 +105,18 @@ def test_a_hop_that_drops_or_piles_up_for_a_slow_reader(behaviour: str, verdict:
     assert [layer for _, layer in cell_verdicts(cell)] == ["backpressure"]
 
 
-def test_what_a_translating_hop_holds_is_counted_in_the_clients_bytes() -> None:
-    # Measured through examples/gateway: a Responses upstream (82,822,766 bytes
-    # of events for the case's text) to an Anthropic client (16,859,863 bytes).
-    # The mock had written 17,247,801 bytes when the client read on, having read
-    # 20,965: in the upstream's bytes that is over the bound, in the client's it
-    # is one socket's buffers.
-    held = _held(17_247_801, 82_822_766, 20_965, 16_859_863)
+def test_what_a_translating_hop_holds_is_counted_in_the_smaller_protocols_bytes() -> None:
+    # Measured through examples/gateway, both ways between a Responses stream
+    # (about 82.8 MB of events for the case's text) and an Anthropic or Chat one
+    # (about 17 MB): counted in the Responses bytes, either crossed the bound
+    # while the mock's writes blocked for most of the pause.
+    responses, anthropic, chat = 82_822_766, 16_859_863, 17_343_176
+    # A Responses upstream to an Anthropic client: the mock had written 17.2 MB.
+    held = _held(17_247_801, responses, 20_965, anthropic)
     assert 3_400_000 < held < 3_600_000 < HOLD_BOUND
+    # A Chat upstream to a Responses client: the mock had written 6.2 MB.
+    held = _held(6_245_402, chat, 34_957, responses)
+    assert 6_000_000 < held < 6_300_000 < HOLD_BOUND
     # The same protocol on both sides: the plain difference.
     assert _held(5_000_000, 17_000_000, 30_000, 17_000_000) == 4_970_000
     # A hop that piles the answer up is told by the raw figure when the sizes
