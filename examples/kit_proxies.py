@@ -225,6 +225,8 @@ def main() -> int:
             mock_url,
             "--client",
             "all",
+            # A reverse proxy passes the client's key on to the provider by design.
+            "--key-passthrough",
             "--concurrency",
             "16",
             "--json",

@@ -290,7 +290,7 @@ async def fuzz(seconds: float, seed: int) -> Figures:
         async with MockUpstream() as mock, HostileGateway(seed) as gateway:
             while time.monotonic() < deadline:
                 plan = CheckPlan(
-                    routes=[Route(gateway.url, label="hostile")],
+                    routes=[Route(gateway.url, label="hostile", key_passthrough=True)],
                     clients=list(CLIENTS),
                     cases=["short-text"],
                     deliveries=["whole"],

@@ -66,11 +66,34 @@ DEFECTS = (
 #: ``hold`` sends what it held in this many slices, this many seconds apart.
 HOLD_SLICES = 16
 HOLD_GAP = 0.04
+_HEADERS = {"anthropic-version": "2023-06-01"}
 _PATHS = {
     "openai-chat": "/chat/completions",
     "openai-responses": "/responses",
     "anthropic": "/messages",
 }
+
+
+def _mapped(request: dict[str, Any], client: str, upstream: str) -> dict[str, Any]:
+    """The kit's request as ``upstream`` accepts it (``kit/contract.py``): its
+    first turns are user text in Chat Completions and Anthropic alike, so only
+    the settings differ; usage asked for from a Chat upstream."""
+    if client == upstream:
+        if upstream == "openai-chat":
+            request["stream_options"] = {"include_usage": True}
+        return request
+    if upstream == "anthropic":
+        limit = request.pop("max_tokens", None) or 1024
+        request.pop("stream_options", None)
+        if request.pop("reasoning_effort", None) is not None:
+            request["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+            limit = max(limit, 2048)
+        request["max_tokens"] = limit
+    elif upstream == "openai-chat":
+        if request.pop("thinking", None) is not None:
+            request["reasoning_effort"] = "low"
+        request["stream_options"] = {"include_usage": True}
+    return request
 
 
 class Relay:
@@ -99,11 +122,7 @@ class Relay:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        request = json.loads(body)
-        # The kit's requests are the same shape in every protocol that shares
-        # a wire format here: pass them through, with usage asked for.
-        if self.upstream == "openai-chat":
-            request["stream_options"] = {"include_usage": True}
+        request = _mapped(json.loads(body), self.client, self.upstream)
         if "tools" in request:
             # The upstream's own shape; the rest of the kit's requests read
             # the same in these protocols.
@@ -144,7 +163,7 @@ class Relay:
         held = bytearray()
         async with (
             httpx.AsyncClient(timeout=30) as client,
-            client.stream("POST", url, json=request) as response,
+            client.stream("POST", url, json=request, headers=_HEADERS) as response,
         ):
             await send(
                 {

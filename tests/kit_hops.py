@@ -32,7 +32,15 @@ behaviour          what it does                                                 
 ``completed_incomplete`` (SSE, Responses) ends a cut answer with                LiteLLM's bridge
                    ``response.completed`` carrying ``status: "incomplete"``
                    instead of ``response.incomplete``
+``openai_tools``   relays, but rewrites an Anthropic request's tools into       lm-proxy 3.3.2
+                   OpenAI's shape (``{"type": "function", "function": ...}``)
+``echo_key``       relays, and adds the client's ``authorization`` (or          (a worse one)
+                   ``x-api-key``) to the answer as ``x-debug-auth``
 ================== ============================================================ ===================
+
+Every hop passes the client's headers on as they came, its key among them:
+a test that runs one as a gateway (``key_passthrough`` off) sees
+``key_forwarded``.
 
 A hop is an asyncio server on a free loopback port (``async with Hop(...)``),
 one upstream connection per client connection (the kit's client sends
@@ -68,6 +76,8 @@ BEHAVIOURS = (
     "buffer_all",
     "idle_end",
     "idle_reset",
+    "openai_tools",
+    "echo_key",
 )
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
@@ -118,9 +128,13 @@ class Hop:
                 )
                 await writer.drain()
                 return
+            if self.behaviour == "openai_tools":
+                head, body = _openai_tools(head, body)
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
             up_writer.write(head + body)
             await up_writer.drain()
+            if self.behaviour == "echo_key":
+                writer = _EchoKey(writer, _client_key(head))
             await self._relay(reader, writer, up_reader, up_writer)
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             pass
@@ -289,6 +303,57 @@ _TRANSFORMS = {
     "completed_incomplete": _completed_incomplete,
     "keepalive_kills": lambda: lambda event: [event],
 }
+
+
+def _openai_tools(head: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """An Anthropic request's tools in OpenAI Chat Completions' shape, as
+    lm-proxy 3.3.2 was seen to send them (the head's length fixed)."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return head, body
+    tools = request.get("tools") if isinstance(request, dict) else None
+    if b"/messages" not in head.split(b"\r\n", 1)[0] or not isinstance(tools, list):
+        return head, body
+    request["tools"] = [
+        {
+            "type": "function",
+            "function": {
+                "name": t.get("name"),
+                "description": t.get("description"),
+                "parameters": t.get("input_schema"),
+            },
+        }
+        for t in tools
+        if isinstance(t, dict)
+    ]
+    body = json.dumps(request).encode()
+    head = re.sub(rb"(?i)(\r\ncontent-length:\s*)\d+", b"\\g<1>%d" % len(body), head)
+    return head, body
+
+
+def _client_key(head: bytes) -> bytes:
+    match = re.search(rb"(?i)\r\n(?:authorization|x-api-key):\s*([^\r\n]*)", head)
+    return match.group(1) if match else b""
+
+
+class _EchoKey:
+    """A writer that adds ``x-debug-auth: <the client's key>`` to the response head."""
+
+    def __init__(self, writer: asyncio.StreamWriter, key: bytes) -> None:
+        self._writer = writer
+        self._key = key
+        self._head = True
+
+    def write(self, data: bytes) -> None:
+        if self._head and b"\r\n" in data:
+            line, _, rest = data.partition(b"\r\n")
+            data = line + b"\r\nx-debug-auth: " + self._key + b"\r\n" + rest
+            self._head = False
+        self._writer.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:

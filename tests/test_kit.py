@@ -197,8 +197,12 @@ ISSUE_NAMES = {
         "cancel",
         "backpressure",
         "retries",
+        # issue 27: the upstream request (name fixed there), and the run's key
+        "request",
+        "credentials",
     ),
     "verdicts": (
+        "request_mistranslated",
         "not_streaming",
         "chat_only",
         "semantic_downgrade",
@@ -210,6 +214,9 @@ ISSUE_NAMES = {
     ),
     # Named in this round (docs/kit.md): every failing layer has a verdict.
     "named": (
+        "request_mistranslated",
+        "key_forwarded",
+        "key_echoed",
         "not_streaming",
         "stream_delayed",
         "arguments_buffered",
@@ -677,9 +684,15 @@ def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.Monke
                         ("authorization", "Bearer sk-secret-0123"),
                         # a value that repeats the key, under a name that is not secret
                         ("x-note", "client sk-secret-0123"),
+                        ("anthropic-version", "2023-06-01"),
                     ],
                     body=json.dumps(
-                        {"model": f"sw-short-text.whole.k{n}", "stream": True}
+                        {
+                            "model": f"sw-short-text.whole.k{n}",
+                            "max_tokens": 64,
+                            "messages": [{"role": "user", "content": "a secret prompt"}],
+                            "stream": True,
+                        }
                     ).encode(),
                 )
                 await response.read()

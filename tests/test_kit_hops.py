@@ -35,11 +35,12 @@ def _check(
     cases: Sequence[str],
     clients: Sequence[str] = ("openai-chat",),
     deliveries: Sequence[str] = ("whole", "paced"),
+    passthrough: bool = True,
 ) -> Report:
     async def go() -> Report:
         async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
             plan = CheckPlan(
-                routes=[Route(hop.url, label=behaviour)],
+                routes=[Route(hop.url, label=behaviour, key_passthrough=passthrough)],
                 clients=clients,
                 cases=cases,
                 deliveries=deliveries,

@@ -38,7 +38,7 @@ SILENCES = [
 async def _report(url_of: Any, cases: Sequence[str], clients: Sequence[str], **plan: Any) -> Report:
     async with MockUpstream() as mock, url_of(mock.url) as url:
         check = CheckPlan(
-            routes=[Route(url, label="hop")],
+            routes=[Route(url, label="hop", key_passthrough=True)],
             clients=clients,
             cases=cases,
             deliveries=["whole"],

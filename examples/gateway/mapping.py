@@ -17,7 +17,7 @@ the upstream's, is:
   ids of its own, so none are sent to a gemini upstream; a result quoting an
   id is given its call's name from the history;
 * function tools: name, description, JSON-schema parameters;
-* the output token limit.
+* the output token limit (at least 16 for a Responses upstream, its least).
 
 Everything else is dropped: sampling parameters, tool choice, images and
 files, reasoning settings and signatures, response formats.
@@ -56,6 +56,8 @@ __all__ = [
 CLIENT_PROTOCOLS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 UPSTREAM_PROTOCOLS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
+#: The least ``max_output_tokens`` the Responses API accepts.
+RESPONSES_MIN_OUTPUT_TOKENS = 16
 #: anthropic requires ``max_tokens``; used when the client sent no limit.
 DEFAULT_MAX_TOKENS = 1024
 ANTHROPIC_VERSION = "2023-06-01"
@@ -434,7 +436,8 @@ def _responses_body(prompt: Prompt) -> dict[str, Any]:
             for t in prompt.tools
         ]
     if prompt.max_tokens is not None:
-        body["max_output_tokens"] = prompt.max_tokens
+        # The Responses API refuses a limit below 16 (HTTP 400).
+        body["max_output_tokens"] = max(prompt.max_tokens, RESPONSES_MIN_OUTPUT_TOKENS)
     return body
 
 

@@ -157,7 +157,8 @@ class Case:
 
 def _slow_text() -> tuple[str, ...]:
     # 4,096 deltas of 4,000 characters: 16,384,000 bytes of text, more than twice
-    # what the kernel buffers of a relay on loopback hold (~6.5 MB, judge.HOLD_BOUND).
+    # what the kernel buffers of a relay on loopback hold where tcp_rmem tops out
+    # at 6 MiB (~6.5 MB; judge.hold_bound).
     filler = "streamwire slow reader: every byte arrives, in order, once. " * 70
     return tuple((f"<{i:04d}> " + filler)[:3999] + "\n" for i in range(4096))
 

@@ -35,6 +35,8 @@ LAYERS = (
     "cancel",
     "backpressure",
     "retries",
+    "request",
+    "credentials",
 )
 
 
@@ -131,3 +133,7 @@ class Inputs:
     checks: dict[str, Check] = field(default_factory=dict)
     #: A retry case's attempts, as the mock logged them, oldest first.
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    #: The fingerprint (``mock.fingerprint``) of the kit's key to the gateway.
+    key_sha256: str | None = None
+    #: The route passes the client's key on by design (``Route.key_passthrough``).
+    key_passthrough: bool = False

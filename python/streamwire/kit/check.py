@@ -20,9 +20,10 @@ import asyncio
 import contextlib
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -33,13 +34,13 @@ from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES
 from .httpio import TransportError, open_request
 from .judge import inputs, judge
-from .mock import DEFAULT_STALL, MockUpstream, is_entry
+from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
 from .names import CLIENTS
 from .render import DEFAULT_SILENCE
 from .timing import TIMING_TAGS
 from .toolturn import follow_up_request
 
-__all__ = ["CheckPlan", "Route", "run_check"]
+__all__ = ["CheckPlan", "Route", "run_check", "run_record"]
 
 #: How long the judge waits for the mock to finish its side of a request.
 SETTLE = 2.0
@@ -67,10 +68,22 @@ class Route:
     model: str = "{model}"
     #: The route's name in the matrix and the verdicts (default: see ``CheckPlan``).
     label: str = ""
+    #: The hop passes the client's key on to the upstream by design (a reverse
+    #: proxy in front of the provider): the ``credentials`` layer allows it.
+    key_passthrough: bool = False
 
     @property
     def name(self) -> str:
         return self.label or _host(self.base_url)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def _host(url: str) -> str:
@@ -113,12 +126,21 @@ class CheckPlan:
     mock_url: str | None = None
     #: The in-process mock's port when ``mock_url`` is None (0: a free one).
     mock_port: int = 0
+    #: The in-process mock streams a request its provider would refuse
+    #: (``contract.py``) instead of refusing it; the ``request`` layer still fails.
+    lenient_mock: bool = False
     concurrency: int = 8
+    #: The kit's key to the gateway; None: a key unique to the run
+    #: (``sk-swkit-<run>``), a canary that must never reach the upstream.
     key: str | None = None
     read_timeout: float = 20.0
     connect_timeout: float = 10.0
     #: The most a whole answer may take (a silence case's: its silence and 60 s more).
     total_timeout: float = 120.0
+    #: The run's id (set by the plan): in its key, unless one is given, and in
+    #: every prompt's canary (``swc-<run>``).
+    run_id: str = field(default="", init=False)
+    canary: str = field(default="", init=False)
     #: The silence cases' seconds of silence (``render.DEFAULT_SILENCE``: past the
     #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
     silence: float = DEFAULT_SILENCE
@@ -154,11 +176,29 @@ class CheckPlan:
         for route in self.routes:
             if "{model}" not in route.model:
                 raise ValueError(f"a model template must contain {{model}}: {route.model!r}")
+        self.run_id = secrets.token_hex(6)
+        self.canary = f"swc-{self.run_id}"
+        if self.key is None:
+            self.key = f"sk-swkit-{self.run_id}"
         self.routes = _labelled(self.routes)
         names = [r.name for r in self.routes]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"two routes are labelled {', '.join(twice)}: give each its own label")
+
+
+def run_record(plan: CheckPlan) -> dict[str, Any]:
+    """What the report says of the run's canaries: its id, the canary in every
+    prompt, and its key to the gateway (itself when the run made it, a
+    fingerprint when it was given: a real key is never stored)."""
+    made = plan.key == f"sk-swkit-{plan.run_id}"
+    return {
+        "id": plan.run_id,
+        "canary": plan.canary,
+        "key": plan.key if made else None,
+        "key_sha256": fingerprint(plan.key)["sha256"] if plan.key else None,
+        "lenient_mock": plan.lenient_mock,
+    }
 
 
 class _Log:
@@ -229,7 +269,10 @@ async def _run_cell(
 ) -> Cell:
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
-    url, headers, body = client_request(client, case, model, route.base_url, plan.key)
+    url, headers, body = client_request(
+        client, case, model, route.base_url, plan.key, canary=plan.canary
+    )
+    watched = (plan.key,) if plan.key else ()
     read_timeout, total_timeout = plan.read_timeout, plan.total_timeout
     if case.silence is not None:
         await log.set_options(tag, {"silence": plan.silence})
@@ -249,6 +292,7 @@ async def _run_cell(
         connect_timeout=plan.connect_timeout,
         read_timeout=read_timeout,
         total_timeout=total_timeout,
+        secrets=watched,
     )
     wait = CANCEL_WAIT if case.cancel_after is not None else SETTLE
     if case.retry == "stall":
@@ -265,12 +309,17 @@ async def _run_cell(
         except (ValueError, StreamwireError):  # the calls received cannot be answered
             second = None
         if second is not None:
-            follow_obs = await observe(client, url, headers, second, read_timeout=plan.read_timeout)
+            follow_obs = await observe(
+                client, url, headers, second, read_timeout=plan.read_timeout, secrets=watched
+            )
             entries = await log.settled(tag, len(entries) + 1, SETTLE)
             later = [e for e in entries if first is None or e["id"] > first["id"]]
             follow_entry = later[-1] if later else None
     x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
     x.attempts = [e for e in entries if e.get("case") == case.name] if case.retry else []
+    x.key_sha256 = fingerprint(plan.key)["sha256"] if plan.key else None
+    # Straight to the mock, the client's key is the upstream's by definition.
+    x.key_passthrough = route.key_passthrough or _origin(route.base_url) == _origin(log.url)
     checks = judge(x)
     evidence: dict[str, Any] = {
         "tag": tag,
@@ -334,6 +383,9 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
         "reset": entry.get("reset"),
         "tool_result": entry.get("tool_result"),
         "request_body_keys": sorted(entry["body"]) if isinstance(entry.get("body"), dict) else None,
+        "request_problems": entry.get("request_problems"),
+        "refused": entry.get("refused"),
+        "credentials": entry.get("credentials"),
     }
 
 
@@ -390,7 +442,9 @@ async def run_check(
     mock: MockUpstream | None = None
     async with contextlib.AsyncExitStack() as stack:
         if plan.mock_url is None:
-            mock = await stack.enter_async_context(MockUpstream(port=plan.mock_port))
+            mock = await stack.enter_async_context(
+                MockUpstream(port=plan.mock_port, lenient=plan.lenient_mock)
+            )
             url = mock.url
         else:
             url = plan.mock_url

@@ -126,6 +126,12 @@ def _mock_arguments(mock: argparse.ArgumentParser) -> None:
         "--host", default="127.0.0.1", help="address to listen on (default %(default)s)"
     )
     mock.add_argument("--port", type=_port, default=0, metavar="N", help="default: a free port")
+    mock.add_argument(
+        "--lenient-mock",
+        action="store_true",
+        help="stream a request the provider would refuse (logged with its problems) instead "
+        "of refusing it as the provider would: for a gateway under construction",
+    )
 
 
 def _check_arguments(check: argparse.ArgumentParser) -> None:
@@ -185,6 +191,18 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     )
     where.add_argument(
         "--mock-port", type=_port, default=0, metavar="N", help="port of the mock started here"
+    )
+    where.add_argument(
+        "--lenient-mock",
+        action="store_true",
+        help="the mock started here streams a request its provider would refuse instead of "
+        "refusing it (the request layer still fails, with the field)",
+    )
+    where.add_argument(
+        "--key-passthrough",
+        action="store_true",
+        help="the routes pass the client's key on to the upstream by design (a reverse proxy "
+        "in front of the provider): the credentials layer allows it",
     )
     outputs = check.add_argument_group("outputs")
     outputs.add_argument("--json", metavar="FILE", help="the whole report, with evidence, as JSON")
@@ -276,7 +294,7 @@ def _cmd_mock(args: argparse.Namespace) -> int:
     from .mock import MockUpstream
 
     async def serve() -> None:
-        async with MockUpstream(args.host, args.port) as mock:
+        async with MockUpstream(args.host, args.port, lenient=args.lenient_mock) as mock:
             print(f"listening on {mock.url}", flush=True)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
@@ -317,7 +335,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.base_url or not args.client:
         print("streamwire: check needs BASE_URL and --client (or --upstream)", file=sys.stderr)
         return 2
-    from .check import CheckPlan, Route, run_check
+    from .check import CheckPlan, Route, run_check, run_record
     from .report import build_report
 
     templates = [t.strip() for t in args.models.split(",") if t.strip()]
@@ -332,12 +350,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     labels = args.label or [""] * len(pairs)
     try:
         plan = CheckPlan(
-            routes=[Route(url, t, label) for (url, t), label in zip(pairs, labels, strict=True)],
+            routes=[
+                Route(url, t, label, key_passthrough=args.key_passthrough)
+                for (url, t), label in zip(pairs, labels, strict=True)
+            ],
             clients=args.client,
             cases=args.cases,
             deliveries=args.delivery,
             mock_url=args.mock,
             mock_port=args.mock_port,
+            lenient_mock=args.lenient_mock,
             concurrency=args.concurrency,
             key=_key(args),
             read_timeout=args.timeout,
@@ -365,11 +387,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.done()
     routes = [{"label": r.name, "base_url": r.base_url, "model": r.model} for r in plan.routes]
-    report = build_report(cells, seconds=round(time.monotonic() - started, 2), routes=routes)
+    report = build_report(
+        cells, seconds=round(time.monotonic() - started, 2), routes=routes, run=run_record(plan)
+    )
     if args.quiet:
         print(report.headline())
     else:
         report.write_table(sys.stdout)
+        print(
+            f"\nthis run's canary: {plan.canary} (in every prompt; grep the gateway's logs for "
+            "it, and for the run's key, to see what they keep: docs/kit.md)"
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             report.write_json(out)

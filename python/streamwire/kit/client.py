@@ -51,6 +51,10 @@ __all__ = [
 ]
 
 KEEP_BYTES = 4096
+#: What a watched secret becomes in the evidence.
+ECHO_MARK = "[the kit's key]"
+#: The most places of an echo ``Observation.echoed`` lists.
+MAX_ECHOES = 4
 KEEP_EVENTS = 24
 MAX_TIMES = 4000
 #: The most of an answer the judge reads: four times the largest case's body in
@@ -104,11 +108,20 @@ def tool_declarations(client: str) -> list[dict[str, Any]]:
 
 
 def client_request(
-    client: str, case: Case, model: str, base_url: str, key: str | None = None
+    client: str,
+    case: Case,
+    model: str,
+    base_url: str,
+    key: str | None = None,
+    canary: str | None = None,
 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
-    """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol."""
+    """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol;
+    ``canary``, a string unique to the run, ends the prompt (a team greps its
+    gateway's logs for it: docs/kit.md)."""
     base = base_url.rstrip("/")
     prompt = _PROMPT.format(case=case.name)
+    if canary:
+        prompt = f"{prompt} ({canary})"
     headers = [("content-type", "application/json"), ("accept", "text/event-stream")]
     headers.append(("accept-encoding", "identity"))
     body: dict[str, Any]
@@ -249,6 +262,11 @@ class Observation:
     result: StreamResult | None = None
     #: The whole body, when ``observe(keep_body=True)`` (live mode).
     body: bytes | None = None
+    #: Where the answer carried one of the secrets ``observe`` watched for (the
+    #: kit's key): ``header <name>`` or ``body at byte <n>``, the first few.
+    echoed: list[str] = field(default_factory=list)
+    #: The watched secrets, replaced in the evidence by ``[the kit's key]``.
+    secrets: tuple[str, ...] = ()
 
     def times(self) -> dict[str, float | None]:
         """The request's time points, in seconds after it was sent: the
@@ -272,7 +290,17 @@ class Observation:
         }
 
     def evidence(self) -> dict[str, Any]:
-        """The observation as JSON-ready evidence."""
+        """The observation as JSON-ready evidence (a watched secret it carried, replaced)."""
+        found = self._evidence()
+        if not self.echoed:
+            return found
+        text = json.dumps(found)
+        for secret in self.secrets:
+            text = text.replace(json.dumps(secret)[1:-1], ECHO_MARK)
+        redacted: dict[str, Any] = json.loads(text)
+        return redacted
+
+    def _evidence(self) -> dict[str, Any]:
         timing = self.timing
         return {
             "url": self.url,
@@ -308,6 +336,7 @@ class Observation:
             "provider_events": {"count": self.wire_event_count, "sample": self.wire_events},
             "unified_events": {"count": self.event_count, "sample": self.events},
             "framing_error": self.framing_error,
+            "echoed": self.echoed,
         }
 
 
@@ -405,6 +434,7 @@ async def observe(
     total_timeout: float = 120.0,
     stream_options: dict[str, Any] | None = None,
     keep_body: bool = False,
+    secrets: tuple[str, ...] = (),
 ) -> Observation:
     """Sends the request and reads the answer. Never raises for anything the
     server does: it is all in the result.
@@ -414,9 +444,14 @@ async def observe(
     if the hop holds that too). ``pause_after``: stop reading after that many
     text deltas for ``pause_for`` seconds, with a receive buffer of
     ``SLOW_READER_RCVBUF``, then read on. Every read has ``read_timeout``; the
-    whole answer ``total_timeout`` and ``MAX_READ_BYTES``."""
+    whole answer ``total_timeout`` and ``MAX_READ_BYTES``. ``secrets``: strings
+    the answer must not carry (the kit's key), looked for in its headers and
+    its whole body, across piece boundaries (``Observation.echoed``)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
-    obs = Observation(client, url, body, time.time())
+    obs = Observation(client, url, body, time.time(), secrets=secrets)
+    needles = [s.encode() for s in secrets if s]
+    overlap = max((len(n) for n in needles), default=1) - 1
+    seen = b""
     hang_up_at = obs.sent_at + cancel_timer if cancel_after is not None else None
     connected: list[float] = []
     try:
@@ -456,6 +491,9 @@ async def observe(
     obs.status = response.status
     obs.headers = response.headers
     obs.content_type = response.header("content-type")
+    for name, value in response.headers:
+        if any(n.decode() in value for n in needles):
+            obs.echoed.append(f"header {name}")
     timing = obs.timing = Timing(time.time, started_at=obs.sent_at)
     start = obs.sent_at
     stream = adapter(client, http_status=response.status, **(stream_options or {}))
@@ -484,6 +522,13 @@ async def observe(
         timer = loop.call_later(max(0.0, hang_up_at - time.time()), hang_up, "timer")
     try:
         async for at, data in response.pieces():
+            if needles and len(obs.echoed) < MAX_ECHOES:
+                window = seen + data
+                for needle in needles:
+                    where = window.find(needle)
+                    if where >= 0:
+                        obs.echoed.append(f"body at byte {obs.raw_bytes - len(seen) + where}")
+                seen = window[-overlap:] if overlap else b""
             obs.raw_bytes += len(data)
             digest.update(data)
             if whole is not None and len(whole) < MAX_KEPT_BODY:

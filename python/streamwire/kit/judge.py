@@ -13,6 +13,10 @@ The layers and their verdicts (``pass``, ``fail``, ``degraded``,
 ``usage``       the upstream's final figures, not missing, not invented
 ``streaming``   events arrive spread as the mock paced them, not in one burst
 ``cancel``      the upstream connection closed soon after the client hung up
+``backpressure`` a slow reader's answer waited upstream, not in the hop
+``retries``     a retried attempt's output is whole and alone
+``request``     every upstream request is one the provider accepts (``contract.py``)
+``credentials`` the kit's key to the gateway neither reached the upstream nor came back
 ==============  =====================================================================
 
 The rules are data: ``LAYER_RULES`` maps each layer to the cases it applies
@@ -609,14 +613,36 @@ def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
     return float(times[-1]) if times else None
 
 
-#: The most the slow-reader case lets a hop hold (what the mock had written
+#: The least the slow-reader case lets a hop hold (what the mock had written
 #: beyond what the client had read when it read on: ``_held``). A relay that
 #: passes the client's pace back holds what its sockets' kernel buffers take:
-#: 6.5 MB for an asyncio relay on this kind of machine's loopback (Linux
-#: autotunes a send buffer to ``tcp_wmem``'s 4 MiB and a receive buffer
-#: further), and a hop that holds the whole 16 MiB answer is told by the mock
-#: having written all of it while the client read nothing.
+#: 6.5 MB for an asyncio relay on a loopback whose ``tcp_rmem`` tops out at
+#: 6 MiB (Linux autotunes a send buffer up to ``tcp_wmem``'s 4 MiB and a
+#: receive buffer up to ``tcp_rmem``'s maximum), and a hop that holds the
+#: whole 16 MiB answer is told by the mock having written all of it while the
+#: client read nothing.
 HOLD_BOUND = 12 * 1024 * 1024
+#: Room for the hop's own read and write buffers beside its kernel's.
+HOLD_SLACK = 2 * 1024 * 1024
+
+
+@lru_cache(maxsize=1)
+def hold_bound() -> int:
+    """The most a hop that passes the client's pace back may hold: what its two
+    sockets' kernel buffers can take on this machine (the upstream socket's
+    receive buffer, ``tcp_rmem``'s maximum, and the client socket's send
+    buffer, ``tcp_wmem``'s), with ``HOLD_SLACK``, and never less than
+    ``HOLD_BOUND``. On a machine whose ``tcp_rmem`` tops out at 32 MiB an
+    asyncio relay that honours backpressure was measured holding 13.9 MB,
+    above the 12 MiB a 6 MiB one needs."""
+    total = 0
+    for name in ("tcp_rmem", "tcp_wmem"):
+        try:
+            with open(f"/proc/sys/net/ipv4/{name}", encoding="ascii") as sysctl:
+                total += int(sysctl.read().split()[2])
+        except (OSError, ValueError, IndexError):
+            return HOLD_BOUND
+    return max(HOLD_BOUND, total + HOLD_SLACK)
 
 
 def _held(written: int, total: int, read: int, client_total: int) -> int:
@@ -655,7 +681,7 @@ def _backpressure(x: Inputs) -> Check:
     blocked = obs.resumed_at - before[-1][0] if before and not finished else 0.0
     details = {
         "held_bytes": held,
-        "bound_bytes": HOLD_BOUND,
+        "bound_bytes": hold_bound(),
         "written_by_resume": written,
         "read_by_resume": obs.read_at_resume,
         "answer_bytes": total,
@@ -696,13 +722,14 @@ def _backpressure(x: Inputs) -> Check:
             ("cut_silently",),
             details,
         )
-    if finished or held > HOLD_BOUND:
+    bound = hold_bound()
+    if finished or held > bound:
         how = "all of its answer" if finished else f"{written:,} bytes"
         return Check(
             "fail",
             f"the hop let the mock write {how} while the client paused, holding at least "
             f"{held:,} bytes (the client had read {obs.read_at_resume:,}): it buffers a slow "
-            f"client's answer instead of slowing the upstream (the bound is {HOLD_BOUND:,})",
+            f"client's answer instead of slowing the upstream (the bound is {bound:,})",
             ("buffered",),
             details,
         )
@@ -838,6 +865,65 @@ def _always(x: Inputs) -> bool:
     return True
 
 
+def _requests(x: Inputs) -> list[dict[str, Any]]:
+    """Every upstream request of the cell the mock logged: the answered one,
+    the follow-up, a retry case's attempts."""
+    out: list[dict[str, Any]] = []
+    for entry in (x.entry, x.follow_entry, *x.attempts):
+        if entry is not None and all(entry is not e for e in out):
+            out.append(entry)
+    return out
+
+
+def _request(x: Inputs) -> Check:
+    for entry in _requests(x):
+        found = entry.get("request_problems") or []
+        if found:
+            field, message = found[0]
+            refused = entry.get("refused") is True
+            answer = (
+                f"the mock refused it as the provider would (HTTP {entry.get('status')})"
+                if refused
+                else "the mock was lenient and answered it all the same"
+            )
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            return Check(
+                "fail",
+                f"the {entry.get('upstream')} request breaks its contract at "
+                f"{field or 'the body'}: {message}{more}; {answer}",
+                ("mistranslated",),
+                {"field": field, "problems": found, "refused": refused},
+            )
+    return Check("pass", "every upstream request is one the provider accepts")
+
+
+def _credentials(x: Inputs) -> Check:
+    key = x.key_sha256
+    forwarded = None
+    for entry in _requests(x) if key is not None else ():
+        prints = entry.get("credentials") or []
+        if any(isinstance(p, dict) and p.get("sha256") == key for p in prints):
+            forwarded = entry
+            break
+    if forwarded is not None and not x.key_passthrough:
+        return Check(
+            "fail",
+            "the kit's key to the gateway reached the upstream (a credential of the "
+            f"{forwarded.get('upstream')} request has its fingerprint {key})",
+            ("forwarded",),
+        )
+    for name, obs in (("answer", x.obs), ("follow-up's answer", x.follow_obs)):
+        if obs is not None and obs.echoed:
+            return Check(
+                "fail",
+                f"the {name} carries the kit's key to the gateway: {', '.join(obs.echoed)}",
+                ("echoed",),
+            )
+    if forwarded is not None:
+        return Check("pass", "the client's key reached the upstream, as this route declares")
+    return Check("pass")
+
+
 LAYER_RULES: Mapping[str, Rule] = {
     "http": Rule(_always, _http, before_http=True),
     "framing": Rule(_always, _framing),
@@ -857,6 +943,8 @@ LAYER_RULES: Mapping[str, Rule] = {
     "cancel": Rule(lambda x: x.case.cancel_after is not None, cancel),
     "backpressure": Rule(lambda x: x.case.slow_reader, _backpressure),
     "retries": Rule(lambda x: x.case.retry is not None, _retries, before_http=True),
+    "request": Rule(lambda x: x.entry is not None, _request, before_http=True),
+    "credentials": Rule(_always, _credentials, before_http=True),
 }
 
 
@@ -923,6 +1011,12 @@ def judge(x: Inputs) -> dict[str, Check]:
         else:
             checks[layer] = rule.check(x)
     _consequences(x, checks)
+    if checks["request"].details.get("refused"):
+        # The provider's refusal of a mistranslated request is all the client saw.
+        for layer, check in checks.items():
+            if layer != "request" and check.verdict == "fail" and "consequence" not in check.tags:
+                why = f"{check.why} (the upstream refused the request: see request)"
+                checks[layer] = Check("fail", why, (*check.tags, "consequence"), check.details)
     if "broken" in checks["completion"].tags:
         # The stream broke off: what it then misses is that break's doing.
         for layer in ("deltas", "tool_calls", "tool_results", "usage"):

@@ -39,9 +39,14 @@ a Chat Completions stream carries it only when the request asks
 
 The log (``GET /_sw/log``) keeps the last ``MAX_LOG`` requests, and at
 most about ``MAX_LOG_BYTES`` of them: method, path, query and headers with
-credentials removed, the JSON body (bodies over ``MAX_LOGGED_BODY`` bytes are
-not kept), the case, delivery and tag, the tools the request declares (for a
-case that calls one), every write with its time (the first
+credentials removed, the JSON body with every prompt, tool argument and result replaced by its
+hash and length (``hashed_body``; bodies over ``MAX_LOGGED_BODY`` bytes are
+not kept), a fingerprint of each credential the request carried (the first
+16 hex digits of its SHA-256, and its length: ``fingerprint``), what the
+provider's API would have refused in it (``contract.py``: a strict mock
+answers such a request as the provider would, HTTP 400 with its error JSON;
+a lenient one streams the case anyway), the case, delivery and tag, the
+tools the request declares (for a case that calls one), every write with its time (the first
 ``MAX_LOGGED_WRITES``), and when the client disconnected. Times are
 ``time.time()`` seconds.
 """
@@ -50,6 +55,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import json
 import re
@@ -63,6 +69,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
+from .contract import Problem, problems, refusal
 from .delivery import DELIVERIES, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
 from .names import UPSTREAM_PROTOCOLS, media_type
@@ -76,6 +83,8 @@ __all__ = [
     "MockUpstream",
     "ModelError",
     "RequestLog",
+    "fingerprint",
+    "hashed_body",
     "is_entry",
     "parse_model",
     "redact_headers",
@@ -154,6 +163,55 @@ def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, "[removed]" if is_secret_header(k) else redact_text(v, known)) for k, v in headers]
 
 
+def fingerprint(secret: str) -> dict[str, Any]:
+    """What the log keeps of a credential: the first 16 hex digits of its
+    SHA-256 and its length (enough to tell whether a known key arrived)."""
+    digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"sha256": digest[:16], "length": len(secret)}
+
+
+#: Body members whose string values the log keeps as they are: names, roles,
+#: types, ids and settings, never what a user or a tool wrote.
+_KEPT_MEMBERS = frozenset(
+    {
+        "model",
+        "role",
+        "type",
+        "name",
+        "id",
+        "call_id",
+        "tool_call_id",
+        "tool_use_id",
+        "toolUseId",
+        "status",
+        "anthropic_version",
+        "effort",
+        "summary",
+        "stream",
+        "mimeType",
+        "finish_reason",
+        "previous_response_id",
+    }
+)
+_MAX_DEPTH = 64
+
+
+def hashed_body(value: Any, key: str = "", depth: int = 0) -> Any:
+    """A request body as the log keeps it: its structure, numbers, booleans and
+    the strings of ``_KEPT_MEMBERS``; every other string (a prompt, a system
+    prompt, a tool's arguments or result) as ``"[sha256:<12 hex> len <n>]"``."""
+    if depth > _MAX_DEPTH:
+        return "[deeper than the log keeps]"
+    if isinstance(value, dict):
+        return {k: hashed_body(v, k, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [hashed_body(v, key, depth + 1) for v in value]
+    if isinstance(value, str) and key not in _KEPT_MEMBERS:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"[sha256:{digest[:12]} len {len(value)}]"
+    return value
+
+
 def _redacted(path: str, query: str) -> tuple[str, str]:
     """The path and query as the log keeps them: secret-named parameters
     removed, by the HTTP edge's rule (``&`` or ``;`` separated, and a path
@@ -226,6 +284,8 @@ _ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "tools": (list, _NONE),
     "attempt": (int,),
     "failed": (str, _NONE),
+    "credentials": (list, _NONE),
+    "request_problems": (list, _NONE),
 }
 #: The fields of ``tool_result`` (``toolturn.check_tool_result``).
 _RESULT_FIELDS: Mapping[str, tuple[type, ...]] = {
@@ -252,6 +312,18 @@ def is_entry(value: Any) -> bool:
     result = value.get("tool_result")
     if result is not None and not _fields_ok(result, _RESULT_FIELDS):
         return False
+    for found in value.get("request_problems") or ():
+        if not (
+            isinstance(found, list) and len(found) == 2 and all(isinstance(x, str) for x in found)
+        ):
+            return False
+    for credential in value.get("credentials") or ():
+        if not (
+            isinstance(credential, dict)
+            and isinstance(credential.get("sha256"), str)
+            and isinstance(credential.get("length"), int)
+        ):
+            return False
     return all(_write_ok(w) for w in value["writes"])
 
 
@@ -290,8 +362,13 @@ class RequestLog:
             "path": _redacted(request.path, request.query)[0],
             "query": _redacted(request.path, request.query)[1],
             "headers": redact_headers(request.headers),
-            "body": body if kept else None,
+            "body": hashed_body(body) if kept else None,
             "body_bytes": len(request.body),
+            "credentials": [
+                fingerprint(c)
+                for c in credentials(request.headers, f"http://mock{request.path}?{request.query}")
+            ],
+            "request_problems": [],
             "upstream": None,
             "case": None,
             "delivery": None,
@@ -341,10 +418,15 @@ class RequestLog:
 
 
 class MockUpstream:
-    """The mock upstream; ``async with MockUpstream() as mock: mock.url``."""
+    """The mock upstream; ``async with MockUpstream() as mock: mock.url``.
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    ``lenient``: a request the provider would refuse (``contract.py``) is
+    logged with its problems and streamed all the same, for a gateway under
+    construction; by default it is refused as the provider would."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, lenient: bool = False) -> None:
         self._server = HttpServer(self._handle, host=host, port=port)
+        self.lenient = lenient
         self.log = RequestLog()
         self._tag_options: dict[str, dict[str, float]] = {}
 
@@ -427,6 +509,16 @@ class MockUpstream:
             else 1
         )
         entry.update(case=case.name, delivery=delivery, tag=tag, attempt=attempt)
+        found: list[Problem] = problems(upstream, body, request.headers)
+        entry["request_problems"] = [p.as_list() for p in found]
+        if found and not self.lenient:
+            entry["refused"] = True
+            status, headers, payload = refusal(upstream, found[0])
+            entry["status"] = status
+            await responder.send(status, headers, payload)
+            entry["completed"] = True
+            entry["ended_at"] = time.time()
+            return
         if case.calls:
             # What a provider's model could call (the mock streams the case's
             # calls anyway, so that the stream is judged too).

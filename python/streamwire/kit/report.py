@@ -6,6 +6,7 @@ The JSON document (``--json FILE``) is stable, keys fixed::
      "summary": {"cells", "passed", "degraded", "failed", "inconclusive",
                  "verdicts", "exit_status", ...},
      "routes": [{"label", "base_url", "model"}],
+     "run": {"id", "canary", "key", "key_sha256", "lenient_mock"},
      "matrix": {route: {"upstream": [protocols],
                         "clients": {client: {"status", "cells", "failed", "degraded",
                                              "inconclusive", "never_called", "verdicts",
@@ -101,7 +102,7 @@ class Report:
             "inconclusive": inconclusive,
             "verdicts": sorted({v["name"] for v in self.verdicts}),
             "exit_status": self.exit_status,
-            **{k: v for k, v in self.meta.items() if k != "routes"},
+            **{k: v for k, v in self.meta.items() if k not in ("routes", "run")},
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -110,6 +111,7 @@ class Report:
             "streamwire": __version__,
             "summary": self.summary(),
             "routes": self.meta.get("routes", []),
+            "run": self.meta.get("run"),
             "matrix": self.matrix,
             "verdicts": self.verdicts,
             "cells": [c.as_dict() for c in self.cells],

@@ -8,6 +8,9 @@ layer whose failure is only the consequence of another's (``consequence``:
 The names are fixed (tests outside the project read them):
 
 ==========================  ==========================================================
+``request_mistranslated``   an upstream request the provider would refuse (its field named)
+``key_forwarded``           the client's key to the gateway reached the upstream
+``key_echoed``              an answer carried the client's key to the gateway
 ``not_streaming``           the hop holds the answer until the upstream has finished
 ``stream_delayed``          it streams, but late: a fixed delay or batched writes
 ``arguments_buffered``      a call's arguments arrive only once the call is complete
@@ -122,6 +125,27 @@ def _any(cell: Cell, name: str, check: Check) -> bool:
 
 
 VERDICT_RULES: tuple[VerdictRule, ...] = (
+    VerdictRule(
+        "request_mistranslated",
+        _layer("request", "mistranslated"),
+        "the gateway sent the upstream a request its API refuses (the field and the "
+        "provider's reason are in the evidence): fix the request mapping for this upstream "
+        "(tool definitions in its own shape, its required fields, results answering the "
+        "calls before them)",
+    ),
+    VerdictRule(
+        "key_forwarded",
+        _layer("credentials", "forwarded"),
+        "the client's key to the gateway reached the upstream: the gateway must use its own "
+        "upstream credentials and drop the client's (a route that passes keys on by design: "
+        "--key-passthrough)",
+    ),
+    VerdictRule(
+        "key_echoed",
+        _layer("credentials", "echoed"),
+        "an answer to the client carried its key (an error body that quotes the request, a "
+        "header): never echo a credential; redact it in errors and logs",
+    ),
     VerdictRule(
         "not_streaming",
         _layer("streaming", "held", "not_streamed"),
