@@ -349,3 +349,37 @@ def test_a_given_key_is_watched_and_never_stored() -> None:
     assert cell.checks["credentials"].verdict == "fail"
     assert fingerprint("sk-team-real-key-123")["sha256"] in cell.checks["credentials"].why
     assert "sk-team-real-key-123" not in json.dumps(cell.as_dict())
+
+
+def _echoes_of(pieces: Sequence[bytes], secret: str) -> list[str]:
+    """What ``observe``'s scan records of a body read as ``pieces``."""
+    from streamwire.kit.client import Observation, _scan_echoes
+
+    obs = Observation("openai-chat", "http://gw", {}, 0.0, secrets=[secret])
+    needle = secret.encode()
+    seen = b""
+    for piece in pieces:
+        seen = _scan_echoes(obs, [needle], seen, piece, len(needle) - 1)
+        obs.raw_bytes += len(piece)
+    return obs.echoed
+
+
+def test_a_key_echoed_in_the_body_is_found_at_its_byte_under_every_split() -> None:
+    secret = "sk-swkit-r1"
+    body = b'data: {"error": "bad key sk-swkit-r1"}\n\n'
+    at = body.index(secret.encode())
+    assert _echoes_of([body], secret) == [f"body at byte {at}"]
+    assert _echoes_of([body[i : i + 1] for i in range(len(body))], secret) == [f"body at byte {at}"]
+    for cut in range(1, len(body)):
+        assert _echoes_of([body[:cut], body[cut:]], secret) == [f"body at byte {at}"], cut
+    for first in range(1, len(body) - 1):
+        for second in range(first + 1, len(body)):
+            pieces = [body[:first], body[first:second], body[second:]]
+            assert _echoes_of(pieces, secret) == [f"body at byte {at}"], (first, second)
+
+
+def test_a_body_without_the_key_has_no_echo_under_every_split() -> None:
+    secret = "sk-swkit-r1"
+    body = b'data: {"note": "sk-swkit-r2 and sk-swkit-r"}\n\n'
+    for cut in range(len(body) + 1):
+        assert _echoes_of([body[:cut], body[cut:]], secret) == [], cut

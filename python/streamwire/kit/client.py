@@ -419,6 +419,33 @@ def _content_of(events: list[Event]) -> dict[str, int]:
     return out
 
 
+def _scan_echoes(
+    obs: Observation, needles: list[bytes], seen: bytes, data: bytes, overlap: int
+) -> bytes:
+    """Record each needle found in this piece, or across its boundary with the last.
+
+    ``seen`` is the previous pieces' last ``overlap`` bytes; only a match that
+    starts in them is looked for in ``seen + data[:overlap]``, so no byte of the
+    piece is copied beyond those. Returns the new ``seen``."""
+    for needle in needles:
+        at = -1
+        if seen:
+            edge = (seen + data[:overlap]).find(needle)
+            if 0 <= edge < len(seen):
+                at = obs.raw_bytes - len(seen) + edge
+        if at < 0:
+            inside = data.find(needle)
+            if inside >= 0:
+                at = obs.raw_bytes + inside
+        if at >= 0:
+            obs.echoed.append(f"body at byte {at}")
+    if not overlap:
+        return b""
+    if len(data) >= overlap:
+        return bytes(data[-overlap:])
+    return (seen + data)[-overlap:]
+
+
 async def observe(
     client: str,
     url: str,
@@ -523,12 +550,7 @@ async def observe(
     try:
         async for at, data in response.pieces():
             if needles and len(obs.echoed) < MAX_ECHOES:
-                window = seen + data
-                for needle in needles:
-                    where = window.find(needle)
-                    if where >= 0:
-                        obs.echoed.append(f"body at byte {obs.raw_bytes - len(seen) + where}")
-                seen = window[-overlap:] if overlap else b""
+                seen = _scan_echoes(obs, needles, seen, data, overlap)
             obs.raw_bytes += len(data)
             digest.update(data)
             if whole is not None and len(whole) < MAX_KEPT_BODY:
