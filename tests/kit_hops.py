@@ -36,6 +36,9 @@ behaviour          what it does                                                 
                    OpenAI's shape (``{"type": "function", "function": ...}``)
 ``echo_key``       relays, and adds the client's ``authorization`` (or          (a worse one)
                    ``x-api-key``) to the answer as ``x-debug-auth``
+``drop_cached``    (SSE) relays, but drops the cached input tokens from the     (a worse one)
+                   usage (``cached_tokens``, ``cache_read_input_tokens``,
+                   ``cachedContentTokenCount``)
 ================== ============================================================ ===================
 
 Every hop passes the client's headers on as they came, its key among them:
@@ -78,6 +81,7 @@ BEHAVIOURS = (
     "idle_reset",
     "openai_tools",
     "echo_key",
+    "drop_cached",
 )
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
@@ -297,8 +301,33 @@ def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
     return transform
 
 
+_CACHED = ("cached_tokens", "cache_read_input_tokens", "cachedContentTokenCount")
+
+
+def _without_cached(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cached(v) for k, v in value.items() if k not in _CACHED}
+    if isinstance(value, list):
+        return [_without_cached(v) for v in value]
+    return value
+
+
+def _drop_cached() -> Callable[[bytes], list[bytes]]:
+    def transform(event: bytes) -> list[bytes]:
+        lines = []
+        for line in event.split(b"\n"):
+            if line.startswith(b"data: ") and any(k.encode() in line for k in _CACHED):
+                data = _without_cached(json.loads(line[6:]))
+                line = b"data: " + json.dumps(data, separators=(",", ":")).encode()
+            lines.append(line)
+        return [b"\n".join(lines)]
+
+    return transform
+
+
 _TRANSFORMS = {
     "drop_slow": lambda: lambda event: [event],
+    "drop_cached": _drop_cached,
     "hold_arguments": _hold_arguments,
     "completed_incomplete": _completed_incomplete,
     "keepalive_kills": lambda: lambda event: [event],

@@ -34,7 +34,7 @@ from kit_gateways import Relay
 from streamwire.io._wire import http_error
 from streamwire.kit import CLIENTS, UPSTREAM_PROTOCOLS
 from streamwire.kit import mock as mock_module
-from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_ERRORS, truth
+from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_ERRORS, USAGE_PARTS, truth
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
 from streamwire.kit.html import write_html
@@ -42,6 +42,7 @@ from streamwire.kit.live import record_live
 from streamwire.kit.mock import MockUpstream, parse_model
 from streamwire.kit.render import render_json, render_stream
 from streamwire.kit.report import build_report
+from streamwire.translate._usage import figures
 
 SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
 
@@ -78,7 +79,10 @@ def test_rendered_streams_read_back_to_the_case(upstream: str, name: str) -> Non
         else:
             assert r.stop_reason == facts.stop_reason
             assert r.usage is not None and r.usage.final
-            assert (r.usage.input_tokens, r.usage.output_tokens) == facts.usage
+            read = figures(r.usage, upstream)
+            assert (read.input_total, read.output) == facts.usage
+            parts = {p: getattr(r.usage, f) for p, f in USAGE_PARTS.items()}
+            assert {p: n for p, n in parts.items() if n} == dict(facts.usage_parts)
         if case.unknown:
             assert r.unknown_events or r.unknown_fields
 

@@ -179,5 +179,17 @@ def test_a_responses_bridge_completing_with_status_incomplete_is_truncated() -> 
     assert report.exit_status == 0
 
 
+def test_a_hop_that_drops_cached_tokens_is_usage_incomplete_and_nothing_else() -> None:
+    clients = ("openai-chat", "openai-responses", "anthropic", "gemini")
+    report = _check("drop_cached", ["usage", "short-text"], clients, ["whole"])
+    _only(report, "usage_incomplete")
+    failed = {(c.case, c.client) for c in report.cells if c.failed}
+    assert failed == {("usage", client) for client in clients}
+    for cell in report.cells:
+        if cell.failed:
+            assert cell.failing == ["usage"], cell.as_dict()
+            assert "cache read: the upstream's 1000 did not arrive" in cell.checks["usage"].why
+
+
 def _cells(report: Report) -> list[dict[str, Any]]:
     return [c.as_dict() for c in report.cells]

@@ -40,10 +40,19 @@ from ..events import (
     ToolCallStarted,
     UsageReported,
 )
+from ..result import Usage
 from ..translate._base import dumps
+from ..translate._usage import figures
 from .delivery import Unit
 
-__all__ = ["converse_units", "event_unit", "exception_unit", "invoke_unit", "invoke_units"]
+__all__ = [
+    "converse_units",
+    "converse_usage",
+    "event_unit",
+    "exception_unit",
+    "invoke_unit",
+    "invoke_units",
+]
 
 _PAD = "abcdefghijklmnopqrstuvwxyz"
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
@@ -70,8 +79,10 @@ def exception_unit(exception_type: str, message: str) -> Unit:
     return Unit(encode_eventstream(headers, dumps({"message": message}).encode()), "error")
 
 
-def converse_units(events: Sequence[Event]) -> list[Unit]:
-    """The ConverseStream frames of a case's unified events."""
+def converse_units(events: Sequence[Event], source: str = "bedrock-converse") -> list[Unit]:
+    """The ConverseStream frames of a case's unified events, whose usage follows
+    ``source``'s convention (``translate._usage``): Bedrock's ``inputTokens``
+    counts only the fresh tokens, the cache's beside it."""
     units: list[Unit] = []
     block = -1
     open_kind: str | None = None
@@ -133,9 +144,7 @@ def converse_units(events: Sequence[Event]) -> list[Unit]:
             )
             figures: dict[str, Any] = {}
             if usage is not None and usage.usage.final:
-                i = usage.usage.input_tokens or 0
-                o = usage.usage.output_tokens or 0
-                figures = {"inputTokens": i, "outputTokens": o, "totalTokens": i + o}
+                figures = converse_usage(usage.usage, source)
             units.append(event_unit("metadata", {"usage": figures, "metrics": {"latencyMs": 42}}))
     return units
 
@@ -146,8 +155,24 @@ def invoke_unit(event: dict[str, Any], *, kind: str = "event") -> Unit:
     return event_unit("chunk", {"bytes": data}, kind=kind)
 
 
+def converse_usage(usage: Usage, source: str) -> dict[str, int]:
+    """Bedrock's ``TokenUsage`` of a report in ``source``'s convention."""
+    f = figures(usage, source)
+    body = {
+        "inputTokens": f.input_fresh or 0,
+        "outputTokens": f.output or 0,
+        "totalTokens": (f.input_total or 0) + (f.output or 0),
+    }
+    if f.cache_read is not None:
+        body["cacheReadInputTokens"] = f.cache_read
+    if f.cache_write is not None:
+        body["cacheWriteInputTokens"] = f.cache_write
+    return body
+
+
 def invoke_units(anthropic_events: Sequence[str], usage: tuple[int, int]) -> list[Unit]:
-    """InvokeModelWithResponseStream chunks of an Anthropic stream's event payloads."""
+    """InvokeModelWithResponseStream chunks of an Anthropic stream's event payloads
+    (``usage``: the invocation metrics' fresh input and output counts)."""
     units = []
     for text in anthropic_events:
         event = json.loads(text)

@@ -46,21 +46,52 @@ from ..events import (
     UsageReported,
 )
 from ..result import Usage
+from ..translate._usage import INPUT_INCLUDES_CACHE
 
 __all__ = [
     "CASES",
     "CASE_NAMES",
+    "PROTOCOL_PARTS",
     "TOOLS",
     "UPSTREAM_ERRORS",
+    "USAGE_PARTS",
     "Call",
     "Case",
     "Truth",
     "call_id",
     "script",
     "truth",
+    "usage_of",
+    "usage_parts_of",
 ]
 
 Shaping = Literal["events", "merged", "split"]
+
+#: The parts of a usage report beyond its input and output, by the kit's
+#: names, and the ``streamwire.Usage`` field that holds each.
+USAGE_PARTS: Mapping[str, str] = {
+    "cache_read": "cache_read_tokens",
+    "cache_write": "cache_creation_tokens",
+    "reasoning": "reasoning_tokens",
+}
+#: The parts each upstream protocol reports, by its provider's documented
+#: fields (checked 2026-12-02): Chat Completions ``prompt_tokens_details.
+#: cached_tokens`` and ``completion_tokens_details.reasoning_tokens``;
+#: Responses ``input_tokens_details.cached_tokens`` and
+#: ``output_tokens_details.reasoning_tokens``; Anthropic
+#: ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` (no
+#: reasoning count); Gemini ``cachedContentTokenCount`` and
+#: ``thoughtsTokenCount``; Bedrock's ``TokenUsage`` ``cacheReadInputTokens``
+#: and ``cacheWriteInputTokens`` (InvokeModel carries Anthropic's body).
+PROTOCOL_PARTS: Mapping[str, frozenset[str]] = {
+    "openai-chat": frozenset({"cache_read", "reasoning"}),
+    "openai-responses": frozenset({"cache_read", "reasoning"}),
+    "anthropic": frozenset({"cache_read", "cache_write"}),
+    "gemini": frozenset({"cache_read", "reasoning"}),
+    "gemini-json": frozenset({"cache_read", "reasoning"}),
+    "bedrock-converse": frozenset({"cache_read", "cache_write"}),
+    "bedrock-invoke": frozenset({"cache_read", "cache_write"}),
+}
 #: How the first attempt of a retry case fails (``mock.py`` makes it fail):
 #: before any byte (an HTTP error with the provider's error body), after some
 #: text (the connection reset), after a call's first fragments (the
@@ -104,8 +135,13 @@ class Case:
     stop: StopReason | None = "stop"
     #: The stream ends in the upstream's in-stream error event.
     error: bool = False
-    #: (input, output) tokens of the final usage report.
+    #: (input, output) tokens of the final usage report; input counts every
+    #: input token, cached ones included (each protocol's own figure is
+    #: derived from it: ``usage_of``).
     usage: tuple[int, int] = (12, 7)
+    #: The report's parts beyond input and output (``USAGE_PARTS``), sent
+    #: where the upstream's protocol has a field for them (``PROTOCOL_PARTS``).
+    usage_parts: tuple[tuple[str, int], ...] = ()
     shaping: Shaping = "events"
     keepalive: bool = False
     unknown: bool = False
@@ -293,6 +329,7 @@ CASES: Mapping[str, Case] = {
             "the final usage, exactly as the upstream reported it",
             text=("Counted.",),
             usage=(1234, 56),
+            usage_parts=(("cache_read", 1000), ("cache_write", 200), ("reasoning", 30)),
             wants_usage=True,
         ),
         Case(
@@ -473,9 +510,12 @@ class Truth:
     #: (upstream id or None, name, parsed arguments) per call.
     calls: tuple[tuple[str | None, str, Any], ...]
     error_type: str | None
-    #: (input, output) of the final usage; None when the upstream sends none.
+    #: (input, output) of the final usage, input counting cached tokens too;
+    #: None when the upstream sends none.
     usage: tuple[int, int] | None
     follow_up: str = ""
+    #: The usage parts the upstream reports (``usage_parts_of``), by name.
+    usage_parts: tuple[tuple[str, int], ...] = ()
 
 
 def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 1) -> Truth:
@@ -499,6 +539,7 @@ def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 
         error_type=UPSTREAM_ERRORS[upstream][0] if case.error else None,
         usage=case.usage if usage_sent and not case.error else None,
         follow_up="".join(case.follow_up),
+        usage_parts=usage_parts_of(case, upstream) if usage_sent and not case.error else (),
     )
 
 
@@ -517,11 +558,11 @@ def script(
     slug = case.name.replace("-", "") + (f"a{attempt}" if case.retry else "")
     events: list[Event] = [
         MessageStarted(message_id=f"sw{slug}{int(follow_up)}", model=model, role="assistant"),
-        UsageReported(usage=Usage(input_tokens=case.usage[0], output_tokens=1, final=False)),
+        UsageReported(usage=usage_of(case, upstream, final=False)),
     ]
     if follow_up:
         events += [TextDelta(text=t) for t in case.follow_up]
-        events.append(_usage(case, final=True))
+        events.append(UsageReported(usage=usage_of(case, upstream, final=True)))
         events.append(
             MessageCompleted(status="completed", stop_reason="stop", provider_stop_reason=None)
         )
@@ -540,17 +581,50 @@ def script(
         events.append(MessageCompleted(status="error", stop_reason=None, provider_stop_reason=None))
         return events
     if usage_sent:
-        events.append(_usage(case, final=True))
+        events.append(_usage(case, upstream))
     ending: Status = "truncated" if case.stop == "length" else "completed"
     events.append(MessageCompleted(status=ending, stop_reason=case.stop, provider_stop_reason=None))
     return events
 
 
-def _usage(case: Case, *, final: bool) -> UsageReported:
+def usage_parts_of(case: Case, upstream: str) -> tuple[tuple[str, int], ...]:
+    """The parts of ``case``'s usage that ``upstream``'s protocol reports."""
+    has = PROTOCOL_PARTS.get(upstream, frozenset())
+    return tuple((name, n) for name, n in case.usage_parts if name in has)
+
+
+def usage_of(case: Case, upstream: str, *, final: bool) -> Usage:
+    """``case``'s usage as ``upstream`` reports it: its parts where the protocol
+    has them, and its input figure in the protocol's own convention (Anthropic
+    and Bedrock count only the fresh tokens, ``INPUT_INCLUDES_CACHE``). The
+    report before the end (``final=False``, Anthropic's ``message_start``)
+    carries the input and one output token."""
     i, o = case.usage
-    return UsageReported(
-        usage=Usage(input_tokens=i, output_tokens=o, total_tokens=i + o, final=final)
+    parts = dict(usage_parts_of(case, upstream))
+    read, write = parts.get("cache_read"), parts.get("cache_write")
+    if not INPUT_INCLUDES_CACHE.get(upstream, True):
+        i -= (read or 0) + (write or 0)
+    if not final:
+        return Usage(
+            input_tokens=i,
+            output_tokens=1,
+            cache_read_tokens=read,
+            cache_creation_tokens=write,
+            final=False,
+        )
+    return Usage(
+        input_tokens=i,
+        output_tokens=o,
+        total_tokens=case.usage[0] + o,
+        cache_read_tokens=read,
+        cache_creation_tokens=write,
+        reasoning_tokens=parts.get("reasoning"),
+        final=True,
     )
+
+
+def _usage(case: Case, upstream: str) -> UsageReported:
+    return UsageReported(usage=usage_of(case, upstream, final=True))
 
 
 def _calls(case: Case, upstream: str, attempt: int = 1) -> list[Event]:

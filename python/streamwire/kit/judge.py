@@ -42,9 +42,10 @@ from typing import Any
 from .._core import SseDecoder
 from ..io._wire import http_error, media_type, to_headers
 from ..protocols import Stream
-from ..result import StreamResult
+from ..result import StreamResult, Usage
+from ..translate._usage import INPUT_INCLUDES_CACHE, figures
 from .bedrock import converse_units, invoke_units
-from .cases import CASES, Case, truth
+from .cases import CASES, USAGE_PARTS, Case, Truth, truth
 from .cell import LAYERS, Check, Inputs, Reference
 from .client import CANCEL_TIMER, Observation
 from .delivery import Unit
@@ -95,13 +96,14 @@ def reference(
 def _bedrock_reference(client: str, source: Stream, units: Sequence[Unit]) -> Reference:
     events = [e for unit in units for e in source.feed(unit.data)] + source.close()
     if client == "bedrock-converse":
-        frames = converse_units(events)
+        frames = converse_units(events, source.protocol)
     else:
         enc = encoder("anthropic", source=source.protocol)
         sse = enc.feed(events) + enc.close()
         usage = source.result.usage
-        figures = (usage.input_tokens or 0, usage.output_tokens or 0) if usage else (0, 0)
-        frames = invoke_units([ev.data for ev in SseDecoder().feed(sse)], figures)
+        billed = figures(usage, source.protocol) if usage else None
+        counts = (billed.input_fresh or 0, billed.output or 0) if billed else (0, 0)
+        frames = invoke_units([ev.data for ev in SseDecoder().feed(sse)], counts)
     back = adapter(client)
     for frame in frames:
         back.feed(frame.data)
@@ -515,6 +517,24 @@ def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | Non
     return usage.input_tokens, usage.output_tokens
 
 
+def _in_convention(t: Truth, client: str) -> tuple[int, int] | None:
+    """The truth's (input, output) in ``client``'s convention: its input counts
+    the cached tokens, or only the fresh ones (Anthropic, Bedrock:
+    ``translate._usage``), the upstream's cache figures taken out."""
+    if t.usage is None:
+        return None
+    i, o = t.usage
+    if not INPUT_INCLUDES_CACHE.get(client, True):
+        parts = dict(t.usage_parts)
+        i -= parts.get("cache_read", 0) + parts.get("cache_write", 0)
+    return i, o
+
+
+def _part(usage: Usage | None, name: str) -> int:
+    value = getattr(usage, USAGE_PARTS[name]) if usage is not None else None
+    return value if isinstance(value, int) else 0
+
+
 def _usage(x: Inputs) -> Check:
     result, t, ref = x.obs.result, x.truth, x.ref
     if result is None:
@@ -551,13 +571,42 @@ def _usage(x: Inputs) -> Check:
                 "degraded", "the client protocol could not carry the final usage", ("lost",)
             )
         return Check("fail", f"the upstream's final usage {t.usage} is missing", ("missing",))
-    if got != t.usage:
+    want = _in_convention(t, x.client)
+    if got != want:
         if ref is not None and _figures(ref.result) == got:
             return Check("degraded", f"usage converted to {got}", ("lost",))
         if zero:
-            return Check("fail", f"usage {got}: the upstream's {t.usage} was lost", ("missing",))
-        return Check("fail", f"usage {got}, the upstream reported {t.usage}", ("invented",))
-    return Check("pass")
+            return Check("fail", f"usage {got}: the upstream's {want} was lost", ("missing",))
+        return Check("fail", f"usage {got}, the upstream reported {want}", ("invented",))
+    return _usage_parts(usage, t.usage_parts, ref.result.usage if ref else None)
+
+
+def _usage_parts(usage: Usage, sent: Sequence[tuple[str, int]], carried: Usage | None) -> Check:
+    """The parts beyond input and output (cache reads and writes, reasoning):
+    each the upstream sent must arrive with its figure, unless the client
+    protocol has no field for it (``carried``: streamwire's own translation
+    read back); none may arrive that the upstream did not send."""
+    sent_parts = dict(sent)
+    checks = []
+    for name in USAGE_PARTS:
+        want, have = sent_parts.get(name, 0), _part(usage, name)
+        label = name.replace("_", " ")
+        if want and not have:
+            if carried is not None and not _part(carried, name):
+                checks.append(
+                    Check(
+                        "degraded", f"{label} {want}: the client protocol has no field", ("lost",)
+                    )
+                )
+            else:
+                checks.append(
+                    Check("fail", f"{label}: the upstream's {want} did not arrive", ("missing",))
+                )
+        elif have != want and (have or want):
+            checks.append(
+                Check("fail", f"{label} {have}, the upstream reported {want}", ("invented",))
+            )
+    return _worst(checks)
 
 
 def _silence_cut(x: Inputs) -> Check | None:

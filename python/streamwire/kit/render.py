@@ -43,7 +43,7 @@ from ..io._wire import framing_of
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
 from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
-from .cases import UPSTREAM_ERRORS, Case, script, truth
+from .cases import UPSTREAM_ERRORS, Case, script, truth, usage_of
 from .delivery import Unit
 from .names import adapter, encoder
 
@@ -155,7 +155,8 @@ def _units(
         units = converse_units(events)
     elif upstream == "bedrock-invoke":
         sse = _encode(case, events, "anthropic", model, usage, follow_up)
-        units = invoke_units(_sse_payloads(sse), case.usage)
+        billed = usage_of(case, upstream, final=True)
+        units = invoke_units(_sse_payloads(sse), (billed.input_tokens or 0, case.usage[1]))
     else:
         raise ValueError(f"the mock does not speak {upstream!r}")
     return units
