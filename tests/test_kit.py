@@ -179,6 +179,9 @@ ISSUE_NAMES = {
         "retry-after-tool",
         "retry-stall",
         "truncated-tool",
+        "in-stream-error-internal",
+        "in-stream-error-throttled",
+        "in-stream-error-model",
     ),
     "deliveries": ("whole", "tiny", "paced"),
     "clients": (

@@ -51,6 +51,7 @@ from ..translate._usage import INPUT_INCLUDES_CACHE
 __all__ = [
     "CASES",
     "CASE_NAMES",
+    "ERROR_KINDS",
     "PROTOCOL_PARTS",
     "TOOLS",
     "UPSTREAM_ERRORS",
@@ -61,6 +62,7 @@ __all__ = [
     "call_id",
     "script",
     "truth",
+    "upstream_error",
     "usage_of",
     "usage_parts_of",
 ]
@@ -135,6 +137,9 @@ class Case:
     stop: StopReason | None = "stop"
     #: The stream ends in the upstream's in-stream error event.
     error: bool = False
+    #: Which error (``ERROR_KINDS``; None: the protocol's overloaded or
+    #: unavailable error, ``UPSTREAM_ERRORS``).
+    error_kind: str | None = None
     #: (input, output) tokens of the final usage report; input counts every
     #: input token, cached ones included (each protocol's own figure is
     #: derived from it: ``usage_of``).
@@ -426,6 +431,23 @@ CASES: Mapping[str, Case] = {
             max_tokens=16,
             usage=(12, 16),
         ),
+        *(
+            Case(
+                f"in-stream-error-{kind}",
+                f"the stream ends in the provider's {what} error: an error, with its type",
+                text=("Partial ", "answer"),
+                stop=None,
+                error=True,
+                error_kind=kind,
+                usage=(12, 2),
+                only=("whole",),
+            )
+            for kind, what in (
+                ("internal", "internal"),
+                ("throttled", "rate-limit"),
+                ("model", "model-stream"),
+            )
+        ),
     )
 }
 #: The case names, in the practice's order.
@@ -471,6 +493,76 @@ UPSTREAM_ERRORS: Mapping[str, tuple[str, str | int | None, str]] = {
     ),
     "bedrock-invoke": ("overloaded_error", None, "Overloaded"),
 }
+
+#: More in-stream errors, by kind: (type, code, message) as each provider sends
+#: it (the same references). ``internal``: the provider's own failure;
+#: ``throttled``: a rate limit hit mid-stream; ``model``: the model's stream
+#: failed (Bedrock's ``modelStreamErrorException``; the others have no type of
+#: their own for it and send their internal error). Bedrock's two protocols
+#: send each as an exception frame (``:message-type: exception``).
+ERROR_KINDS: Mapping[str, Mapping[str, tuple[str, str | int | None, str]]] = {
+    "internal": {
+        "openai-chat": (
+            "server_error",
+            None,
+            "The server had an error while processing your request.",
+        ),
+        "openai-responses": ("server_error", "server_error", "The server had an error."),
+        "anthropic": ("api_error", None, "Internal server error"),
+        "gemini": ("INTERNAL", 500, "An internal error has occurred."),
+        "gemini-json": ("INTERNAL", 500, "An internal error has occurred."),
+        "bedrock-converse": ("internalServerException", None, "An internal server error occurred."),
+        "bedrock-invoke": ("internalServerException", None, "An internal server error occurred."),
+    },
+    "throttled": {
+        "openai-chat": ("requests", "rate_limit_exceeded", "Rate limit reached for requests."),
+        "openai-responses": ("rate_limit_exceeded", "rate_limit_exceeded", "Rate limit reached."),
+        "anthropic": (
+            "rate_limit_error",
+            None,
+            "Number of request tokens has exceeded your rate limit.",
+        ),
+        "gemini": ("RESOURCE_EXHAUSTED", 429, "Resource has been exhausted (e.g. check quota)."),
+        "gemini-json": (
+            "RESOURCE_EXHAUSTED",
+            429,
+            "Resource has been exhausted (e.g. check quota).",
+        ),
+        "bedrock-converse": (
+            "throttlingException",
+            None,
+            "Too many requests, please wait before trying again.",
+        ),
+        "bedrock-invoke": (
+            "throttlingException",
+            None,
+            "Too many requests, please wait before trying again.",
+        ),
+    },
+    "model": {
+        "openai-chat": (
+            "server_error",
+            None,
+            "The server had an error while processing your request.",
+        ),
+        "openai-responses": ("server_error", "server_error", "The server had an error."),
+        "anthropic": ("api_error", None, "Internal server error"),
+        "gemini": ("INTERNAL", 500, "An internal error has occurred."),
+        "gemini-json": ("INTERNAL", 500, "An internal error has occurred."),
+        "bedrock-converse": ("modelStreamErrorException", None, "The model stream failed."),
+        "bedrock-invoke": ("modelStreamErrorException", None, "The model stream failed."),
+    },
+}
+
+
+def upstream_error(case: Case, upstream: str) -> tuple[str, str | int | None, str]:
+    """The in-stream error ``case`` ends in from ``upstream``: its kind's
+    (``Case.error_kind``, ``ERROR_KINDS``), else the protocol's own overloaded
+    or unavailable error (``UPSTREAM_ERRORS``)."""
+    if case.error_kind is not None:
+        return ERROR_KINDS[case.error_kind][upstream]
+    return UPSTREAM_ERRORS[upstream]
+
 
 #: The upstream protocols that carry a reasoning signature (OpenAI's two have no field).
 SIGNATURE_PROTOCOLS = frozenset(
@@ -536,7 +628,7 @@ def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 
         reasoning="".join(case.reasoning),
         signature=case.signature if upstream in SIGNATURE_PROTOCOLS else None,
         calls=calls,
-        error_type=UPSTREAM_ERRORS[upstream][0] if case.error else None,
+        error_type=upstream_error(case, upstream)[0] if case.error else None,
         usage=case.usage if usage_sent and not case.error else None,
         follow_up="".join(case.follow_up),
         usage_parts=usage_parts_of(case, upstream) if usage_sent and not case.error else (),
@@ -574,7 +666,7 @@ def script(
     events += [TextDelta(text=t) for t in case.text_of(attempt)]
     events += _calls(case, upstream, attempt)
     if case.error:
-        kind, code, message = UPSTREAM_ERRORS[upstream]
+        kind, code, message = upstream_error(case, upstream)
         events.append(
             ErrorReceived(phase="provider", type=kind, code=code, message=message, retryable=True)
         )

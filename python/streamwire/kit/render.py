@@ -42,8 +42,8 @@ from ..events import (
 from ..io._wire import framing_of
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
-from .bedrock import converse_units, event_unit, invoke_unit, invoke_units
-from .cases import UPSTREAM_ERRORS, Case, script, truth, usage_of
+from .bedrock import converse_units, event_unit, exception_unit, invoke_unit, invoke_units
+from .cases import UPSTREAM_ERRORS, Case, script, truth, upstream_error, usage_of
 from .delivery import Unit
 from .names import adapter, encoder
 
@@ -157,6 +157,10 @@ def _units(
         sse = _encode(case, events, "anthropic", model, usage, follow_up)
         billed = usage_of(case, upstream, final=True)
         units = invoke_units(_sse_payloads(sse), (billed.input_tokens or 0, case.usage[1]))
+        if case.error_kind is not None:
+            # Bedrock's own errors: an exception frame, not Anthropic's event.
+            kind, _code, message = upstream_error(case, upstream)
+            units = [exception_unit(kind, message) if u.kind == "error" else u for u in units]
     else:
         raise ValueError(f"the mock does not speak {upstream!r}")
     return units
