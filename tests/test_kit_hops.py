@@ -46,6 +46,10 @@ def _check(
                 deliveries=deliveries,
                 mock_url=mock.url,
                 read_timeout=8.0,
+                # Silences and a stall long enough to show a hop that cuts them
+                # (the hops here have no idle timeout), short enough for a test.
+                silence=3.0,
+                stall=2.0,
             )
             return build_report(await run_check(plan))
 
