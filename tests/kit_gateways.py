@@ -169,7 +169,10 @@ class Relay:
                 {
                     "type": "http.response.start",
                     "status": 200,
-                    "headers": [(b"content-type", encoder.content_type.encode())],
+                    "headers": [
+                        (b"content-type", encoder.content_type.encode()),
+                        *_upstream_id(response.headers),
+                    ],
                 }
             )
             texts = 0
@@ -251,3 +254,11 @@ async def _send(
 async def _disconnected(receive: Callable[[], Awaitable[Message]]) -> None:
     with contextlib.suppress(Exception):
         await wait_for_disconnect(receive)
+
+
+def _upstream_id(headers: httpx.Headers) -> list[tuple[bytes, bytes]]:
+    """The upstream's request id, passed on as every honest gateway should."""
+    for name in ("x-request-id", "request-id", "x-amzn-requestid"):
+        if name in headers:
+            return [(b"x-upstream-request-id", headers[name].encode())]
+    return []

@@ -36,6 +36,8 @@ behaviour          what it does                                                 
                    OpenAI's shape (``{"type": "function", "function": ...}``)
 ``echo_key``       relays, and adds the client's ``authorization`` (or          (a worse one)
                    ``x-api-key``) to the answer as ``x-debug-auth``
+``drop_request_id`` relays, but drops the upstream's request id header          (a worse one)
+                   (``x-request-id``, ``request-id``, ``x-amzn-requestid``)
 ``drop_cached``    (SSE) relays, but drops the cached input tokens from the     (a worse one)
                    usage (``cached_tokens``, ``cache_read_input_tokens``,
                    ``cachedContentTokenCount``)
@@ -82,6 +84,7 @@ BEHAVIOURS = (
     "openai_tools",
     "echo_key",
     "drop_cached",
+    "drop_request_id",
 )
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
@@ -165,6 +168,8 @@ class Hop:
             pump = self._buffer_all(up_reader, writer)
         elif behaviour in ("idle_end", "idle_reset"):
             pump = self._idle(up_reader, writer)
+        elif behaviour == "drop_request_id":
+            pump = self._without_ids(up_reader, writer)
         else:
             pump = self._copy(up_reader, writer)
         relay = asyncio.ensure_future(pump)
@@ -186,6 +191,16 @@ class Hop:
         while data := await up.read(65536):
             writer.write(data)
             await writer.drain()
+
+    async def _without_ids(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await up.readuntil(b"\r\n\r\n")
+        lines = [
+            line
+            for line in head.split(b"\r\n")
+            if line.split(b":")[0].strip().lower() not in _ID_HEADERS
+        ]
+        writer.write(b"\r\n".join(lines))
+        await self._copy(up, writer)
 
     async def _buffer_all(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # Never waits for the client: asyncio keeps whatever it cannot send yet.
@@ -301,6 +316,7 @@ def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
     return transform
 
 
+_ID_HEADERS = (b"x-request-id", b"request-id", b"x-amzn-requestid")
 _CACHED = ("cached_tokens", "cache_read_input_tokens", "cachedContentTokenCount")
 
 

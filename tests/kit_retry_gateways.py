@@ -108,7 +108,8 @@ class RetryGateway:
             headers = [("content-type", "application/json")]
             await responder.send(502, headers, json.dumps(error).encode())
             return
-        await responder.start(200, _SSE)
+        rid = response.header("x-request-id")
+        await responder.start(200, _SSE + ([("x-upstream-request-id", rid)] if rid else []))
         retried = False
         while True:
             failure = await self._relay(response, responder)

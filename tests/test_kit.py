@@ -207,6 +207,7 @@ ISSUE_NAMES = {
         # issue 27: the upstream request (name fixed there), and the run's key
         "request",
         "credentials",
+        "request_id",
     ),
     "verdicts": (
         "request_mistranslated",
@@ -224,6 +225,7 @@ ISSUE_NAMES = {
         "request_mistranslated",
         "key_forwarded",
         "key_echoed",
+        "request_id_lost",
         "not_streaming",
         "stream_delayed",
         "arguments_buffered",

@@ -195,5 +195,17 @@ def test_a_hop_that_drops_cached_tokens_is_usage_incomplete_and_nothing_else() -
             assert "cache read: the upstream's 1000 did not arrive" in cell.checks["usage"].why
 
 
+def test_a_hop_that_drops_the_request_id_is_request_id_lost_and_nothing_else() -> None:
+    clients = ("openai-chat", "anthropic", "gemini", "bedrock-converse")
+    report = _check("drop_request_id", ["short-text", "in-stream-error"], clients, ["whole"])
+    _only(report, "request_id_lost")
+    for cell in report.cells:
+        if cell.client == "gemini":  # Gemini's API has no request id to lose
+            assert cell.checks["request_id"].verdict == "not_applicable", cell.as_dict()
+        else:
+            assert cell.failing == ["request_id"], cell.as_dict()
+            assert "reached the client in no header" in cell.checks["request_id"].why
+
+
 def _cells(report: Report) -> list[dict[str, Any]]:
     return [c.as_dict() for c in report.cells]

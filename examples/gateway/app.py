@@ -118,6 +118,22 @@ def _stream_headers(content_type: str) -> list[tuple[bytes, bytes]]:
     ]
 
 
+#: The upstream's request id goes back to the client under this header: what
+#: the provider's support asks for when a client reports a failed request.
+UPSTREAM_ID_HEADER = b"x-upstream-request-id"
+#: Where the providers put theirs (OpenAI, Anthropic, AWS).
+_PROVIDER_ID_HEADERS = ("x-request-id", "request-id", "x-amzn-requestid")
+
+
+def _upstream_id(response: httpx.Response) -> list[tuple[bytes, bytes]]:
+    """The upstream's request id as a response header for the client (none when
+    the upstream sent none, or one that is not printable ASCII)."""
+    rid = next((response.headers[n] for n in _PROVIDER_ID_HEADERS if n in response.headers), None)
+    if rid is None or not rid.isascii() or not rid.isprintable() or len(rid) > 200:
+        return []
+    return [(UPSTREAM_ID_HEADER, rid.encode("ascii"))]
+
+
 class _ClientGone(Exception):
     """The client disconnected while the gateway was writing to it."""
 
@@ -230,7 +246,7 @@ class Gateway:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": _stream_headers(encoder.content_type),
+                "headers": _stream_headers(encoder.content_type) + _upstream_id(response),
             },
         )
         try:
@@ -279,7 +295,7 @@ class Gateway:
             if len(raw) >= MAX_ERROR_BYTES:
                 break
         message = _error_message(bytes(raw)) or f"upstream answered HTTP {response.status_code}"
-        extra = []
+        extra = _upstream_id(response)
         retry_after = response.headers.get("retry-after")
         if retry_after:
             extra.append((b"retry-after", retry_after.encode("latin-1")))

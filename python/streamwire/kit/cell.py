@@ -37,6 +37,7 @@ LAYERS = (
     "retries",
     "request",
     "credentials",
+    "request_id",
 )
 
 

@@ -17,6 +17,7 @@ The layers and their verdicts (``pass``, ``fail``, ``degraded``,
 ``retries``     a retried attempt's output is whole and alone
 ``request``     every upstream request is one the provider accepts (``contract.py``)
 ``credentials`` the kit's key to the gateway neither reached the upstream nor came back
+``request_id``  the upstream's request id reached the client (a header or a field)
 ==============  =====================================================================
 
 The rules are data: ``LAYER_RULES`` maps each layer to the cases it applies
@@ -973,6 +974,52 @@ def _credentials(x: Inputs) -> Check:
     return Check("pass")
 
 
+#: Response header names that look like an id: the evidence of a lost one.
+_ID_NAME = ("request-id", "requestid", "request_id", "call-id", "trace")
+
+
+def _carries(obs: Observation, rid: str) -> str | None:
+    """Where ``obs`` carries ``rid``: a header's name, or the body's field."""
+    for name, value in obs.headers:
+        if rid in value:
+            return f"header {name}"
+    error = obs.result.error if obs.result is not None else None
+    if error is not None and error.request_id == rid:
+        return "the error's request_id"
+    if rid.encode() in obs.raw_head:
+        return "the body"
+    return None
+
+
+def _request_id(x: Inputs) -> Check:
+    """The upstream's request id (``mock.REQUEST_ID_HEADER``) reached the
+    client, under any header of the gateway's choosing or in the body: it is
+    what a provider's support asks for."""
+    answered = [e for e in _requests(x) if e is not x.follow_entry]
+    pairs = [(x.obs, answered)]
+    if x.follow_obs is not None and x.follow_entry is not None:
+        pairs.append((x.follow_obs, [x.follow_entry]))
+    checks = []
+    for obs, entries in pairs:
+        ids = [e["request_id"] for e in entries if isinstance(e.get("request_id"), str)]
+        if not ids or obs.status is None:
+            continue
+        where = next((w for w in (_carries(obs, rid) for rid in ids) if w), None)
+        if where is not None:
+            checks.append(Check("pass", f"the upstream's request id arrived in {where}"))
+            continue
+        seen = [f"{n}: {v[:60]}" for n, v in obs.headers if any(k in n.lower() for k in _ID_NAME)]
+        checks.append(
+            Check(
+                "fail",
+                f"the upstream's request id {ids[-1]} reached the client in no header and no "
+                f"field (the answer's id headers: {', '.join(seen) or 'none'})",
+                ("lost",),
+            )
+        )
+    return _worst(checks) if checks else Check("not_applicable", "no upstream request id")
+
+
 LAYER_RULES: Mapping[str, Rule] = {
     "http": Rule(_always, _http, before_http=True),
     "framing": Rule(_always, _framing),
@@ -994,6 +1041,9 @@ LAYER_RULES: Mapping[str, Rule] = {
     "retries": Rule(lambda x: x.case.retry is not None, _retries, before_http=True),
     "request": Rule(lambda x: x.entry is not None, _request, before_http=True),
     "credentials": Rule(_always, _credentials, before_http=True),
+    "request_id": Rule(
+        lambda x: any(e.get("request_id") for e in _requests(x)), _request_id, before_http=True
+    ),
 }
 
 

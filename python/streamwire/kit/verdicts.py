@@ -11,6 +11,7 @@ The names are fixed (tests outside the project read them):
 ``request_mistranslated``   an upstream request the provider would refuse (its field named)
 ``key_forwarded``           the client's key to the gateway reached the upstream
 ``key_echoed``              an answer carried the client's key to the gateway
+``request_id_lost``         the upstream's request id reached the client nowhere
 ``not_streaming``           the hop holds the answer until the upstream has finished
 ``stream_delayed``          it streams, but late: a fixed delay or batched writes
 ``arguments_buffered``      a call's arguments arrive only once the call is complete
@@ -145,6 +146,13 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         _layer("credentials", "echoed"),
         "an answer to the client carried its key (an error body that quotes the request, a "
         "header): never echo a credential; redact it in errors and logs",
+    ),
+    VerdictRule(
+        "request_id_lost",
+        _layer("request_id", "lost"),
+        "the upstream's request id is what its provider's support asks for: pass it on to "
+        "the client, under its own header or one of the gateway's (x-upstream-request-id, "
+        "llm_provider-x-request-id), and log it beside the gateway's own id",
     ),
     VerdictRule(
         "not_streaming",
