@@ -837,6 +837,13 @@ def test_html_is_one_self_contained_page(tmp_path: Path) -> None:
         write_html(report, out, "t")
     page = path.read_text()
     assert page.count("<svg") == 2 and "Capability matrix" in page
+    # Each cell's test record, in the JSON and on the page.
+    for cell in report.cells:
+        record = cell.as_dict()["evidence"]["record"]
+        assert record["protocol"] == "anthropic" and record["status"] == 200
+        assert record["upstream_request_id"].startswith("req_sw")
+        assert record["upstream_request_id"] in page and record["time"] in page
+    assert "Test records" in page and "2 requests" in page
     for external in ("<script", "<link", "src=", "url(", "@import"):
         assert external not in page
 

@@ -383,3 +383,19 @@ def test_a_body_without_the_key_has_no_echo_under_every_split() -> None:
     body = b'data: {"note": "sk-swkit-r2 and sk-swkit-r"}\n\n'
     for cut in range(len(body) + 1):
         assert _echoes_of([body[:cut], body[cut:]], secret) == [], cut
+
+
+def test_the_test_record_keeps_ids_times_and_usage_and_no_key() -> None:
+    from streamwire.kit.check import test_record
+    from streamwire.kit.client import ECHO_MARK, Observation
+
+    obs = Observation("openai-chat", "http://gw", {}, 1764547200.0, secrets=["sk-swkit-r1"])
+    obs.status = 200
+    obs.headers = [("x-request-id", "gw-1 for sk-swkit-r1"), ("x-upstream-request-id", "req_sw9")]
+    obs.echoed = ["header x-request-id"]
+    record = test_record("openai-chat", "sw-usage.whole.t1", obs, [{"request_id": "req_sw9"}])
+    assert record["upstream_request_id"] == "req_sw9"
+    assert record["gateway_request_id"] == f"gw-1 for {ECHO_MARK}"
+    assert record["time"] == "2025-12-01T00:00:00.000+00:00"
+    assert record["status"] == 200 and record["usage"] is None
+    assert "sk-swkit-r1" not in json.dumps(record)

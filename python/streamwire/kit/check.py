@@ -24,10 +24,13 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .. import __version__
 from ..errors import StreamwireError
+from ..io._wire import REQUEST_ID_HEADERS
 from .cases import CASE_NAMES, CASES, Case
 from .cell import Cell, Check
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
@@ -324,6 +327,7 @@ async def _run_cell(
     evidence: dict[str, Any] = {
         "tag": tag,
         "model": model,
+        "record": test_record(client, model, obs, [e for e in (first, *x.attempts) if e]),
         "client": obs.evidence(),
         "upstream_requests": len(entries),
         "mock": _mock_summary(first, obs.sent_at),
@@ -337,6 +341,51 @@ async def _run_cell(
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
     return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+
+
+def test_record(
+    client: str, model: str, obs: Observation, entries: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """What a release record keeps of one request (docs/kit.md, "The test
+    record"): the client, the model asked for and the one the answer named,
+    when, the upstream's request id and the gateway's own, the status, time to
+    first content and in all, how it ended, and the usage as the client got
+    it. No prompt, tool argument or result, and no credential: a watched key
+    the answer carried is replaced (``Observation.redacted``)."""
+    result = obs.result
+    timing = obs.timing
+    upstream_ids = [e["request_id"] for e in entries if isinstance(e.get("request_id"), str)]
+    gateway_id = next(
+        (v for n, v in obs.headers if n.lower() in REQUEST_ID_HEADERS and v not in upstream_ids),
+        None,
+    )
+    usage = result.usage if result is not None else None
+    figures = None
+    if usage is not None:
+        figures = {k: v for k, v in usage.as_dict().items() if k != "raw" and v is not None}
+    return obs.redacted(
+        {
+            "client": f"streamwire {__version__}",
+            "protocol": client,
+            "model": model,
+            "model_answered": result.model if result is not None else None,
+            "time": datetime.fromtimestamp(obs.sent_at, timezone.utc).isoformat(
+                timespec="milliseconds"
+            ),
+            "upstream_request_id": upstream_ids[-1] if upstream_ids else None,
+            "gateway_request_id": gateway_id,
+            "status": obs.status,
+            "ttft": _round(timing.first_content if timing else None),
+            "total": _round(timing.duration if timing else None),
+            "completion": result.status if result is not None else None,
+            "stop_reason": result.stop_reason if result is not None else None,
+            "usage": figures,
+        }
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _answering(

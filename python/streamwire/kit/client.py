@@ -291,7 +291,11 @@ class Observation:
 
     def evidence(self) -> dict[str, Any]:
         """The observation as JSON-ready evidence (a watched secret it carried, replaced)."""
-        found = self._evidence()
+        return self.redacted(self._evidence())
+
+    def redacted(self, found: dict[str, Any]) -> dict[str, Any]:
+        """``found`` (JSON-ready) with every watched secret the answer carried
+        replaced by ``ECHO_MARK``."""
         if not self.echoed:
             return found
         text = json.dumps(found)

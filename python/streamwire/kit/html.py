@@ -162,6 +162,60 @@ def _matrix(report: Report) -> str:
     return "".join(out)
 
 
+#: The most cells the page lists test records for (the JSON has them all).
+MAX_RECORDS = 2000
+_RECORD_COLUMNS = (
+    ("client", "client"),
+    ("model", "model"),
+    ("time", "time (UTC)"),
+    ("upstream_request_id", "upstream request id"),
+    ("gateway_request_id", "gateway request id"),
+    ("status", "status"),
+    ("ttft", "TTFT s"),
+    ("total", "total s"),
+    ("completion", "ended"),
+)
+
+
+def _usage_text(usage: object) -> str:
+    if not isinstance(usage, dict):
+        return ""
+    names = (
+        ("input_tokens", "in"),
+        ("output_tokens", "out"),
+        ("cache_read_tokens", "cache read"),
+        ("cache_creation_tokens", "cache write"),
+        ("reasoning_tokens", "reasoning"),
+    )
+    return ", ".join(f"{label} {usage[k]}" for k, label in names if k in usage)
+
+
+def _records(cells: Sequence[Cell]) -> str:
+    """Each cell's test record (``check.test_record``), folded away: the page's
+    reader opens it when a release note needs one."""
+    rows = [c for c in cells if isinstance(c.evidence.get("record"), dict)][:MAX_RECORDS]
+    if not rows:
+        return ""
+    out = ["<h2>Test records</h2><details><summary>", f"{len(rows)} requests"]
+    if len(rows) < len(cells):
+        out.append(f" (of {len(cells)}; the JSON report has every one)")
+    out.append("</summary><table><tr><th>case</th><th>route ← client</th><th>delivery</th>")
+    out += [f"<th>{escape(title)}</th>" for _, title in _RECORD_COLUMNS]
+    out.append("<th>usage</th></tr>")
+    for cell in rows:
+        record = cell.evidence["record"]
+        out.append(
+            f"<tr><td><code>{escape(cell.case)}</code></td><td><code>{escape(cell.route)} ← "
+            f"{escape(cell.client)}</code></td><td>{escape(cell.delivery)}</td>"
+        )
+        for key, _ in _RECORD_COLUMNS:
+            value = record.get(key)
+            out.append(f"<td>{'' if value is None else escape(str(value))}</td>")
+        out.append(f"<td>{escape(_usage_text(record.get('usage')))}</td></tr>")
+    out.append("</table></details>")
+    return "".join(out)
+
+
 def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> None:
     """Writes the report as one self-contained HTML page."""
     s = report.summary()
@@ -201,6 +255,7 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
             f"<h3><code>{escape(case)}</code> <span class=purpose>{escape(purpose)}</span></h3>"
         )
         out.write(_timeline_svg(cells))
+    out.write(_records(report.cells))
     failing = report.failing()
     if failing:
         out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>route ← client</th>")
