@@ -464,6 +464,14 @@ def test_each_rule_catches_its_broken_gateway(
         report = build_report(cells)
         names = {v["name"] for v in report.verdicts}
         assert all(c.upstream == upstream for c in cells)
+        # Safe for tool execution: unknown without a tool case, no with a broken one.
+        tools = report.matrix[cells[0].route]["clients"][client]["tools"]
+        if not any(CASES[c].calls or CASES[c].error for c in cases):
+            assert tools == {"safe": None, "why": []}
+        elif broken is None:
+            assert tools == {"safe": True, "why": []}
+        else:
+            assert tools["safe"] is False and f"{cases[0]}, {layer}" in tools["why"][0], tools
         if broken is None:
             assert not any(c.failed for c in cells), [c.checks for c in cells]
             assert verdict not in names

@@ -37,6 +37,7 @@ th{background:#f3f5f8;font-weight:600} code{font:12px ui-monospace,Menlo,monospa
 background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
 .v{margin:6px 0;padding:8px 10px;border-left:4px solid #c33;background:#fafafa}
 .v.ok{border-color:#d9a400} .why{color:#444;font-size:13px} .advice{color:#265;font-size:13px}
+.unsafe{color:#a61b1b;font-size:12px;font-weight:600} .safe{color:#276738;font-size:12px}
 .legend span{display:inline-block;margin-right:16px} svg{display:block;margin:4px 0 12px}
 .purpose{color:#555}
 """
@@ -156,6 +157,12 @@ def _matrix(report: Report) -> str:
             badges = "".join(f'<span class="badge">{escape(n)}</span>' for n in pair["verdicts"])
             label = report.label(pair)
             status = pair["status"] if pair["status"] in ("pass", "degraded", "fail") else ""
+            tools = pair.get("tools") or {}
+            if tools.get("safe") is False:
+                reasons = "; ".join(tools.get("why") or [])
+                badges += f'<div class="unsafe" title="{escape(reasons)}">tools unsafe</div>'
+            elif tools.get("safe") is True:
+                badges += '<div class="safe">tools safe</div>'
             out.append(f'<td class="{status}"><b>{escape(label)}</b><br>{badges}</td>')
         out.append("</tr>")
     out.append("</table>")
@@ -230,6 +237,16 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
         + "</div>"
     )
     out.write("<h2>Capability matrix</h2>" + _matrix(report))
+    unsafe = report.unsafe_for_tools()
+    if unsafe:
+        out.write("<h2>Unsafe for tool execution</h2><p>Turn tool routing off on these ")
+        out.write("and serve them chat only:</p><ul>")
+        for route, client, why in unsafe:
+            out.write(
+                f"<li><code>{escape(route)} ← {escape(client)}</code>: "
+                f"{escape('; '.join(why))}</li>"
+            )
+        out.write("</ul>")
     if report.verdicts:
         out.write("<h2>Verdicts</h2>")
         for v in report.verdicts:

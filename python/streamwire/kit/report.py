@@ -10,7 +10,8 @@ The JSON document (``--json FILE``) is stable, keys fixed::
      "matrix": {route: {"upstream": [protocols],
                         "clients": {client: {"status", "cells", "failed", "degraded",
                                              "inconclusive", "never_called", "verdicts",
-                                             "arguments_streamed"}}}},
+                                             "arguments_streamed",
+                                             "tools": {"safe", "why"}}}}},
      "verdicts": [{"name", "route", "client", "upstream", "cases", "layers", "cells",
                    "why", "figures", "advice", "timed_cases"}],
      "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
@@ -145,6 +146,16 @@ class Report:
             return f"FAIL {pair['failed']}/{pair['cells']}"
         return str(pair["status"])
 
+    def unsafe_for_tools(self) -> list[tuple[str, str, list[str]]]:
+        """(route, client, reasons) of every pair a tool call should not be run
+        through (``verdicts.tool_safety``)."""
+        return [
+            (route, client, pair["tools"]["why"])
+            for route, row in self.matrix.items()
+            for client, pair in row["clients"].items()
+            if pair.get("tools", {}).get("safe") is False
+        ]
+
     def failing(self) -> list[tuple[Cell, list[str], str]]:
         """(cell, its failing layers, why the first failed) of every failing cell."""
         out = []
@@ -193,6 +204,13 @@ class Report:
                 line += (self.label(pair) if pair else "-").ljust(colw)
             out.write(line.rstrip() + "\n")
         wrap = textwrap.TextWrapper(width=width, subsequent_indent="      ")
+        unsafe = self.unsafe_for_tools()
+        if unsafe:
+            out.write("\nunsafe for tool execution (turn tool routing off, serve chat only):\n")
+            for route, client, why in unsafe:
+                out.write(wrap.fill(f"  {terminal_text(route)} <- {client}: ") + "\n")
+                for reason in why:
+                    out.write(wrap.fill("      " + terminal_text(reason)) + "\n")
         if self.verdicts:
             out.write("\nverdicts:\n")
             for v in self.verdicts:
@@ -260,6 +278,13 @@ class Report:
                 parts.append(label)
             ups = ", ".join(f"`{u}`" for u in row["upstream"]) or "none"
             out.write(f"| {_md_code(route)} | {ups} | " + " | ".join(parts) + " |\n")
+        unsafe = self.unsafe_for_tools()
+        if unsafe:
+            out.write("\n## Unsafe for tool execution\n\n")
+            out.write("Turn tool routing off on these and serve them chat only:\n\n")
+            for route, client, why in unsafe:
+                reasons = "; ".join(markdown_text(r) for r in why)
+                out.write(f"* {_md_code(route)} ← `{client}`: {reasons}\n")
         if self.verdicts:
             out.write("\n## Verdicts\n\n")
             for v in self.verdicts:

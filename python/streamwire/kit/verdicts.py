@@ -75,6 +75,7 @@ __all__ = [
     "control_cells",
     "exit_status",
     "matrix",
+    "tool_safety",
     "verdicts",
 ]
 
@@ -500,9 +501,63 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
                 "never_called": sum(c.upstream is None for c in group),
                 "verdicts": names,
                 "arguments_streamed": _arguments_streamed(group),
+                "tools": tool_safety(group),
             }
         out[route] = row
     return out
+
+
+#: What tool execution needs of a route, and where a cell shows it lost:
+#: (what, the layer, the cases whose failure there says so: None for any).
+_TOOL_NEEDS: tuple[tuple[str, str, frozenset[str] | None], ...] = (
+    ("call ids, names and arguments", "tool_calls", None),
+    ("tool results, correlated to their calls", "tool_results", None),
+    (
+        "the completion status (a cut answer's calls not run)",
+        "completion",
+        frozenset({"truncated-tool"}),
+    ),
+    (
+        "in-stream errors, as errors",
+        "completion",
+        frozenset(
+            {
+                "in-stream-error",
+                "in-stream-error-internal",
+                "in-stream-error-throttled",
+                "in-stream-error-model",
+                "retry-after-tool",
+            }
+        ),
+    ),
+    ("a failed attempt's calls kept out", "retries", frozenset({"retry-after-tool"})),
+)
+
+
+def tool_safety(group: Sequence[Cell]) -> dict[str, Any]:
+    """Whether a (route, client) pair is safe for tool execution: call ids,
+    results, completion status and in-stream errors all survive it in every
+    firm cell that tests them (``safe``: None when no cell did). Each reason
+    names what did not survive, the first cell's case and why. When one does
+    not, the practice turns tool routing off for the route and degrades it to
+    chat only."""
+    tested = False
+    reasons: list[str] = []
+    for what, layer, cases in _TOOL_NEEDS:
+        cells = [
+            c
+            for c in group
+            if not c.inconclusive
+            and (cases is None or c.case in cases)
+            and c.checks.get(layer) is not None
+            and c.checks[layer].verdict != "not_applicable"
+        ]
+        tested = tested or bool(cells)
+        bad = next((c for c in cells if c.checks[layer].verdict == "fail"), None)
+        if bad is not None:
+            why = bad.checks[layer].why
+            reasons.append(f"{what} did not survive ({bad.case}, {layer}: {why[:160]})")
+    return {"safe": (not reasons) if tested else None, "why": reasons}
 
 
 def exit_status(cells: Iterable[Cell], found: Iterable[Mapping[str, Any]]) -> int:
