@@ -113,7 +113,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-en
     --client openai-chat,openai-responses,anthropic,gemini \
     --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
@@ -125,7 +125,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
     --key-env LITELLM_MASTER_KEY --client openai-chat,openai-responses,anthropic \
     --models 'retry/{model}' --label retries \
     --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool \
-    --stall 3 --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
+    --stall 3 --no-unary --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
     --json "$OUT/check-retries.json" --html "$OUT/check-retries.html" \
     --markdown "$OUT/check-retries.md" --quiet
 echo "streamwire check against LiteLLM's retrying route exited $?"
@@ -137,7 +137,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --key-env LITELLM_MASTER_KEY --client bedrock-converse,bedrock-invoke \
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet

@@ -85,6 +85,10 @@ def main() -> int:
                 # The example serves the four SSE client protocols (no Bedrock front).
                 "--client",
                 ",".join(UPSTREAMS),
+                # The example only streams: it answers "stream": false with 400
+                # before any upstream call (mapping.py), so its unary cells
+                # would all be upstream_not_called.
+                "--no-unary",
                 "--json",
                 str(out / "check.json"),
                 "--html",

@@ -227,6 +227,8 @@ def main() -> int:
             "all",
             # A reverse proxy passes the client's key on to the provider by design.
             "--key-passthrough",
+            # The worked example's matrix is streamed cells only (docs/kit.md).
+            "--no-unary",
             "--concurrency",
             "16",
             "--json",

@@ -41,6 +41,9 @@ behaviour          what it does                                                 
 ``drop_cached``    (SSE) relays, but drops the cached input tokens from the     (a worse one)
                    usage (``cached_tokens``, ``cache_read_input_tokens``,
                    ``cachedContentTokenCount``)
+``force_stream``   turns a request's ``"stream": false`` into ``true`` and      (a worse one)
+                   relays the stream to a client that asked for the whole
+                   answer
 ================== ============================================================ ===================
 
 Every hop passes the client's headers on as they came, its key among them:
@@ -85,6 +88,7 @@ BEHAVIOURS = (
     "echo_key",
     "drop_cached",
     "drop_request_id",
+    "force_stream",
 )
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
@@ -137,6 +141,8 @@ class Hop:
                 return
             if self.behaviour == "openai_tools":
                 head, body = _openai_tools(head, body)
+            if self.behaviour == "force_stream":
+                head, body = _forced_stream(head, body)
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
             up_writer.write(head + body)
             await up_writer.drain()
@@ -373,8 +379,25 @@ def _openai_tools(head: bytes, body: bytes) -> tuple[bytes, bytes]:
         if isinstance(t, dict)
     ]
     body = json.dumps(request).encode()
-    head = re.sub(rb"(?i)(\r\ncontent-length:\s*)\d+", b"\\g<1>%d" % len(body), head)
-    return head, body
+    return _with_length(head, body), body
+
+
+def _forced_stream(head: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """A request for the whole answer (``"stream": false``) made a streaming one."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return head, body
+    if not isinstance(request, dict) or request.get("stream") is not False:
+        return head, body
+    request["stream"] = True
+    body = json.dumps(request).encode()
+    return _with_length(head, body), body
+
+
+def _with_length(head: bytes, body: bytes) -> bytes:
+    """The request head with its content-length fixed for a changed body."""
+    return re.sub(rb"(?i)(\r\ncontent-length:\s*)\d+", b"\\g<1>%d" % len(body), head)
 
 
 def _client_key(head: bytes) -> bytes:

@@ -34,7 +34,7 @@ from kit_gateways import Relay
 from streamwire.io._wire import http_error
 from streamwire.kit import CLIENTS, UPSTREAM_PROTOCOLS
 from streamwire.kit import mock as mock_module
-from streamwire.kit.cases import CASE_NAMES, CASES, UPSTREAM_ERRORS, USAGE_PARTS, truth
+from streamwire.kit.cases import CASE_NAMES, CASES, UNARY_CASES, UPSTREAM_ERRORS, USAGE_PARTS, truth
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
 from streamwire.kit.html import write_html
@@ -252,6 +252,7 @@ ISSUE_NAMES = {
         "usage_invented",
         "cancel_not_propagated",
         "stream_cut",
+        "non_streaming_broken",
         "framing_broken",
         "content_altered",
         "layer_failed",
@@ -296,7 +297,9 @@ def test_direct_path_passes_every_cell() -> None:
 
     cells = asyncio.run(go())
     per_client = sum(len(set(CASES[n].only or DELIVERIES) & {"whole", "tiny"}) for n in CASE_NAMES)
-    assert len(cells) == len(CLIENTS) * per_client
+    # ... and each unary case asked once more for its whole answer.
+    assert len(cells) == len(CLIENTS) * (per_client + len(UNARY_CASES))
+    assert {c.case for c in cells if c.delivery == "unary"} == set(UNARY_CASES)
     report = build_report(cells)
     failing = [(c.case, c.client, c.delivery, c.layers) for c in cells if c.failed]
     assert failing == []
@@ -458,7 +461,12 @@ def test_each_rule_catches_its_broken_gateway(
             cases=cases,
             deliveries=deliveries,
             mock_url=mock.url,
-            read_timeout=5.0,
+            # A hop that holds the 1 MiB answer sends nothing until it has all of
+            # it: on a loaded machine that took more than 5 s, and a shorter read
+            # timeout then cut the cell short (inconclusive, no verdict).
+            read_timeout=30.0 if "long-text" in cases else 5.0,
+            # The test gateways only stream (as examples/gateway does).
+            unary=False,
         )
         cells = asyncio.run(run_check(plan))
         report = build_report(cells)
@@ -545,6 +553,7 @@ def test_bad_gateways_are_verdicts_with_evidence(
         mock_url=mock.url,
         read_timeout=0.5,
         connect_timeout=1.0,
+        unary=False,
     )
     (cell,) = _run(plan)
     assert cell.layers[layer] == "fail"
@@ -564,6 +573,7 @@ def test_what_the_kit_s_own_timeout_cut_short_is_inconclusive(servers: Any) -> N
         deliveries=["whole"],
         mock_url=mock.url,
         read_timeout=0.5,
+        unary=False,
     )
     (cell,) = _run(plan)
     report = build_report([cell])
@@ -616,6 +626,7 @@ def test_malformed_http_is_a_verdict(answer: str, words: str) -> None:
                 deliveries=["whole"],
                 mock_url=mock.url,
                 read_timeout=2.0,
+                unary=False,
             )
             (cell,) = await run_check(plan)
         server.close()
@@ -657,6 +668,7 @@ def test_a_log_that_is_not_the_mock_s_is_read_as_empty(servers: Any) -> None:
         cases=["short-text"],
         deliveries=["whole"],
         mock_url=fake,
+        unary=False,
     )
     (cell,) = _run(plan)
     assert cell.upstream is None and cell.checks["http"].verdict == "pass"
@@ -764,7 +776,9 @@ def test_cli_mock_upstream_and_check(tmp_path: Path) -> None:
             timeout=120,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "4 cells: 4 pass" in done.stdout
+        # Each case also asked with stream: false (a unary cell each).
+        assert "8 cells: 8 pass" in done.stdout
+        assert "gemini: streaming pass, non-streaming pass" in done.stdout
         doc = json.loads(out.read_text())
         assert set(doc) >= {"cells", "matrix", "verdicts"}
         cell = doc["cells"][0]
@@ -836,6 +850,7 @@ def test_html_is_one_self_contained_page(tmp_path: Path) -> None:
                 clients=["anthropic"],
                 cases=["short-text", "cancel"],
                 deliveries=["paced"],
+                unary=False,
             )
             return await run_check(plan)
 

@@ -252,6 +252,8 @@ def _run(
     passthrough: bool = False,
     **plan: Any,
 ) -> tuple[Report, list[dict[str, Any]]]:
+    plan.setdefault("unary", False)
+
     async def go() -> tuple[Report, list[dict[str, Any]]]:
         async with MockUpstream(**plan.pop("mock", {})) as mock, url_of(mock.url) as url:
             check = CheckPlan(

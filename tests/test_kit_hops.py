@@ -23,7 +23,7 @@ import pytest
 
 from kit_hops import BATCH, Hop
 from streamwire.kit import CLIENTS
-from streamwire.kit.cases import CASE_NAMES
+from streamwire.kit.cases import CASE_NAMES, UNARY_CASES
 from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.mock import MockUpstream
 from streamwire.kit.report import Report, build_report
@@ -36,6 +36,7 @@ def _check(
     clients: Sequence[str] = ("openai-chat",),
     deliveries: Sequence[str] = ("whole", "paced"),
     passthrough: bool = True,
+    unary: bool = False,
 ) -> Report:
     async def go() -> Report:
         async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
@@ -44,6 +45,7 @@ def _check(
                 clients=clients,
                 cases=cases,
                 deliveries=deliveries,
+                unary=unary,
                 mock_url=mock.url,
                 read_timeout=8.0,
                 # Silences and a stall long enough to show a hop that cuts them
@@ -71,7 +73,8 @@ def _only(report: Report, verdict: str) -> None:
 
 @pytest.mark.timed
 def test_the_honest_relay_is_clean_in_every_cell() -> None:
-    report = _check("pass", CASE_NAMES, CLIENTS)
+    report = _check("pass", CASE_NAMES, CLIENTS, unary=True)
+    assert sum(c.delivery == "unary" for c in report.cells) == len(UNARY_CASES) * len(CLIENTS)
     failing = [
         (c.case, c.client, c.delivery, c.as_dict()["evidence"]["layers"])
         for c in report.cells
@@ -205,6 +208,22 @@ def test_a_hop_that_drops_the_request_id_is_request_id_lost_and_nothing_else() -
         else:
             assert cell.failing == ["request_id"], cell.as_dict()
             assert "reached the client in no header" in cell.checks["request_id"].why
+
+
+def test_a_hop_that_streams_a_whole_answer_is_non_streaming_broken_and_nothing_else() -> None:
+    clients = ("openai-chat", "openai-responses")
+    cases = ["short-text", "single-tool", "tool-error-result", "usage", "in-stream-error"]
+    report = _check("force_stream", cases, clients, ["whole"], unary=True)
+    _only(report, "non_streaming_broken")
+    failed = {(c.case, c.client, c.delivery) for c in report.cells if c.failed}
+    assert failed == {(case, client, "unary") for case in cases for client in clients}
+    for cell in report.cells:
+        if cell.failed:
+            assert cell.failing[0] == "framing", cell.as_dict()
+            assert "not application/json" in cell.checks["framing"].why, cell.as_dict()
+    for pair in report.matrix["force_stream"]["clients"].values():
+        assert pair["streaming"]["status"] == "pass"
+        assert pair["non_streaming"] == {"status": "fail", "cells": 5, "failed": 5}
 
 
 def _cells(report: Report) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ async def _report(url_of: Any, cases: Sequence[str], clients: Sequence[str], **p
             mock_url=mock.url,
             silence=SILENCE,
             stall=2.0,
-            **plan,
+            **{"unary": False, **plan},
         )
         return build_report(await run_check(check))
 

@@ -54,6 +54,7 @@ __all__ = [
     "ERROR_KINDS",
     "PROTOCOL_PARTS",
     "TOOLS",
+    "UNARY_CASES",
     "UPSTREAM_ERRORS",
     "USAGE_PARTS",
     "Call",
@@ -452,6 +453,24 @@ CASES: Mapping[str, Case] = {
 }
 #: The case names, in the practice's order.
 CASE_NAMES: tuple[str, ...] = tuple(CASES)
+
+#: The cases a unary cell also asks with ``stream: false`` (``delivery.UNARY``):
+#: those whose facts a whole answer carries (text, calls, a tool result's
+#: answer, the end, usage, reasoning, an error). Cases about how a stream is
+#: cut, timed, cancelled, read slowly or retried are about streams only.
+UNARY_CASES: tuple[str, ...] = (
+    "short-text",
+    "single-tool",
+    "parallel-tools",
+    "tool-error-result",
+    "in-stream-error",
+    "truncated",
+    "usage",
+    "reasoning",
+    "in-stream-error-internal",
+    "in-stream-error-throttled",
+    "in-stream-error-model",
+)
 
 #: The tools every request declares (the practice's side-effect-free tools).
 TOOLS: Mapping[str, Mapping[str, Any]] = {

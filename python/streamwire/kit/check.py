@@ -31,10 +31,10 @@ from urllib.parse import quote, urlsplit
 from .. import __version__
 from ..errors import StreamwireError
 from ..io._wire import REQUEST_ID_HEADERS
-from .cases import CASE_NAMES, CASES, Case
+from .cases import CASE_NAMES, CASES, UNARY_CASES, Case
 from .cell import Cell, Check
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
-from .delivery import DELIVERIES
+from .delivery import DELIVERIES, UNARY
 from .httpio import TransportError, open_request
 from .judge import inputs, judge
 from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
@@ -149,17 +149,23 @@ class CheckPlan:
     silence: float = DEFAULT_SILENCE
     #: How long the retry-stall case's first attempt says nothing.
     stall: float = DEFAULT_STALL
+    #: Each case of ``UNARY_CASES`` in the plan is also asked for its whole
+    #: answer (``stream: false``): one ``unary`` cell per case and client.
+    unary: bool = True
 
     def keys(self) -> list[tuple[Route, str, str, str]]:
         """(route, case, client, delivery) of every cell, in plan order; a case
-        that runs in some deliveries only (``Case.only``) skips the others."""
+        that runs in some deliveries only (``Case.only``) skips the others, and
+        a unary case's ``unary`` cell follows its streamed ones."""
+        unary = (UNARY,) if self.unary else ()
         return [
             (route, name, client, delivery)
             for route in self.routes
             for client in self.clients
             for name in self.cases
-            for delivery in self.deliveries
+            for delivery in (*self.deliveries, *unary)
             if delivery in (CASES[name].only or DELIVERIES)
+            or (delivery == UNARY and name in UNARY_CASES)
         ]
 
     @property
@@ -272,8 +278,9 @@ async def _run_cell(
 ) -> Cell:
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    unary = delivery == UNARY
     url, headers, body = client_request(
-        client, case, model, route.base_url, plan.key, canary=plan.canary
+        client, case, model, route.base_url, plan.key, canary=plan.canary, stream=not unary
     )
     watched = (plan.key,) if plan.key else ()
     read_timeout, total_timeout = plan.read_timeout, plan.total_timeout
@@ -296,6 +303,7 @@ async def _run_cell(
         read_timeout=read_timeout,
         total_timeout=total_timeout,
         secrets=watched,
+        unary=unary,
     )
     wait = CANCEL_WAIT if case.cancel_after is not None else SETTLE
     if case.retry == "stall":
@@ -313,7 +321,13 @@ async def _run_cell(
             second = None
         if second is not None:
             follow_obs = await observe(
-                client, url, headers, second, read_timeout=plan.read_timeout, secrets=watched
+                client,
+                url,
+                headers,
+                second,
+                read_timeout=plan.read_timeout,
+                secrets=watched,
+                unary=unary,
             )
             entries = await log.settled(tag, len(entries) + 1, SETTLE)
             later = [e for e in entries if first is None or e["id"] > first["id"]]

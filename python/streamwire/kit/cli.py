@@ -165,6 +165,13 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         help="how the mock writes each body, comma-separated (default all)",
     )
     run.add_argument(
+        "--unary",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also ask each case that a whole answer carries with stream: false, one "
+        "'unary' cell per case and client: the matrix's non-streaming column (default on)",
+    )
+    run.add_argument(
         "--models",
         default="{model}",
         metavar="TEMPLATES",
@@ -357,6 +364,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             clients=args.client,
             cases=args.cases,
             deliveries=args.delivery,
+            unary=args.unary,
             mock_url=args.mock,
             mock_port=args.mock_port,
             lenient_mock=args.lenient_mock,

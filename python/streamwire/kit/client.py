@@ -38,6 +38,7 @@ from .cases import TOOLS, Case
 from .httpio import HttpTimeout, TransportError, open_request
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
+from .unary import MAX_BODY, read_answer, unary_result
 
 __all__ = [
     "CANCEL_TIMER",
@@ -114,21 +115,26 @@ def client_request(
     base_url: str,
     key: str | None = None,
     canary: str | None = None,
+    *,
+    stream: bool = True,
 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
     """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol;
     ``canary``, a string unique to the run, ends the prompt (a team greps its
-    gateway's logs for it: docs/kit.md)."""
+    gateway's logs for it: docs/kit.md). ``stream=False``: the protocol's
+    non-streaming request for the whole answer (``stream: false``,
+    ``:generateContent``, ``/converse``, ``/invoke``)."""
     base = base_url.rstrip("/")
     prompt = _PROMPT.format(case=case.name)
     if canary:
         prompt = f"{prompt} ({canary})"
-    headers = [("content-type", "application/json"), ("accept", "text/event-stream")]
+    accept = "text/event-stream" if stream else "application/json"
+    headers = [("content-type", "application/json"), ("accept", accept)]
     headers.append(("accept-encoding", "identity"))
     body: dict[str, Any]
     if client == "openai-chat":
         url = f"{base}/v1/chat/completions"
-        body = {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": True}
-        if case.wants_usage:
+        body = {"model": model, "messages": [{"role": "user", "content": prompt}], "stream": stream}
+        if case.wants_usage and stream:
             body["stream_options"] = {"include_usage": True}
         if case.max_tokens:
             body["max_tokens"] = case.max_tokens
@@ -137,7 +143,7 @@ def client_request(
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     elif client == "openai-responses":
         url = f"{base}/v1/responses"
-        body = {"model": model, "input": prompt, "stream": True}
+        body = {"model": model, "input": prompt, "stream": stream}
         if case.max_tokens:
             body["max_output_tokens"] = max(case.max_tokens, 16)
         if case.wants_reasoning:
@@ -149,14 +155,17 @@ def client_request(
             "model": model,
             "max_tokens": case.max_tokens or 2048,
             "messages": [{"role": "user", "content": prompt}],
-            "stream": True,
         }
+        if stream:
+            body["stream"] = True
         if case.wants_reasoning:
             # The budget is at least 1,024 tokens and below max_tokens.
             body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
         headers += [("x-api-key", key or "sk-streamwire-kit"), ("anthropic-version", "2023-06-01")]
     elif client == "gemini":
         url = f"{base}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+        if not stream:
+            url = f"{base}/v1beta/models/{model}:generateContent"
         body = {"contents": [{"role": "user", "parts": [{"text": prompt}]}]}
         config: dict[str, Any] = {}
         if case.max_tokens:
@@ -168,7 +177,8 @@ def client_request(
         headers.append(("x-goog-api-key", key or "streamwire-kit"))
     elif client == "bedrock-converse":
         # Bedrock "ConverseStream" (checked 2026-12-01): the model in the path.
-        url = f"{base}/model/{quote(model, safe='')}/converse-stream"
+        verb = "converse-stream" if stream else "converse"
+        url = f"{base}/model/{quote(model, safe='')}/{verb}"
         body = {
             "messages": [{"role": "user", "content": [{"text": prompt}]}],
             "inferenceConfig": {"maxTokens": case.max_tokens or 2048},
@@ -177,12 +187,14 @@ def client_request(
             body["additionalModelRequestFields"] = {
                 "thinking": {"type": "enabled", "budget_tokens": 1024}
             }
-        headers[1] = ("accept", "application/vnd.amazon.eventstream")
+        if stream:
+            headers[1] = ("accept", "application/vnd.amazon.eventstream")
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     elif client == "bedrock-invoke":
         # Bedrock "InvokeModelWithResponseStream" with a Claude model: the
         # Messages body, with Bedrock's anthropic_version and no model.
-        url = f"{base}/model/{quote(model, safe='')}/invoke-with-response-stream"
+        verb = "invoke-with-response-stream" if stream else "invoke"
+        url = f"{base}/model/{quote(model, safe='')}/{verb}"
         body = {
             "anthropic_version": "bedrock-2023-05-31",
             "max_tokens": case.max_tokens or 2048,
@@ -190,7 +202,8 @@ def client_request(
         }
         if case.wants_reasoning:
             body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
-        headers[1] = ("accept", "application/vnd.amazon.eventstream")
+        if stream:
+            headers[1] = ("accept", "application/vnd.amazon.eventstream")
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))
     else:
         raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")
@@ -466,6 +479,7 @@ async def observe(
     stream_options: dict[str, Any] | None = None,
     keep_body: bool = False,
     secrets: tuple[str, ...] = (),
+    unary: bool = False,
 ) -> Observation:
     """Sends the request and reads the answer. Never raises for anything the
     server does: it is all in the result.
@@ -477,7 +491,11 @@ async def observe(
     ``SLOW_READER_RCVBUF``, then read on. Every read has ``read_timeout``; the
     whole answer ``total_timeout`` and ``MAX_READ_BYTES``. ``secrets``: strings
     the answer must not carry (the kit's key), looked for in its headers and
-    its whole body, across piece boundaries (``Observation.echoed``)."""
+    its whole body, across piece boundaries (``Observation.echoed``).
+    ``unary``: the request asked for the whole answer at once; its JSON body
+    is read whole (up to ``unary.MAX_BODY``) and as the events its stream
+    would give (``unary.read_answer``; a body that is no answer of the
+    protocol is ``framing_error``)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time(), secrets=secrets)
     needles = [s.encode() for s in secrets if s]
@@ -534,12 +552,17 @@ async def observe(
     unified = _Sample(_event_dict)
     digest = hashlib.sha256()
     tail = bytearray()
-    whole = bytearray() if keep_body else None
+    whole = bytearray() if keep_body or unary else None
+    kept = MAX_BODY + 1 if unary else MAX_KEPT_BODY
     texts = 0
     deadline = start + total_timeout
     # Not the protocol's stream (an error status, a JSON or HTML page): the
     # adapter reads nothing of it, and the judge reports what it was.
-    streamed = response.status == 200 and media_type(obs.content_type) == media_type_of(client)
+    streamed = (
+        not unary
+        and response.status == 200
+        and media_type(obs.content_type) == media_type_of(client)
+    )
 
     def hang_up(reason: str) -> None:
         if obs.cancelled_at is None:
@@ -557,7 +580,7 @@ async def observe(
                 seen = _scan_echoes(obs, needles, seen, data, overlap)
             obs.raw_bytes += len(data)
             digest.update(data)
-            if whole is not None and len(whole) < MAX_KEPT_BODY:
+            if whole is not None and len(whole) < kept:
                 whole += data
             if len(obs.raw_head) < KEEP_BYTES:
                 obs.raw_head += data[: KEEP_BYTES - len(obs.raw_head)]
@@ -568,7 +591,7 @@ async def observe(
                 obs.pieces.append((at, len(data)))
             timing.on_data(len(data), at - start)
             if not streamed:
-                if obs.raw_bytes >= 64 * 1024:
+                if obs.raw_bytes >= (kept if unary and response.status == 200 else 64 * 1024):
                     break
                 continue
             if obs.framing_error is None:
@@ -624,12 +647,27 @@ async def observe(
         ending = stream.cancel() if obs.cancelled_at is not None else stream.close()
         for event in ending:
             unified.add(event)
+    answer = None
+    if unary and response.status == 200 and whole is not None and obs.failure is None:
+        events, problem = read_answer(client, bytes(whole))
+        if problem is not None:
+            obs.framing_error = problem
+        else:
+            at = obs.pieces[-1][0] if obs.pieces else obs.ended_at
+            timing.on_events(events, at - start)
+            for event in events:
+                unified.add(event)
+            content = _content_of(events)
+            if "text" in content:
+                obs.first_text_at = obs.last_text_at = at
+            obs.content += [(at, key, chars) for key, chars in content.items()]
+            answer = unary_result(client, events)
     obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
     obs.raw_sha256 = digest.hexdigest()
-    obs.body = bytes(whole) if whole is not None else None
+    obs.body = bytes(whole) if keep_body and whole is not None else None
     obs.wire_events = wire.items()
     obs.wire_event_count = wire.count
     obs.events = unified.items()
     obs.event_count = unified.count
-    obs.result = stream.result if streamed else None
+    obs.result = stream.result if streamed else answer
     return obs

@@ -43,6 +43,7 @@ __all__ = [
     "PACE_SPAN",
     "PACE_WRITES",
     "TINY_BUDGET",
+    "UNARY",
     "Content",
     "Unit",
     "Write",
@@ -50,6 +51,10 @@ __all__ = [
 ]
 
 DELIVERIES = ("whole", "tiny", "paced")
+#: Not a delivery of a stream: a unary cell's client asks for the whole answer
+#: at once (``stream: false``) and the mock answers it whole (``unary.py``).
+#: A gateway that streams from the upstream for it gets ``whole``.
+UNARY = "unary"
 PACE_GAP = 0.02
 PACE_SPAN = 1.5
 PACE_WRITES = 240

@@ -38,6 +38,7 @@ background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
 .v{margin:6px 0;padding:8px 10px;border-left:4px solid #c33;background:#fafafa}
 .v.ok{border-color:#d9a400} .why{color:#444;font-size:13px} .advice{color:#265;font-size:13px}
 .unsafe{color:#a61b1b;font-size:12px;font-weight:600} .safe{color:#276738;font-size:12px}
+.modes{color:#555;font-size:11px} .ends{font-size:12px;color:#444}
 .legend span{display:inline-block;margin-right:16px} svg{display:block;margin:4px 0 12px}
 .purpose{color:#555}
 """
@@ -163,9 +164,21 @@ def _matrix(report: Report) -> str:
                 badges += f'<div class="unsafe" title="{escape(reasons)}">tools unsafe</div>'
             elif tools.get("safe") is True:
                 badges += '<div class="safe">tools safe</div>'
+            unary = pair.get("non_streaming") or {}
+            if unary.get("status") is not None:
+                streamed = pair.get("streaming") or {}
+                badges += (
+                    f'<div class="modes">streaming {escape(report.label(streamed))}'
+                    f"<br>non-streaming {escape(report.label(unary))}</div>"
+                )
             out.append(f'<td class="{status}"><b>{escape(label)}</b><br>{badges}</td>')
         out.append("</tr>")
     out.append("</table>")
+    ends = report.end_events()
+    if ends:
+        out.append('<p class="ends">How each upstream\'s stream ends: ')
+        out.append("; ".join(f"<code>{escape(u)}</code> {escape(e)}" for u, e in ends.items()))
+        out.append("</p>")
     return "".join(out)
 
 

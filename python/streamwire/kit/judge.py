@@ -49,7 +49,7 @@ from .bedrock import converse_units, invoke_units
 from .cases import CASES, USAGE_PARTS, Case, Truth, truth
 from .cell import LAYERS, Check, Inputs, Reference
 from .client import CANCEL_TIMER, Observation
-from .delivery import Unit
+from .delivery import UNARY, Unit
 from .names import BEDROCK_CLIENTS, adapter, encoder
 from .names import media_type as media_type_of
 from .render import render_stream
@@ -222,7 +222,8 @@ def _framing(x: Inputs) -> Check:
     obs = x.obs
     if obs.status != 200 and (x.truth.error_type is not None or x.case.retry is not None):
         return Check("not_applicable", f"the error arrived as HTTP {obs.status}")
-    want = media_type_of(x.client)
+    unary = x.delivery == UNARY
+    want = "application/json" if unary else media_type_of(x.client)
     encoding = next((v for k, v in obs.headers if k == "content-encoding"), "identity")
     if encoding.strip().lower() not in ("", "identity"):
         # The client asked for identity (accept-encoding): a client library
@@ -237,6 +238,8 @@ def _framing(x: Inputs) -> Check:
         kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
         return Check("fail", f"content type {obs.content_type!r}, not {want}: {kind}: {body}")
     if obs.framing_error:
+        if unary:
+            return Check("fail", f"the body is no {x.client} answer: {obs.framing_error}")
         return Check("fail", f"the framing broke: {obs.framing_error}")
     result = obs.result
     if result is not None and not result.framing_ok:
@@ -383,7 +386,9 @@ def _tool_calls(x: Inputs) -> Check:
 
 def _tool_results(x: Inputs) -> Check:
     first = x.obs.result
-    if first is None or not first.tool_calls:
+    if first is None:
+        return Check("fail", "no answer to read, so no call to answer", ("consequence",))
+    if not first.tool_calls:
         return Check("fail", "no call was streamed to answer")
     follow, entry = x.follow_obs, x.follow_entry
     if follow is None:
@@ -450,7 +455,7 @@ def _completion(x: Inputs) -> Check:
         # The gateway held the stream back and answered an HTTP error instead.
         # The head holds the error body: the first KEEP_BYTES of it.
         kind = http_error(status, to_headers(x.obs.headers), x.obs.raw_head).type
-        if kind == t.error_type:
+        if _same_type(kind, t.error_type):
             return Check("pass", f"the error became HTTP {x.obs.status}, type {kind!r} kept")
         return Check(
             "fail",
@@ -509,6 +514,14 @@ def _completion(x: Inputs) -> Check:
     return _compare(
         "status and stop reason", got, want, refgot, _loss(ref, "stop_reason"), _plain, tag
     )
+
+
+def _same_type(got: str | None, want: str) -> bool:
+    """The same error type: AWS names an exception in lowerCamelCase in its event
+    streams and in UpperCamelCase in an HTTP error's ``x-amzn-errortype``."""
+    if got is None or got == want:
+        return got == want
+    return want.endswith("Exception") and got[:1].lower() + got[1:] == want[:1].lower() + want[1:]
 
 
 def _figures(result: StreamResult | None) -> tuple[int | None, int | None] | None:
@@ -1030,9 +1043,12 @@ LAYER_RULES: Mapping[str, Rule] = {
     "usage": Rule(lambda x: not x.case.error, _usage),
     "streaming": Rule(
         lambda x: (
-            x.delivery == "paced"
-            or x.case.cancel_after is not None
-            or (x.entry is not None and x.entry.get("stream") is False)
+            x.delivery != UNARY
+            and (
+                x.delivery == "paced"
+                or x.case.cancel_after is not None
+                or (x.entry is not None and x.entry.get("stream") is False)
+            )
         ),
         streaming,
     ),
@@ -1145,7 +1161,9 @@ def inputs(
         given = entry.get("attempt")
         attempt = given if isinstance(given, int) else 1
         facts = truth(case, upstream, usage_sent=usage_sent, attempt=attempt)
-        ref = reference(case.name, upstream, client, usage_sent, case.wants_usage, attempt)
+        # A whole answer carries its usage whatever the client asked.
+        wants = case.wants_usage or delivery == UNARY
+        ref = reference(case.name, upstream, client, usage_sent, wants, attempt)
     return Inputs(
         case, client, upstream, delivery, obs, entry, follow_obs, follow_entry, facts, ref
     )

@@ -20,7 +20,9 @@ where they put the version):
 
 The case is chosen by the model the request names (the body's ``model``, or
 the path's for Gemini and Bedrock): ``sw-<case>``, optionally followed by
-``.<delivery>`` (``whole``, ``tiny``, ``paced``; default ``whole``) and then
+``.<delivery>`` (``whole``, ``tiny``, ``paced``, or ``unary`` for a cell that
+asks for the whole answer, streamed ``whole`` if it is streamed; default
+``whole``) and then
 ``.<tag>`` (letters, digits and ``_``: the judge's id for one cell, which
 the log is searched by). Anything before ``sw-`` is ignored, so a gateway's
 routing prefix (``anthropic/sw-...``, ``us.sw-...``) does not matter, and so
@@ -71,7 +73,7 @@ from ..io._wire import credentials, framing_of, is_secret_header, redact_text, r
 from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, Case
 from .contract import Problem, problems, refusal
-from .delivery import DELIVERIES, schedule
+from .delivery import DELIVERIES, UNARY, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
 from .names import UPSTREAM_PROTOCOLS, media_type
 from .render import render_json, render_stream, retry_error, usage_requested
@@ -116,7 +118,7 @@ _FIELD = re.compile(r"\.([A-Za-z0-9_]*)")
 #: The grammar, as the mock's errors state it.
 MODEL_GRAMMAR = (
     "sw-<case>[.<delivery>[.<tag>]], the delivery one of "
-    + ", ".join(DELIVERIES)
+    + ", ".join((*DELIVERIES, UNARY))
     + ", the tag letters, digits and _ (at most 64)"
 )
 
@@ -145,7 +147,7 @@ def parse_model(model: str) -> tuple[Case, str, str | None] | None:
             pos = field.end()
         if not fields:
             return case, "whole", None
-        if fields[0] not in DELIVERIES:
+        if fields[0] not in DELIVERIES and fields[0] != UNARY:
             raise ModelError(
                 f"model {model!r} names no delivery {fields[0]!r}: use {MODEL_GRAMMAR}"
             )
@@ -608,7 +610,7 @@ class MockUpstream:
             units = units[: texts[min(1, len(texts) - 1)] + 1]
         writes = schedule(
             units,
-            delivery,
+            "whole" if delivery == UNARY else delivery,
             sse=framing_of(upstream) == "sse",
             shaping="events" if follow_up else case.shaping,
             gap=None if follow_up else case.gap,

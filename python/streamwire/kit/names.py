@@ -21,7 +21,15 @@ from ..protocols import Stream, stream
 from ..translate import Encoder
 from ..translate import encoder as _encoder
 
-__all__ = ["BEDROCK_CLIENTS", "CLIENTS", "UPSTREAM_PROTOCOLS", "adapter", "encoder", "media_type"]
+__all__ = [
+    "BEDROCK_CLIENTS",
+    "CLIENTS",
+    "END_EVENTS",
+    "UPSTREAM_PROTOCOLS",
+    "adapter",
+    "encoder",
+    "media_type",
+]
 
 #: The upstream protocols the mock speaks (the adapter names).
 UPSTREAM_PROTOCOLS: tuple[str, ...] = HTTP_PROTOCOLS
@@ -29,6 +37,19 @@ UPSTREAM_PROTOCOLS: tuple[str, ...] = HTTP_PROTOCOLS
 #: two (whose bodies the mock writes itself: ``bedrock.py``).
 BEDROCK_CLIENTS: tuple[str, ...] = ("bedrock-converse", "bedrock-invoke")
 CLIENTS: tuple[str, ...] = (*TARGETS, *BEDROCK_CLIENTS)
+
+#: How each upstream protocol's stream ends, as the mock sends it (each
+#: provider's streaming reference; checked 2026-12-01): what a gateway must
+#: wait for before it calls an answer whole, and the matrix names per route.
+END_EVENTS: dict[str, str] = {
+    "openai-chat": "data: [DONE] (after the finish_reason chunk, and the usage chunk if asked)",
+    "openai-responses": "response.completed (.incomplete when cut; error, then .failed)",
+    "anthropic": "message_stop (after message_delta's stop_reason and usage)",
+    "gemini": "none: the last chunk carries finishReason and usageMetadata",
+    "gemini-json": "the JSON array's closing ]",
+    "bedrock-converse": "messageStop, then metadata (usage)",
+    "bedrock-invoke": "a chunk with message_stop and amazon-bedrock-invocationMetrics",
+}
 
 _stream: Callable[..., Stream] = stream
 _encode: Callable[..., Encoder] = _encoder

@@ -40,9 +40,18 @@ from ..events import (
     ToolCallArgumentsDelta,
 )
 from ..io._wire import framing_of
+from ..result import Usage
 from ..translate._base import dumps as _dumps
 from ..translate._base import sse as _sse_event
-from .bedrock import converse_units, event_unit, exception_unit, invoke_unit, invoke_units
+from ..translate._usage import figures
+from .bedrock import (
+    converse_units,
+    converse_usage,
+    event_unit,
+    exception_unit,
+    invoke_unit,
+    invoke_units,
+)
 from .cases import UPSTREAM_ERRORS, Case, script, truth, upstream_error, usage_of
 from .delivery import Unit
 from .names import adapter, encoder
@@ -364,6 +373,10 @@ ERROR_STATUS = {
     "bedrock-converse": 503,
     "bedrock-invoke": 529,
 }
+#: ... and for an error of a kind (``cases.ERROR_KINDS``): a provider's own
+#: failure is 500, a rate limit 429, and Bedrock's model stream error 424
+#: (its "ModelStreamErrorException"; checked 2026-12-01).
+KIND_STATUS: Mapping[str, int] = {"internal": 500, "throttled": 429, "model": 500}
 
 
 @dataclass(frozen=True)
@@ -375,7 +388,7 @@ class _Answer:
     signature: str | None
     calls: tuple[tuple[str | None, str, Any], ...]
     stop: StopReason
-    usage: tuple[int, int]
+    usage: Usage
 
 
 def render_json(
@@ -384,14 +397,19 @@ def render_json(
     """The non-streaming answer (``stream: false``, ``:generateContent``, ``/converse``)."""
     facts = truth(case, upstream, attempt=attempt)
     if case.error and not follow_up:
-        return _error_json(upstream)
+        kind, code, message = upstream_error(case, upstream)
+        status = ERROR_STATUS[upstream]
+        if case.error_kind is not None:
+            status = KIND_STATUS[case.error_kind]
+            if case.error_kind == "model" and upstream.startswith("bedrock"):
+                status = 424
+        return _error_body(upstream, status, kind, code, message)
+    usage = usage_of(case, upstream, final=True)
     if follow_up:
-        answer = _Answer(facts.follow_up, "", None, (), "stop", case.usage)
+        answer = _Answer(facts.follow_up, "", None, (), "stop", usage)
     else:
         stop = facts.stop_reason or "stop"
-        answer = _Answer(
-            facts.text, facts.reasoning, facts.signature, facts.calls, stop, case.usage
-        )
+        answer = _Answer(facts.text, facts.reasoning, facts.signature, facts.calls, stop, usage)
     body = _JSON_BODIES[upstream](case.name, answer, model)
     return 200, [("content-type", "application/json")], _dumps(body).encode()
 
@@ -427,21 +445,18 @@ def retry_error(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
     return _error_body(upstream, status, kind, code, message)
 
 
-def _error_json(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    kind, code, message = UPSTREAM_ERRORS[upstream]
-    return _error_body(upstream, ERROR_STATUS[upstream], kind, code, message)
-
-
 def _error_body(
     upstream: str, status: int, kind: str, code: str | int | None, message: str
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     headers = [("content-type", "application/json")]
     body: Any
-    if upstream in ("anthropic", "bedrock-invoke"):
+    aws = upstream == "bedrock-converse" or kind.endswith("Exception")
+    if upstream in ("anthropic", "bedrock-invoke") and not aws:
         body = {"type": "error", "error": {"type": kind, "message": message}}
     elif upstream.startswith("gemini"):
         body = {"error": {"code": code, "message": message, "status": kind}}
-    elif upstream == "bedrock-converse":
+    elif aws:
+        # An AWS API's error: its type in a header, in UpperCamelCase.
         body = {"message": message}
         headers.append(("x-amzn-errortype", f"{kind[0].upper()}{kind[1:]}"))
     else:
@@ -466,14 +481,13 @@ def _chat(name: str, a: _Answer, model: str) -> Any:
     ]
     if tool_calls:
         message["tool_calls"] = tool_calls
-    i, o = a.usage
     return {
         "id": f"chatcmpl-sw{name}",
         "object": "chat.completion",
         "created": 1764547200,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": _CHAT_FINISH[a.stop]}],
-        "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o},
+        "usage": _usage_body("openai-chat", a.usage),
     }
 
 
@@ -509,7 +523,6 @@ def _responses(name: str, a: _Answer, model: str) -> Any:
                 "arguments": _dumps(args),
             }
         )
-    i, o = a.usage
     truncated = a.stop == "length"
     return {
         "id": f"resp_sw{name}",
@@ -519,7 +532,7 @@ def _responses(name: str, a: _Answer, model: str) -> Any:
         "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
         "model": model,
         "output": output,
-        "usage": {"input_tokens": i, "output_tokens": o, "total_tokens": i + o},
+        "usage": _usage_body("openai-responses", a.usage),
     }
 
 
@@ -532,7 +545,6 @@ def _anthropic(name: str, a: _Answer, model: str) -> Any:
     content += [
         {"type": "tool_use", "id": cid, "name": tool, "input": args} for cid, tool, args in a.calls
     ]
-    i, o = a.usage
     return {
         "id": f"msg_sw{name}",
         "type": "message",
@@ -541,7 +553,7 @@ def _anthropic(name: str, a: _Answer, model: str) -> Any:
         "content": content,
         "stop_reason": _ANTHROPIC_STOP[a.stop],
         "stop_sequence": None,
-        "usage": {"input_tokens": i, "output_tokens": o},
+        "usage": _usage_body("anthropic", a.usage),
     }
 
 
@@ -555,7 +567,6 @@ def _gemini(name: str, a: _Answer, model: str) -> Any:
     if a.text:
         parts.append({"text": a.text})
     parts += [{"functionCall": {"name": tool, "args": args}} for _, tool, args in a.calls]
-    i, o = a.usage
     return {
         "candidates": [
             {
@@ -564,11 +575,7 @@ def _gemini(name: str, a: _Answer, model: str) -> Any:
                 "index": 0,
             }
         ],
-        "usageMetadata": {
-            "promptTokenCount": i,
-            "candidatesTokenCount": o,
-            "totalTokenCount": i + o,
-        },
+        "usageMetadata": _usage_body("gemini", a.usage),
         "modelVersion": model,
     }
 
@@ -585,13 +592,52 @@ def _converse(name: str, a: _Answer, model: str) -> Any:
     content += [
         {"toolUse": {"toolUseId": cid, "name": tool, "input": args}} for cid, tool, args in a.calls
     ]
-    i, o = a.usage
     return {
         "output": {"message": {"role": "assistant", "content": content}},
         "stopReason": _ANTHROPIC_STOP[a.stop],
-        "usage": {"inputTokens": i, "outputTokens": o, "totalTokens": i + o},
+        "usage": converse_usage(a.usage, "bedrock-converse"),
         "metrics": {"latencyMs": 42},
     }
+
+
+def _usage_body(protocol: str, usage: Usage) -> dict[str, Any]:
+    """The usage object of ``protocol``'s non-streaming answer, for a report
+    in that protocol's own convention (``usage_of``): each part in the field
+    the provider documents for it, none that it does not."""
+    f = figures(usage, protocol)
+    body: dict[str, Any]
+    if protocol == "anthropic":
+        body = {"input_tokens": f.input_fresh or 0, "output_tokens": f.output or 0}
+        if f.cache_read is not None:
+            body["cache_read_input_tokens"] = f.cache_read
+        if f.cache_write is not None:
+            body["cache_creation_input_tokens"] = f.cache_write
+    elif protocol == "gemini":
+        body = {
+            "promptTokenCount": f.input_total or 0,
+            "candidatesTokenCount": max(0, (f.output or 0) - (f.reasoning or 0)),
+            "totalTokenCount": f.total_or_sum,
+        }
+        if f.cache_read is not None:
+            body["cachedContentTokenCount"] = f.cache_read
+        if f.reasoning is not None:
+            body["thoughtsTokenCount"] = f.reasoning
+    else:
+        chat = protocol == "openai-chat"
+        body = {
+            "prompt_tokens" if chat else "input_tokens": f.input_total or 0,
+            "completion_tokens" if chat else "output_tokens": f.output or 0,
+            "total_tokens": f.total_or_sum,
+        }
+        if f.cache_read is not None:
+            body["prompt_tokens_details" if chat else "input_tokens_details"] = {
+                "cached_tokens": f.cache_read
+            }
+        if f.reasoning is not None:
+            body["completion_tokens_details" if chat else "output_tokens_details"] = {
+                "reasoning_tokens": f.reasoning
+            }
+    return body
 
 
 _JSON_BODIES = {

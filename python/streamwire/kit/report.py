@@ -11,7 +11,10 @@ The JSON document (``--json FILE``) is stable, keys fixed::
                         "clients": {client: {"status", "cells", "failed", "degraded",
                                              "inconclusive", "never_called", "verdicts",
                                              "arguments_streamed",
-                                             "tools": {"safe", "why"}}}}},
+                                             "streaming": {"status", "cells", "failed"},
+                                             "non_streaming": {"status", "cells", "failed"},
+                                             "tools": {"safe", "why"}}},
+                        "end_events": {upstream: how its stream ends}}},
      "verdicts": [{"name", "route", "client", "upstream", "cases", "layers", "cells",
                    "why", "figures", "advice", "timed_cases"}],
      "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
@@ -44,6 +47,7 @@ from typing import Any, TextIO
 
 from .. import __version__
 from .cell import Cell
+from .delivery import UNARY
 from .names import CLIENTS
 from .verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
 
@@ -146,6 +150,40 @@ class Report:
             return f"FAIL {pair['failed']}/{pair['cells']}"
         return str(pair["status"])
 
+    @classmethod
+    def modes(cls, pair: Mapping[str, Any]) -> str:
+        """A pair's streaming, non-streaming and tool-call columns in words:
+        ``streaming pass, non-streaming FAIL 2/11, tools unsafe``."""
+        parts = []
+        for key, name in (("streaming", "streaming"), ("non_streaming", "non-streaming")):
+            mode = pair.get(key) or {}
+            if mode.get("status") is not None:
+                parts.append(f"{name} {cls.label(mode)}")
+        safe = (pair.get("tools") or {}).get("safe")
+        if safe is not None:
+            parts.append("tools " + ("safe" if safe else "unsafe"))
+        return ", ".join(parts)
+
+    def mode_rows(self) -> list[tuple[str, str, str]]:
+        """(route, client, ``modes`` in words) of every pair, when the run had
+        unary cells (else none: the matrix says it all)."""
+        if not any(c.delivery == UNARY for c in self.cells):
+            return []
+        return [
+            (route, client, self.modes(pair))
+            for route, row in self.matrix.items()
+            for client, pair in row["clients"].items()
+        ]
+
+    def end_events(self) -> dict[str, str]:
+        """How each upstream protocol the run met ends its stream (``names.END_EVENTS``)."""
+        out: dict[str, str] = {}
+        for row in self.matrix.values():
+            for upstream, end in (row.get("end_events") or {}).items():
+                if end:
+                    out.setdefault(upstream, end)
+        return dict(sorted(out.items()))
+
     def unsafe_for_tools(self) -> list[tuple[str, str, list[str]]]:
         """(route, client, reasons) of every pair a tool call should not be run
         through (``verdicts.tool_safety``)."""
@@ -204,6 +242,14 @@ class Report:
                 line += (self.label(pair) if pair else "-").ljust(colw)
             out.write(line.rstrip() + "\n")
         wrap = textwrap.TextWrapper(width=width, subsequent_indent="      ")
+        modes = self.mode_rows()
+        if modes:
+            out.write("\nstreaming, non-streaming and tool calls:\n")
+            for route, client, words in modes:
+                out.write(wrap.fill(f"  {terminal_text(route)} <- {client}: {words}") + "\n")
+            out.write("how each upstream's stream ends:\n")
+            for upstream, end in self.end_events().items():
+                out.write(wrap.fill(f"  {upstream}: {end}") + "\n")
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\nunsafe for tool execution (turn tool routing off, serve chat only):\n")
@@ -278,6 +324,22 @@ class Report:
                 parts.append(label)
             ups = ", ".join(f"`{u}`" for u in row["upstream"]) or "none"
             out.write(f"| {_md_code(route)} | {ups} | " + " | ".join(parts) + " |\n")
+        modes = self.mode_rows()
+        if modes:
+            out.write("\n## Streaming, non-streaming and tool calls\n\n")
+            out.write("| route ← client | streaming | non-streaming | tools |\n|---|---|---|---|\n")
+            for route, client in ((r, c) for r, c, _ in modes):
+                pair = self.matrix[route]["clients"][client]
+                cols = []
+                for key in ("streaming", "non_streaming"):
+                    mode = pair.get(key) or {}
+                    cols.append(self.label(mode) if mode.get("status") is not None else "-")
+                safe = (pair.get("tools") or {}).get("safe")
+                cols.append("-" if safe is None else ("safe" if safe else "**unsafe**"))
+                out.write(f"| {_md_code(route)} ← `{client}` | " + " | ".join(cols) + " |\n")
+            out.write("\nHow each upstream's stream ends:\n\n")
+            for upstream, end in self.end_events().items():
+                out.write(f"* `{upstream}`: {markdown_text(end)}\n")
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\n## Unsafe for tool execution\n\n")

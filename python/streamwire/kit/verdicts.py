@@ -38,6 +38,8 @@ The names are fixed (tests outside the project read them):
 ``truncated_call_executable`` a call the output limit cut arrives executable
 ``upstream_not_called``     the gateway answered an error without calling the upstream
 ``stream_cut``              the connection broke off before the stream's end
+``non_streaming_broken``    a request for the whole answer (``stream: false``) got no
+                            answer of its protocol (a stream, another body)
 ``framing_broken``          the body is not the client protocol's wire format
 ``content_altered``         text lost, doubled or changed on the way
 ``gateway_unreachable``     no response at all (refused, reset)
@@ -62,6 +64,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cell import Cell, Check
+from .delivery import UNARY
+from .names import END_EVENTS
 from .timing import TIMING_TAGS
 
 __all__ = [
@@ -120,6 +124,10 @@ def _tools(cell: Cell, name: str, check: Check) -> bool:
 
 def _not_called(cell: Cell, name: str, check: Check) -> bool:
     return name == "http" and check.verdict == "fail" and "not_called" in check.tags
+
+
+def _unary_framing(cell: Cell, name: str, check: Check) -> bool:
+    return cell.delivery == UNARY and name == "framing" and check.verdict == "fail"
 
 
 def _any(cell: Cell, name: str, check: Check) -> bool:
@@ -327,6 +335,13 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "event; look for a proxy or gateway timeout, or a crash on the way",
     ),
     VerdictRule(
+        "non_streaming_broken",
+        _unary_framing,
+        "the client asked for the whole answer at once (stream: false) and got no answer of "
+        "its protocol: honour stream: false, and answer the protocol's JSON (collect the "
+        "upstream's stream into one answer when the gateway streams from it)",
+    ),
+    VerdictRule(
         "framing_broken",
         _layer("framing"),
         "the body is not the client protocol's wire format (content type or events): "
@@ -467,6 +482,15 @@ def _pair_status(cells: Sequence[Cell]) -> str:
     return "pass"
 
 
+def _mode(cells: Sequence[Cell]) -> dict[str, Any]:
+    """A pair's streamed or unary cells in brief (``status`` None: it ran none)."""
+    return {
+        "status": _pair_status(cells) if cells else None,
+        "cells": len(cells),
+        "failed": sum(c.failed for c in cells),
+    }
+
+
 def _arguments_streamed(cells: Sequence[Cell]) -> bool | None:
     """Whether the calls' arguments arrived incrementally in the paced cells
     that could tell (None: no cell could)."""
@@ -487,7 +511,11 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
     out: dict[str, Any] = {}
     for route, by_client in rows.items():
         upstreams = sorted({c.upstream for g in by_client.values() for c in g if c.upstream})
-        row: dict[str, Any] = {"upstream": upstreams, "clients": {}}
+        row: dict[str, Any] = {
+            "upstream": upstreams,
+            "end_events": {u: END_EVENTS.get(u) for u in upstreams},
+            "clients": {},
+        }
         for client, group in by_client.items():
             names = sorted(
                 {v["name"] for v in found if v["client"] == client and v["route"] == route}
@@ -501,6 +529,8 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
                 "never_called": sum(c.upstream is None for c in group),
                 "verdicts": names,
                 "arguments_streamed": _arguments_streamed(group),
+                "streaming": _mode([c for c in group if c.delivery != UNARY]),
+                "non_streaming": _mode([c for c in group if c.delivery == UNARY]),
                 "tools": tool_safety(group),
             }
         out[route] = row

@@ -1,0 +1,161 @@
+"""The non-streaming answer: the mock's JSON bodies, read back as the stream of the same answer.
+
+Every unary case's whole answer, in every protocol the mock writes one for,
+must read back (``unary.read_answer``) to the case's facts: text, reasoning
+and its signature, each call's id, name and arguments, the end, and the usage
+in full, parts included. An error case's answer is the provider's error
+status with its type. Whatever the body, reading it never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from streamwire.io._wire import http_error, to_headers
+from streamwire.kit import CLIENTS
+from streamwire.kit.cases import CASES, UNARY_CASES, truth, usage_of
+from streamwire.kit.judge import _same_type
+from streamwire.kit.render import render_json
+from streamwire.kit.unary import MAX_BODY, MAX_ITEMS, read_answer, unary_result
+
+#: The protocols a client asks the whole answer in, each the mock's own body.
+PROTOCOLS = CLIENTS
+_SIGNED = {"anthropic", "gemini", "bedrock-converse", "bedrock-invoke"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("name", UNARY_CASES)
+def test_each_whole_answer_reads_back_to_the_case_s_facts(name: str, protocol: str) -> None:
+    case = CASES[name]
+    status, headers, body = render_json(case, protocol, model="sw-m")
+    facts = truth(case, protocol)
+    if case.error:
+        assert status >= 400
+        kind = http_error(status, to_headers(headers), body).type
+        assert facts.error_type is not None
+        # AWS names its exceptions in UpperCamelCase in x-amzn-errortype.
+        assert _same_type(kind, facts.error_type), (kind, facts.error_type)
+        if protocol.startswith("bedrock") and case.error_kind is not None:
+            assert kind is not None and kind[0].isupper()
+        return
+    assert status == 200 and ("content-type", "application/json") in headers
+    events, problem = read_answer(protocol, body)
+    assert problem is None
+    result = unary_result(protocol, events)
+    assert result.text == facts.text
+    assert result.reasoning == facts.reasoning
+    if facts.signature and protocol in _SIGNED:
+        assert result.choices[0].reasoning_signatures == (facts.signature,)
+    got = [(c.name, c.arguments) for c in result.tool_calls]
+    assert got == [(tool, args) for _, tool, args in facts.calls]
+    for call, (cid, _, _) in zip(result.tool_calls, facts.calls, strict=True):
+        if cid is not None:
+            assert call.id == cid and call.id_source == "provider"
+        else:  # Gemini's calls have no id: named as streamwire's adapter names them
+            assert call.id and call.id_source == "synthetic"
+    assert (result.status, result.stop_reason) == (facts.status, facts.stop_reason)
+    want = usage_of(case, protocol, final=True)
+    usage = result.usage
+    assert usage is not None
+    for figure in (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "reasoning_tokens",
+    ):
+        assert getattr(usage, figure) == getattr(want, figure), figure
+
+
+def test_the_usage_case_s_parts_are_in_each_protocol_s_own_fields() -> None:
+    case = CASES["usage"]
+    bodies = {p: json.loads(render_json(case, p, model="m")[2]) for p in PROTOCOLS}
+    assert bodies["openai-chat"]["usage"]["prompt_tokens_details"] == {"cached_tokens": 1000}
+    assert bodies["openai-chat"]["usage"]["prompt_tokens"] == 1234
+    assert bodies["openai-responses"]["usage"]["output_tokens_details"] == {"reasoning_tokens": 30}
+    anthropic = bodies["anthropic"]["usage"]
+    assert anthropic["input_tokens"] == 34 and anthropic["cache_read_input_tokens"] == 1000
+    assert anthropic["cache_creation_input_tokens"] == 200
+    gemini = bodies["gemini"]["usageMetadata"]
+    assert gemini["cachedContentTokenCount"] == 1000 and gemini["thoughtsTokenCount"] == 30
+    converse = bodies["bedrock-converse"]["usage"]
+    assert converse["cacheReadInputTokens"] == 1000 and converse["cacheWriteInputTokens"] == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"", "not JSON"),
+        (b"\xff\xfe", "not JSON"),
+        (b"[1, 2]", "a JSON list"),
+        (b"null", "a JSON NoneType"),
+        (b'{"choices": []}', "no choice 0"),
+        (b"[" * 5000 + b"]" * 5000, "not JSON"),
+        (b"data: {}\n\n", "not JSON"),
+    ],
+)
+def test_a_body_that_is_no_answer_is_a_problem_in_words(body: bytes, words: str) -> None:
+    events, problem = read_answer("openai-chat", body)
+    assert events == [] and problem is not None and words in problem
+
+
+def test_an_oversized_body_is_not_read() -> None:
+    events, problem = read_answer("anthropic", b" " * (MAX_BODY + 1))
+    assert events == [] and problem is not None and "passed" in problem
+
+
+def test_calls_are_capped_and_a_call_s_bad_arguments_are_invalid_not_raised() -> None:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{"}}
+        for i in range(MAX_ITEMS * 2)
+    ]
+    body = json.dumps({"choices": [{"index": 0, "message": {"tool_calls": calls}}]})
+    events, problem = read_answer("openai-chat", body.encode())
+    assert problem is None
+    result = unary_result("openai-chat", events)
+    assert len(result.tool_calls) == MAX_ITEMS
+    assert all(c.arguments is None for c in result.tool_calls)
+    assert not result.executable
+
+
+_ODD: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], {}, [None], {"": None}, 2**70]
+
+
+def _mutations(value: Any, rng: random.Random) -> Any:
+    """``value`` with some of its members replaced by values of the wrong type."""
+    if isinstance(value, dict):
+        return {
+            k: rng.choice(_ODD) if rng.random() < 0.2 else _mutations(v, rng)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [rng.choice(_ODD) if rng.random() < 0.2 else _mutations(v, rng) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_reading_never_raises_whatever_the_body(protocol: str) -> None:
+    rng = random.Random(f"unary/{protocol}")
+    bodies = [json.loads(render_json(CASES[n], protocol, model="m")[2]) for n in UNARY_CASES]
+    for n in range(400):
+        value = _mutations(rng.choice(bodies), rng)
+        raw = json.dumps(value).encode()
+        if n % 4 == 0:  # cut anywhere
+            raw = raw[: rng.randrange(len(raw) + 1)]
+        events, problem = read_answer(protocol, raw)
+        assert (events == []) == (problem is not None)
+        result = unary_result(protocol, events)
+        if problem is None:
+            assert result.status in ("completed", "truncated", "error")
+
+
+def test_an_aws_type_matches_in_either_case_of_its_first_letter_only() -> None:
+    assert _same_type("ThrottlingException", "throttlingException")
+    assert _same_type("throttlingException", "throttlingException")
+    assert not _same_type("Overloaded_error", "overloaded_error")
+    assert not _same_type(None, "throttlingException")
+    assert not _same_type("ValidationException", "throttlingException")
