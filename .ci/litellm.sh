@@ -14,8 +14,9 @@
 # when that file changes.
 #   Environment: PYTHON (the interpreter the venv and the kit use; default python3),
 #   KIT_CASES, KIT_DELIVERY (the check's --cases and --delivery; default all and
-#   whole,paced), LITELLM_DOCS=1 (rewrite the worked example instead of holding the
-#   run to it: docs/kit/examples-litellm.md and docs/kit/litellm-expected.json).
+#   whole,paced), KIT_UNARY (--unary, the default: the non-streaming cells too;
+#   or --no-unary), LITELLM_DOCS=1 (rewrite the worked example instead of holding
+#   the run to it: docs/kit/examples-litellm.md and docs/kit/litellm-expected.json).
 #
 # The run: the mock upstream and the proxy on loopback, every provider pointed at
 # the mock (config below), then the kit through the proxy's chat, responses,
@@ -113,7 +114,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-en
     --client openai-chat,openai-responses,anthropic,gemini \
     --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
@@ -137,7 +138,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --key-env LITELLM_MASTER_KEY --client bedrock-converse,bedrock-invoke \
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet

@@ -371,6 +371,16 @@ RULES = [
         "error_masked",
         "completion",
     ),
+    # Each kind of error too: masked, not a failure without a name.
+    (
+        "error_text",
+        "openai-chat",
+        "anthropic",
+        ["in-stream-error-internal", "in-stream-error-throttled", "in-stream-error-model"],
+        ["whole"],
+        "error_masked",
+        "completion",
+    ),
     (
         "no_cancel",
         "anthropic",

@@ -459,7 +459,8 @@ def _completion(x: Inputs) -> Check:
             return Check("pass", f"the error became HTTP {x.obs.status}, type {kind!r} kept")
         return Check(
             "fail",
-            f"the upstream's in-stream {t.error_type!r} became HTTP {x.obs.status} "
+            f"the upstream's {'' if x.delivery == UNARY else 'in-stream '}{t.error_type!r} "
+            f"became HTTP {x.obs.status} "
             f"with type {kind!r}",
             ("type_lost",),
         )

@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cases import CASES
 from .cell import Cell, Check
 from .delivery import UNARY
 from .names import END_EVENTS
@@ -72,6 +73,7 @@ __all__ = [
     "ACCEPTABLE",
     "CATCH_ALL",
     "CAUSED_BY",
+    "ERROR_CASES",
     "VERDICT_NAMES",
     "VERDICT_RULES",
     "VerdictRule",
@@ -112,6 +114,14 @@ def _case(case: str, *layers: str) -> Match:
         return cell.case == case and name in layers and check.verdict == "fail"
 
     return match
+
+
+#: The cases whose answer ends in the upstream's error (``Case.error``): each kind's.
+ERROR_CASES = frozenset(name for name, case in CASES.items() if case.error)
+
+
+def _error_lost(cell: Cell, name: str, check: Check) -> bool:
+    return cell.case in ERROR_CASES and name == "completion" and check.verdict == "fail"
 
 
 def _degraded(cell: Cell, name: str, check: Check) -> bool:
@@ -272,7 +282,7 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
     VerdictRule(
         "error_masked",
         lambda cell, name, check: (
-            _case("in-stream-error", "completion")(cell, name, check)
+            _error_lost(cell, name, check)
             or _layer("deltas", "error_as_text")(cell, name, check)
             or _layer("retries", "masked")(cell, name, check)
         ),
@@ -550,15 +560,7 @@ _TOOL_NEEDS: tuple[tuple[str, str, frozenset[str] | None], ...] = (
     (
         "in-stream errors, as errors",
         "completion",
-        frozenset(
-            {
-                "in-stream-error",
-                "in-stream-error-internal",
-                "in-stream-error-throttled",
-                "in-stream-error-model",
-                "retry-after-tool",
-            }
-        ),
+        ERROR_CASES | {"retry-after-tool"},
     ),
     ("a failed attempt's calls kept out", "retries", frozenset({"retry-after-tool"})),
 )
