@@ -9,8 +9,11 @@ status with its type. Whatever the body, reading it never raises.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import random
+import time
 from typing import Any
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 from streamwire.io._wire import http_error, to_headers
 from streamwire.kit import CLIENTS
 from streamwire.kit.cases import CASES, UNARY_CASES, truth, usage_of
+from streamwire.kit.client import Observation, client_request, observe
 from streamwire.kit.judge import _same_type
 from streamwire.kit.render import render_json
 from streamwire.kit.unary import MAX_BODY, MAX_ITEMS, read_answer, unary_result
@@ -159,3 +163,40 @@ def test_an_aws_type_matches_in_either_case_of_its_first_letter_only() -> None:
     assert not _same_type("Overloaded_error", "overloaded_error")
     assert not _same_type(None, "throttlingException")
     assert not _same_type("ValidationException", "throttlingException")
+
+
+def test_a_whole_answer_that_trickles_in_is_cut_by_the_kit_s_total_limit() -> None:
+    """Each read comes within the read timeout, but the body never ends: the
+    whole answer's limit cuts it (the kit's limit, not a gateway verdict)."""
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(100):
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        writer.close()
+
+    async def go() -> Observation:
+        server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        url, headers, body = client_request(
+            "anthropic",
+            CASES["short-text"],
+            "sw-short-text.unary",
+            f"http://127.0.0.1:{port}",
+            stream=False,
+        )
+        started = time.monotonic()
+        obs = await observe(
+            "anthropic", url, headers, body, read_timeout=2.0, total_timeout=0.5, unary=True
+        )
+        assert time.monotonic() - started < 2.0
+        server.close()
+        return obs
+
+    obs = asyncio.run(go())
+    assert obs.kit_limit == "total_timeout" and obs.result is None
+    assert obs.failure is not None and "still arriving" in obs.failure

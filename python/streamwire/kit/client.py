@@ -591,6 +591,14 @@ async def observe(
                 obs.pieces.append((at, len(data)))
             timing.on_data(len(data), at - start)
             if not streamed:
+                if at > deadline:
+                    # A body that trickles in is bounded by the whole answer's limit too.
+                    obs.failure = (
+                        f"the body was still arriving after the kit's {total_timeout} s limit"
+                    )
+                    obs.timed_out = True
+                    obs.kit_limit = "total_timeout"
+                    break
                 if obs.raw_bytes >= (kept if unary and response.status == 200 else 64 * 1024):
                     break
                 continue
