@@ -8,7 +8,8 @@ A timed test asserts on a clock or on a ratio of CPU times (``@pytest.mark.timed
 the kit's timed cells, the traps' growth limits, the GIL test, the HTTP
 edge's disconnect and pacing tests). Each must pass every run, quiet and
 loaded; a test that does not is fixed, not skipped. Each run is
-``pytest -m timed`` in a process of its own; ``--load`` starts one busy
+``pytest -m timed`` in a process of its own; a failing run's whole output is
+kept (``--logs``, default ``build/timed/run-<n>.log``), to see why; ``--load`` starts one busy
 process per core (``os.cpu_count()``), at the machine's normal priority,
 for the whole of the runs, and stops them at the end. The exit status is 1
 when any run had a failure; the tally names each failing test and how often.
@@ -39,6 +40,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--load", action="store_true", help="a busy process on every core")
+    parser.add_argument(
+        "--logs", default=str(ROOT / "build" / "timed"), help="where a failing run's output goes"
+    )
     args, extra = parser.parse_known_args()
     spinners = []
     if args.load:
@@ -58,6 +62,12 @@ def main() -> int:
             print(f"run {n}: {summary} [{time.monotonic() - started:.0f} s]", flush=True)
             for test in failed:
                 print(f"    {test}", flush=True)
+            if done.returncode != 0:
+                logs = Path(args.logs)
+                logs.mkdir(parents=True, exist_ok=True)
+                kept = logs / f"run-{n}.log"
+                kept.write_text(done.stdout + done.stderr)
+                print(f"    output: {kept}", flush=True)
             failures.update(failed)
             bad_runs += done.returncode != 0
     finally:
