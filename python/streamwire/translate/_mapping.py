@@ -643,7 +643,11 @@ ROWS: tuple[Row, ...] = (
         anthropic=Cell(
             "no field", "the error code was dropped: anthropic errors carry a type only"
         ),
-        gemini=Cell("``error.code``"),
+        gemini=Cell(
+            "``error.code``, an HTTP status (a source code that is none is replaced by the "
+            "status its type names, 500 else)",
+            "the error code was replaced by an HTTP status: Gemini's code is a number",
+        ),
     ),
     _row(
         "after_error",

@@ -21,7 +21,11 @@ with *new* parts, ``modelVersion`` and ``responseId``, and no end marker.
   output less reasoning, ``thoughtsTokenCount`` the reasoning.
 * The finish chunk carries the candidate's ``finishReason``. A cut stream
   gets none (and its usage, if unsent, on a chunk of its own). An error is a
-  ``{"error": {"code", "message", "status"}}`` chunk; nothing follows it.
+  ``{"error": {"code", "message", "status"}}`` chunk; nothing follows it. Its
+  ``code`` is an HTTP status, as Gemini's is (clients compare it as a number:
+  google-genai raises a ``TypeError`` on any other): the source's own when it
+  is one, else one for its type (``error_code``); ``status`` keeps the source's
+  type, so that a client can still tell what failed.
 
 Refusals and redacted reasoning have no Gemini form (declared downgrades).
 The mapping rules are ``_mapping.py``'s table.
@@ -47,7 +51,33 @@ from ..result import Usage
 from ._base import Call, Encoder, dumps, quote, sse, started_event
 from ._mapping import lossy_stop_reason, target_stop_reason
 
-__all__ = ["GeminiEncoder"]
+__all__ = ["GeminiEncoder", "error_code"]
+
+#: An error type's HTTP status, by a word in it (the first that matches).
+_STATUS_WORDS: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("rate", "throttl", "quota", "exhausted", "too_many"), 429),
+    (("overload", "unavailable", "capacity"), 503),
+    (("timeout", "deadline"), 504),
+    (("invalid", "bad_request", "validation"), 400),
+    (("permission", "forbidden"), 403),
+    (("auth", "unauthenticated", "api_key"), 401),
+    (("not_found",), 404),
+)
+
+
+def error_code(kind: str | None, code: str | int | None) -> int:
+    """The HTTP status a Gemini error chunk carries as its ``code``: the source's
+    code when it is one (100-599), else the status its type names (a rate limit
+    429, an overload 503, ...), else 500."""
+    if type(code) is int and 100 <= code <= 599:
+        return code
+    if isinstance(code, str) and code.isdigit() and 100 <= int(code) <= 599:
+        return int(code)
+    words = (kind or "").lower()
+    for keys, status in _STATUS_WORDS:
+        if any(k in words for k in keys):
+            return status
+    return 500
 
 
 class _Candidate:
@@ -329,7 +359,10 @@ class GeminiEncoder(Encoder):
             self._flush_signature(index, out)
         self._unfinished(None)
         self._announce(out)
-        out.append(sse(dumps({"error": {"code": code, "message": message, "status": kind}})))
+        status = error_code(kind, code)
+        if code is not None and code != status:
+            self._downgrade("error_code")
+        out.append(sse(dumps({"error": {"code": status, "message": message, "status": kind}})))
         self._fail()
 
     def _on_close(self, out: list[bytes]) -> None:
