@@ -53,6 +53,7 @@ from .bedrock import (
     invoke_units,
 )
 from .cases import UPSTREAM_ERRORS, Case, script, truth, upstream_error, usage_of
+from .client import SLOW_READER_AFTER
 from .delivery import Unit
 from .names import adapter, encoder
 
@@ -137,6 +138,8 @@ def render_stream(
         events = _failed_after_tool(events, upstream)
     units = _units(case, upstream, events, model, usage, follow_up)
     units = _with_content(upstream, units)
+    if case.slow_reader and not follow_up:
+        units = _slow_reader_head(units)
     if not follow_up:
         if case.silence is not None:
             units = _with_silence(case, upstream, units, silence)
@@ -145,6 +148,28 @@ def render_stream(
         if case.unknown:
             units = _with_unknown(upstream, units, model)
     return units
+
+
+#: The slow reader's answer waits this long after its first few text deltas.
+SLOW_READER_HEAD_PAUSE = 0.5
+
+
+def _slow_reader_head(units: list[Unit]) -> list[Unit]:
+    """The slow-reader answer with a pause after its first few text deltas (the
+    client's few, and one), so that the client has paused before the bulk
+    comes. Written all at once, the bulk met a relay whose kernel buffers had
+    grown while it kept up (Linux autotunes a receive buffer up to
+    ``tcp_rmem``'s maximum, 32 MiB on some machines: more than the answer),
+    and an honest relay could take the whole answer in them: the mock
+    finished during the pause as it does through a hop that reads the
+    upstream regardless. After the pause the relay's buffers are still the
+    size its first few events needed, and the two are told apart."""
+    texts = [i for i, u in enumerate(units) if u.kind == "text"]
+    if len(texts) <= SLOW_READER_AFTER + 1:
+        return units
+    at = texts[SLOW_READER_AFTER + 1]
+    paused = replace(units[at], pause=max(units[at].pause, SLOW_READER_HEAD_PAUSE))
+    return [*units[:at], paused, *units[at + 1 :]]
 
 
 def _units(
