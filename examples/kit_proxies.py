@@ -14,12 +14,15 @@ front of it, each its own process with a generated config in a temp dir
 * ``haproxy``: ``mode http`` with haproxy's defaults;
 * ``haproxy-no-delay``: the same with ``option http-no-delay``.
 
-Then one ``streamwire check`` through all five (a route each, labelled as
-above), every client protocol the mock speaks (a plain proxy passes each
+Then one ``streamwire check`` on six paths to the mock (``--path``): the
+mock itself (``direct``, the reference) and the five proxies, labelled as
+above, every client protocol the mock speaks (a plain proxy passes each
 through to the same endpoint), every case and delivery unless told
-otherwise. Writes ``check.json``, ``check.html`` and ``check.md`` into
-``--out`` (default ``build/kit/proxies``); with ``--docs`` also the matrix
-into docs/kit/examples-proxies.md (between its markers).
+otherwise; the report compares each proxy's cells with the direct ones
+(what that hop changed: times, events, reads, verdicts). Writes
+``check.json``, ``check.html`` and ``check.md`` into ``--out`` (default
+``build/kit/proxies``); with ``--docs`` also the matrix into
+docs/kit/examples-proxies.md (between its markers).
 
 What each verdict means is docs/kit/examples-proxies.md. The exit status:
 1 when the verdicts that no clock decides are not exactly the measured ones
@@ -50,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The verdicts each route gets, measured (docs/kit/examples-proxies.md), and of
 #: them those that a clock decides (reported, gated only with --strict).
 EXPECTED: dict[str, set[str]] = {
+    "direct": set(),
     "nginx": {"slow_reader_buffered"},
     "nginx-tuned": set(),
     "caddy": {"error_masked"},
@@ -207,7 +211,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="streamwire-proxies-") as tmp, processes() as procs:
         mock_url = procs.mock(args.python)
         upstream = int(mock_url.rpartition(":")[2])
-        routes = []
+        routes = [("direct", mock_url)]
         for name, command in _proxies(Path(tmp), upstream).items():
             port = free_port()
             proc = procs.start(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -219,8 +223,7 @@ def main() -> int:
             "-m",
             "streamwire.cli",
             "check",
-            *(url for _, url in routes),
-            *(a for name, _ in routes for a in ("--label", name)),
+            *(a for name, url in routes for a in ("--path", f"{name}={url}")),
             "--mock",
             mock_url,
             "--client",

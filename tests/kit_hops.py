@@ -44,6 +44,18 @@ behaviour          what it does                                                 
 ``force_stream``   turns a request's ``"stream": false`` into ``true`` and      (a worse one)
                    relays the stream to a client that asked for the whole
                    answer
+``split_text``     (SSE) cuts each text delta in two events: the same text in    (upgrade tests:
+                   more events                                                  one fact each)
+``retype_error``   (SSE) gives every in-stream error the type ``gateway_error``
+``refuse_usage``   answers HTTP 503 to the ``usage`` case, without calling the
+                   upstream
+``drop_usage``     (SSE, Chat Completions) drops the usage chunk
+``late_block_stop`` (SSE, Anthropic) sends ``message_delta`` before the last
+                   ``content_block_stop``: the same facts in another order
+``repeat_heads``   (SSE, Chat Completions) repeats ``"role": "assistant"`` in   gateways that
+                   every chunk's delta, and a call's ``id``, ``type`` and       re-emit each delta
+                   ``name`` in every one of its deltas: streamwire reads it     whole
+                   as the same call, the openai SDK's helper concatenates them
 ================== ============================================================ ===================
 
 Every hop passes the client's headers on as they came, its key among them:
@@ -89,6 +101,12 @@ BEHAVIOURS = (
     "drop_cached",
     "drop_request_id",
     "force_stream",
+    "repeat_heads",
+    "split_text",
+    "retype_error",
+    "refuse_usage",
+    "drop_usage",
+    "late_block_stop",
 )
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
@@ -129,6 +147,16 @@ class Hop:
         self._tasks.add(task)
         try:
             head, body = await _read_request(reader)
+            refused = self.behaviour == "refuse_usage" and b'"sw-usage.' in body
+            refused = refused or (self.behaviour == "refuse_usage" and b"/sw-usage." in head)
+            if refused:
+                error = b'{"error": {"type": "overloaded", "message": "try later"}}'
+                writer.write(
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(error), error)
+                )
+                await writer.drain()
+                return
             if self.behaviour == "fail_early" and _asks_reasoning(body):
                 error = json.dumps(
                     {"error": {"type": "invalid_request_error", "message": "unsupported"}}
@@ -347,7 +375,115 @@ def _drop_cached() -> Callable[[bytes], list[bytes]]:
     return transform
 
 
+def _repeat_heads() -> Callable[[bytes], list[bytes]]:
+    heads: dict[int, dict[str, Any]] = {}
+
+    def repeat(chunk: Any) -> Any:
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
+            delta["role"] = "assistant"
+            for call in delta.get("tool_calls") or []:
+                head = heads.setdefault(call.get("index", 0), {})
+                function = call.setdefault("function", {})
+                for key, where in (("id", call), ("type", call), ("name", function)):
+                    if key in where:
+                        head[key] = where[key]
+                    elif key in head:
+                        where[key] = head[key]
+        return chunk
+
+    def transform(event: bytes) -> list[bytes]:
+        lines = []
+        for line in event.split(b"\n"):
+            if line.startswith(b"data: {") and b'"choices"' in line:
+                data = repeat(json.loads(line[6:]))
+                line = b"data: " + json.dumps(data, separators=(",", ":")).encode()
+            lines.append(line)
+        return [b"\n".join(lines)]
+
+    return transform
+
+
+def _data_lines(change: Callable[[Any], list[Any]]) -> Callable[[bytes], list[bytes]]:
+    """A transform that maps each SSE event's JSON data to zero or more events
+    (an event's other lines kept on each)."""
+
+    def transform(event: bytes) -> list[bytes]:
+        lines = event.split(b"\n")
+        at = next((i for i, line in enumerate(lines) if line.startswith(b"data: {")), None)
+        if at is None:
+            return [event]
+        out = []
+        for data in change(json.loads(lines[at][6:])):
+            line = b"data: " + json.dumps(data, separators=(",", ":")).encode()
+            out.append(b"\n".join([*lines[:at], line, *lines[at + 1 :]]))
+        return out
+
+    return transform
+
+
+def _halves(text: str) -> tuple[str, str]:
+    return text[: len(text) // 2], text[len(text) // 2 :]
+
+
+def _split_text() -> Callable[[bytes], list[bytes]]:
+    def change(data: Any) -> list[Any]:
+        delta = data.get("delta") if data.get("type") == "content_block_delta" else None
+        if isinstance(delta, dict) and len(delta.get("text") or "") > 1:
+            return [{**data, "delta": {**delta, "text": half}} for half in _halves(delta["text"])]
+        choices = data.get("choices") or []
+        if len(choices) == 1 and len(choices[0].get("delta", {}).get("content") or "") > 1:
+            choice = choices[0]
+            return [
+                {**data, "choices": [{**choice, "delta": {**choice["delta"], "content": half}}]}
+                for half in _halves(choice["delta"]["content"])
+            ]
+        return [data]
+
+    return _data_lines(change)
+
+
+def _retype_error() -> Callable[[bytes], list[bytes]]:
+    def change(data: Any) -> list[Any]:
+        error = data.get("error")
+        if isinstance(error, dict) and "type" in error:
+            return [{**data, "error": {**error, "type": "gateway_error"}}]
+        return [data]
+
+    return _data_lines(change)
+
+
+def _drop_usage() -> Callable[[bytes], list[bytes]]:
+    def change(data: Any) -> list[Any]:
+        return [] if data.get("choices") == [] and "usage" in data else [data]
+
+    return _data_lines(change)
+
+
+def _late_block_stop() -> Callable[[bytes], list[bytes]]:
+    held: list[bytes] = []
+
+    def transform(event: bytes) -> list[bytes]:
+        if b"event: content_block_stop" in event:
+            out, held[:] = list(held), [event]
+            return out
+        if b"event: message_delta" in event:
+            out, held[:] = [event, *held], []
+            return out
+        out, held[:] = [*held, event], []
+        return out
+
+    return transform
+
+
 _TRANSFORMS = {
+    "split_text": _split_text,
+    "retype_error": _retype_error,
+    "drop_usage": _drop_usage,
+    "late_block_stop": _late_block_stop,
+    "repeat_heads": _repeat_heads,
     "drop_slow": lambda: lambda event: [event],
     "drop_cached": _drop_cached,
     "hold_arguments": _hold_arguments,

@@ -208,6 +208,8 @@ ISSUE_NAMES = {
         "request",
         "credentials",
         "request_id",
+        # issue 27: the SDK path (an SDK cell's only layer)
+        "sdk",
     ),
     "verdicts": (
         "request_mistranslated",
@@ -219,6 +221,8 @@ ISSUE_NAMES = {
         "error_masked",
         "cancel_not_propagated",
         "compat_gate_failed",
+        # issue 27: the SDK path's (name fixed there)
+        "sdk_incompatible",
     ),
     # Named in this round (docs/kit.md): every failing layer has a verdict.
     "named": (
@@ -253,6 +257,8 @@ ISSUE_NAMES = {
         "cancel_not_propagated",
         "stream_cut",
         "non_streaming_broken",
+        "sdk_limit",
+        "sdk_incompatible",
         "framing_broken",
         "content_altered",
         "layer_failed",

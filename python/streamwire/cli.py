@@ -49,7 +49,7 @@ from ._cli_record import RECORD
 from ._cli_replay import REPLAY
 from ._cli_sse import SSE
 from ._core import __version__
-from .kit.cli import CHECK, MOCK_UPSTREAM
+from .kit.cli import CHECK, COMPARE, MOCK_UPSTREAM
 
 __all__ = ["COMMANDS", "main"]
 
@@ -61,6 +61,7 @@ COMMANDS: tuple[Command, ...] = (
     SSE,
     MOCK_UPSTREAM,
     CHECK,
+    COMPARE,
 )
 
 

@@ -14,16 +14,21 @@ names below are stable.
     report = build_report(cells)
     report.matrix, report.verdicts, report.exit_status
 
-Command line: ``streamwire mock-upstream`` and ``streamwire check``
-(``kit/cli.py``).
+Command line: ``streamwire mock-upstream``, ``streamwire check`` and
+``streamwire compare`` (``kit/cli.py``); in a pytest suite, the plugin
+``streamwire.kit.pytest_plugin`` (``pytest --sw-gateway URL ...``).
 """
 
 from .cases import CASE_NAMES, CASES, Case
 from .cell import LAYERS, Cell
 from .check import CheckPlan, Route, run_check
+from .compare import Comparison
+from .compare import compare as compare_reports
 from .delivery import DELIVERIES
+from .fixtures import check_directory, check_fixture
 from .mock import MockUpstream
-from .names import CLIENTS, UPSTREAM_PROTOCOLS
+from .names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
+from .paths import compare_paths
 from .report import Report, build_report
 from .verdicts import VERDICT_NAMES
 
@@ -33,14 +38,20 @@ __all__ = [
     "CLIENTS",
     "DELIVERIES",
     "LAYERS",
+    "SDKS",
     "UPSTREAM_PROTOCOLS",
     "VERDICT_NAMES",
     "Case",
     "Cell",
     "CheckPlan",
+    "Comparison",
     "MockUpstream",
     "Report",
     "Route",
     "build_report",
+    "check_directory",
+    "check_fixture",
+    "compare_paths",
+    "compare_reports",
     "run_check",
 ]

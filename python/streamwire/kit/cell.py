@@ -38,6 +38,7 @@ LAYERS = (
     "request",
     "credentials",
     "request_id",
+    "sdk",
 )
 
 

@@ -31,19 +31,21 @@ from urllib.parse import quote, urlsplit
 from .. import __version__
 from ..errors import StreamwireError
 from ..io._wire import REQUEST_ID_HEADERS
-from .cases import CASE_NAMES, CASES, UNARY_CASES, Case
-from .cell import Cell, Check
+from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, truth
+from .cell import LAYERS, Cell, Check
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES, UNARY
 from .httpio import TransportError, open_request
-from .judge import inputs, judge
+from .judge import inputs, judge, reference
 from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
-from .names import CLIENTS
+from .names import CLIENTS, SDKS
 from .render import DEFAULT_SILENCE
+from .sdk import SDK_CASES, SDK_DELIVERIES, ask, compare, missing_sdks, sdk_version
+from .sdk import test_record as sdk_record
 from .timing import TIMING_TAGS
 from .toolturn import follow_up_request
 
-__all__ = ["CheckPlan", "Route", "run_check", "run_record"]
+__all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 
 #: How long the judge waits for the mock to finish its side of a request.
 SETTLE = 2.0
@@ -152,6 +154,26 @@ class CheckPlan:
     #: Each case of ``UNARY_CASES`` in the plan is also asked for its whole
     #: answer (``stream: false``): one ``unary`` cell per case and client.
     unary: bool = True
+    #: The official SDKs (``sdk.SDKS``) that also read the cases: one SDK cell
+    #: per (case of ``SDK_CASES``, client protocol the SDK speaks, delivery of
+    #: ``SDK_DELIVERIES``) in the plan, judged by the ``sdk`` layer.
+    sdks: Sequence[str] = ()
+    #: A response header that names the gateway's version: each cell keeps its value.
+    version_header: str | None = None
+
+    def sdk_keys(self) -> list[tuple[Route, str, str, str, str]]:
+        """(route, case, SDK, client, delivery) of every SDK cell, in plan order."""
+        return [
+            (route, name, sdk, client, delivery)
+            for route in self.routes
+            for sdk in self.sdks
+            for client in SDKS[sdk]
+            if client in self.clients
+            for name in self.cases
+            if name in SDK_CASES
+            for delivery in self.deliveries
+            if delivery in SDK_DELIVERIES and delivery in (CASES[name].only or DELIVERIES)
+        ]
 
     def keys(self) -> list[tuple[Route, str, str, str]]:
         """(route, case, client, delivery) of every cell, in plan order; a case
@@ -171,7 +193,7 @@ class CheckPlan:
     @property
     def size(self) -> int:
         """How many cells the plan runs."""
-        return len(self.keys())
+        return len(self.keys()) + len(self.sdk_keys())
 
     def __post_init__(self) -> None:
         for name, given, known in (
@@ -182,6 +204,14 @@ class CheckPlan:
             unknown = [g for g in given if g not in known]
             if unknown:
                 raise ValueError(f"unknown {name} {', '.join(unknown)}; known: {', '.join(known)}")
+        unknown = [s for s in self.sdks if s not in SDKS]
+        if unknown:
+            raise ValueError(f"unknown SDK {', '.join(unknown)}; known: {', '.join(SDKS)}")
+        missing = missing_sdks(self.sdks)
+        if missing:
+            raise ValueError(
+                f"the SDK {', '.join(missing)} is not installed: pip install 'streamwire[kit-sdk]'"
+            )
         for route in self.routes:
             if "{model}" not in route.model:
                 raise ValueError(f"a model template must contain {{model}}: {route.model!r}")
@@ -347,6 +377,9 @@ async def _run_cell(
         "mock": _mock_summary(first, obs.sent_at),
         "timeline": _timeline(obs, first),
     }
+    if plan.version_header:
+        wanted = plan.version_header.lower()
+        evidence["version_header"] = next((v for n, v in obs.headers if n.lower() == wanted), None)
     if case.retry is not None:
         evidence["attempts"] = [_mock_summary(e, obs.sent_at) for e in x.attempts]
     if follow_obs is not None:
@@ -355,6 +388,86 @@ async def _run_cell(
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
     return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+
+
+async def _run_sdk_cell(
+    plan: CheckPlan, log: _Log, route: Route, case: Case, sdk: str, client: str, delivery: str
+) -> Cell:
+    """One SDK cell: the case's request through the SDK, judged by the ``sdk`` layer."""
+    tag = _tag()
+    model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    sent_at = time.time()
+    answer = await ask(
+        sdk,
+        client,
+        case,
+        model,
+        route.base_url,
+        plan.key or "sk-swkit",
+        canary=plan.canary,
+        timeout=plan.total_timeout,
+    )
+    entries = await log.settled(tag, 1, SETTLE)
+    entry = entries[0] if entries else None
+    upstream = entry.get("upstream") if entry else None
+    ref = None
+    error_type = "error" if case.error else None
+    if entry is not None and isinstance(upstream, str):
+        usage_sent = entry.get("usage_sent") is not False
+        error_type = truth(case, upstream, usage_sent=usage_sent).error_type
+        ref = reference(case.name, upstream, client, usage_sent, case.wants_usage)
+    checks = {
+        layer: Check("not_applicable", "an SDK cell: the raw HTTP cells judge this layer")
+        for layer in LAYERS
+    }
+    checks["sdk"] = compare(answer, ref, error_type)
+    control = None
+    if answer.raised is not None and upstream == client:
+        # The gateway passed the upstream's own protocol on: does the SDK raise
+        # on the upstream's own stream too? Then it is the SDK's limit.
+        if _origin(route.base_url) == _origin(log.url):
+            control = answer
+        else:
+            again = f"sw-{case.name}.{delivery}.{_tag()}"
+            control = await ask(
+                sdk,
+                client,
+                case,
+                again,
+                log.url,
+                plan.key or "sk-swkit",
+                timeout=plan.total_timeout,
+            )
+        if control.raised is not None and control.raised[0] == answer.raised[0]:
+            first = checks["sdk"]
+            checks["sdk"] = Check(
+                "degraded",
+                f"{first.why}; it raises the same on the upstream's own stream, straight from "
+                "the mock: the SDK's limit, not the gateway's (which passed the stream on)",
+                ("sdk_limit",),
+                first.details,
+            )
+    evidence: dict[str, Any] = {
+        "tag": tag,
+        "model": model,
+        "sdk": answer.evidence(),
+        "sdk_on_the_upstream": control.evidence() if control not in (None, answer) else None,
+        "record": sdk_record(answer, model, sent_at, entry),
+        "upstream_requests": len(entries),
+        "mock": _mock_summary(entry, sent_at),
+    }
+    known = upstream if isinstance(upstream, str) else None
+    return Cell(case.name, f"{client} via {sdk}", known, delivery, checks, evidence, route.name)
+
+
+def sdk_clients(plan: CheckPlan) -> dict[str, str]:
+    """Each SDK cell's client label (``<protocol> via <sdk>``) and its SDK and version."""
+    return {
+        f"{client} via {sdk}": f"{sdk} {sdk_version(sdk) or '?'}"
+        for sdk in plan.sdks
+        for client in SDKS[sdk]
+        if client in plan.clients
+    }
 
 
 def test_record(
@@ -568,5 +681,17 @@ async def run_check(
                 *(one(keys[i][0], CASES[keys[i][1]], keys[i][2], keys[i][3]) for i in batch)
             )
             cells.update(zip(batch, done, strict=True))
-        return [cells[i] for i in range(len(keys))]
+
+        async def by_sdk(key: tuple[Route, str, str, str, str]) -> Cell:
+            route, name, sdk, client, delivery = key
+            async with semaphore:
+                cell = await _run_sdk_cell(plan, log, route, CASES[name], sdk, client, delivery)
+            if on_cell is not None:
+                on_cell(cell)
+            return cell
+
+        # The SDK cells last: their verdicts are no timings.
+        semaphore = asyncio.Semaphore(max(1, plan.concurrency))
+        sdk_cells = await asyncio.gather(*(by_sdk(k) for k in plan.sdk_keys()))
+        return [cells[i] for i in range(len(keys))] + list(sdk_cells)
     raise AssertionError("unreachable")

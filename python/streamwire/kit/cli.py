@@ -29,25 +29,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
 import textwrap
 import time
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
 from .delivery import DELIVERIES
 from .mock import DEFAULT_STALL
-from .names import CLIENTS
+from .names import CLIENTS, SDKS
 from .render import DEFAULT_SILENCE
 
 if TYPE_CHECKING:
     from .cell import Cell
 
-__all__ = ["CHECK", "MOCK_UPSTREAM", "add_parsers", "main"]
+__all__ = ["CHECK", "COMPARE", "MOCK_UPSTREAM", "add_parsers", "main"]
 
 
 def _names(known: Sequence[str], what: str) -> Any:
@@ -63,6 +65,13 @@ def _names(known: Sequence[str], what: str) -> Any:
         return names
 
     return parse
+
+
+def _path(text: str) -> tuple[str, str]:
+    name, sep, url = text.partition("=")
+    if not sep or not name.strip() or not url.strip().startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"want NAME=URL (an http or https URL), not {text!r}")
+    return name.strip(), url.strip()
 
 
 def _positive(text: str) -> float:
@@ -172,6 +181,16 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         "'unary' cell per case and client: the matrix's non-streaming column (default on)",
     )
     run.add_argument(
+        "--sdk",
+        type=lambda text: [] if text.strip() == "none" else _names(tuple(SDKS), "SDK")(text),
+        default=[],
+        metavar="SDKS",
+        help="also read the cases with these official SDKs pointed at the gateway, "
+        "comma-separated, all or none (" + ", ".join(SDKS) + "; pip install "
+        "'streamwire[kit-sdk]'): one SDK cell per case, protocol and delivery, judged by "
+        "the sdk layer",
+    )
+    run.add_argument(
         "--models",
         default="{model}",
         metavar="TEMPLATES",
@@ -186,6 +205,16 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         help="a route's name in the matrix (repeatable: one per route, in order, the routes "
         "being each BASE_URL with each --models template); default: the template, the "
         "host, or both",
+    )
+    run.add_argument(
+        "--path",
+        action="append",
+        type=_path,
+        default=[],
+        metavar="NAME=URL",
+        help="a path to the gateway (repeatable, at least two: e.g. direct=URL, then "
+        "edge=URL through a CDN or proxy): each runs the same cells, and the report "
+        "compares every path with the first, hop by hop",
     )
     run.add_argument(
         "--key-env",
@@ -210,6 +239,26 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the routes pass the client's key on to the upstream by design (a reverse proxy "
         "in front of the provider): the credentials layer allows it",
+    )
+    against = check.add_argument_group('after an upgrade (docs/kit.md, "Compare two runs")')
+    against.add_argument(
+        "--against",
+        metavar="OLD.json",
+        help="compare this run with an earlier report, cell by cell; the exit status is then "
+        "the comparison's: 1 on any regression not accepted",
+    )
+    against.add_argument(
+        "--accepted", metavar="FILE", help="the reviewed accepted changes (streamwire compare)"
+    )
+    against.add_argument(
+        "--gateway",
+        metavar="NAME@VERSION",
+        help="the gateway under test and its version, kept in the report (e.g. litellm@1.110.2)",
+    )
+    against.add_argument(
+        "--version-header",
+        metavar="HEADER",
+        help="read the gateway's version from this response header instead",
     )
     outputs = check.add_argument_group("outputs")
     outputs.add_argument("--json", metavar="FILE", help="the whole report, with evidence, as JSON")
@@ -339,10 +388,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return run_live(
             args.upstream, args.protocol, key=_key(args), model=args.model, out=args.out
         )
-    if not args.base_url or not args.client:
-        print("streamwire: check needs BASE_URL and --client (or --upstream)", file=sys.stderr)
+    if not (args.base_url or args.path) or not args.client:
+        print(
+            "streamwire: check needs BASE_URL (or --path) and --client (or --upstream)",
+            file=sys.stderr,
+        )
         return 2
-    from .check import CheckPlan, Route, run_check, run_record
+    if len(args.path) == 1:
+        print(
+            "streamwire: --path wants at least two paths (the first is the reference)",
+            file=sys.stderr,
+        )
+        return 2
+    from .check import CheckPlan, Route, run_check, run_record, sdk_clients
     from .report import build_report
 
     templates = [t.strip() for t in args.models.split(",") if t.strip()]
@@ -355,16 +413,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
         )
         return 2
     labels = args.label or [""] * len(pairs)
+    routes = [
+        Route(url, t, label, key_passthrough=args.key_passthrough)
+        for (url, t), label in zip(pairs, labels, strict=True)
+    ]
+    # A path's route is labelled by its name (and its template, given several).
+    paths = []
+    for name, url in args.path:
+        for t in templates:
+            label = name if len(templates) == 1 else f"{name} {t}"
+            paths.append(label)
+            routes.append(Route(url, t, label, key_passthrough=args.key_passthrough))
     try:
         plan = CheckPlan(
-            routes=[
-                Route(url, t, label, key_passthrough=args.key_passthrough)
-                for (url, t), label in zip(pairs, labels, strict=True)
-            ],
+            routes=routes,
             clients=args.client,
             cases=args.cases,
             deliveries=args.delivery,
             unary=args.unary,
+            sdks=args.sdk,
+            version_header=args.version_header,
             mock_url=args.mock,
             mock_port=args.mock_port,
             lenient_mock=args.lenient_mock,
@@ -378,6 +446,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
     started = time.monotonic()
+    run_time = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    earlier: tuple[dict[str, Any], dict[tuple[str, str], str]] | None = None
+    if args.against:
+        try:
+            earlier = _load_for_compare(args.against, args.accepted)
+        except (OSError, ValueError) as exc:
+            print(f"streamwire: {exc}", file=sys.stderr)
+            return 2
 
     def on_mock(url: str) -> None:
         if args.mock is None:
@@ -394,9 +470,20 @@ def _cmd_check(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.done()
-    routes = [{"label": r.name, "base_url": r.base_url, "model": r.model} for r in plan.routes]
+    listed = [{"label": r.name, "base_url": r.base_url, "model": r.model} for r in plan.routes]
+    meta: dict[str, Any] = {"sdks": sdk_clients(plan)} if plan.sdks else {}
+    gateway = args.gateway or _header_value(cells, args.version_header)
+    if gateway:
+        meta["gateway"] = gateway
+    meta["time"] = run_time
+    if paths:
+        meta["paths"] = paths
     report = build_report(
-        cells, seconds=round(time.monotonic() - started, 2), routes=routes, run=run_record(plan)
+        cells,
+        seconds=round(time.monotonic() - started, 2),
+        routes=listed,
+        run=run_record(plan),
+        **meta,
     )
     if args.quiet:
         print(report.headline())
@@ -417,7 +504,113 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
         with open(args.html, "w", encoding="utf-8") as out:
             write_html(report, out, args.title)
+    if earlier is not None:
+        from .compare import compare, render_text
+
+        comparison = compare(earlier[0], report.as_dict(), earlier[1])
+        print()
+        print(render_text(comparison), end="")
+        return comparison.exit_status
     return report.exit_status
+
+
+def _header_value(cells: Sequence[Cell], header: str | None) -> str | None:
+    """The first value the gateway sent under ``header`` (``--version-header``)."""
+    if not header:
+        return None
+    for cell in cells:
+        value = cell.evidence.get("version_header")
+        if isinstance(value, str) and value:
+            return f"{header}: {value}"
+    return None
+
+
+def _load_for_compare(
+    path: str, accepted: str | None
+) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
+    from .compare import load_accepted
+
+    with open(path, encoding="utf-8") as f:
+        old = json.load(f)
+    if not isinstance(old, dict) or "cells" not in old:
+        raise ValueError(f"{path} is no streamwire check report (no cells)")
+    taken: dict[tuple[str, str], str] = {}
+    if accepted:
+        with open(accepted, encoding="utf-8") as f:
+            taken = load_accepted(f.read())
+    return old, taken
+
+
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD.json", help="the baseline report")
+    parser.add_argument("new", metavar="NEW.json", help="the report after the upgrade")
+    parser.add_argument("--accepted", metavar="FILE", help="the reviewed accepted changes")
+    parser.add_argument(
+        "--gate-timing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="clock-decided changes (a held or delayed stream, a late close) gate too "
+        "(default); --no-gate-timing reports them only, for a loaded CI machine",
+    )
+    parser.add_argument("--json", metavar="FILE", help="the whole comparison as JSON")
+    parser.add_argument(
+        "--markdown", metavar="FILE", help="a summary sized for a pull-request comment"
+    )
+    accept = parser.add_argument_group("accepting the changes")
+    accept.add_argument(
+        "--accept",
+        action="store_true",
+        help="add every regression to --accepted (created if missing) with --reason, and "
+        "copy NEW.json to --baseline-out: the next comparison passes",
+    )
+    accept.add_argument("--reason", default="", help="why the changes are intended (required)")
+    accept.add_argument("--baseline-out", metavar="FILE", help="where --accept puts NEW.json")
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import accept, compare, render_text
+
+    try:
+        old, taken = _load_for_compare(args.old, args.accepted if not args.accept else None)
+        new, _ = _load_for_compare(args.new, None)
+        if args.accept and args.accepted and os.path.exists(args.accepted):
+            with open(args.accepted, encoding="utf-8") as f:
+                earlier_text: str | None = f.read()
+        else:
+            earlier_text = None
+    except (OSError, ValueError) as exc:
+        print(f"streamwire: {exc}", file=sys.stderr)
+        return 2
+    comparison = compare(old, new, taken, gate_timing=args.gate_timing)
+    if args.accept:
+        if not args.accepted or not args.reason.strip():
+            print("streamwire: --accept needs --accepted FILE and --reason", file=sys.stderr)
+            return 2
+        try:
+            text = accept(comparison, args.reason, earlier_text)
+        except ValueError as exc:
+            print(f"streamwire: {exc}", file=sys.stderr)
+            return 2
+        with open(args.accepted, "w", encoding="utf-8") as f:
+            f.write(text)
+        if args.baseline_out:
+            with open(args.baseline_out, "w", encoding="utf-8") as f:
+                json.dump(new, f, ensure_ascii=False, indent=1)
+                f.write("\n")
+        print(
+            f"accepted {len(comparison.regressions)} changes into {args.accepted}"
+            + (f"; the baseline is now {args.baseline_out}" if args.baseline_out else "")
+        )
+        return 0
+    print(render_text(comparison), end="")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(comparison.as_dict(), f, ensure_ascii=False, indent=1, default=str)
+            f.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as f:
+            f.write(comparison.markdown())
+    return comparison.exit_status
 
 
 #: The verbs, as rows of the ``streamwire`` command's table (``streamwire/cli.py``).
@@ -440,9 +633,21 @@ CHECK = Command(
 )
 
 
+COMPARE = Command(
+    name="compare",
+    help="compare two check reports cell by cell; gate on regressions",
+    description="After an upgrade: match two streamwire check reports' cells by (case,\n"
+    "client, route, delivery) and report every layer that regressed or was fixed, every\n"
+    "fact that changed (events, their order, the error, the end, usage, the status) and\n"
+    "every verdict added or gone; exit 1 on a regression not accepted (--accepted).",
+    arguments=_compare_arguments,
+    run=_cmd_compare,
+)
+
+
 def add_parsers(sub: Any) -> None:
-    """Adds ``mock-upstream`` and ``check`` to a command's subparsers."""
-    add_commands(sub, (MOCK_UPSTREAM, CHECK))
+    """Adds ``mock-upstream``, ``check`` and ``compare`` to a command's subparsers."""
+    add_commands(sub, (MOCK_UPSTREAM, CHECK, COMPARE))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

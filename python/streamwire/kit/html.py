@@ -55,14 +55,38 @@ _KIND_COLOUR = {
 }
 
 
-def _lanes(cells: Sequence[Cell]) -> dict[str, list[Cell]]:
+def _lanes(cells: Sequence[Cell], paths: Sequence[str] = ()) -> dict[str, list[Cell]]:
+    """Each case's lanes: the cells with a timeline (an SDK cell has none) of
+    one delivery; with paths, each client's paths one above the other."""
+    cells = [c for c in cells if c.evidence.get("timeline")]
     deliveries = {c.delivery for c in cells}
     chosen = "paced" if "paced" in deliveries else (cells[0].delivery if cells else "whole")
     out: dict[str, list[Cell]] = {}
     for cell in cells:
         if cell.delivery == chosen:
             out.setdefault(cell.case, []).append(cell)
+    if paths:
+        order = {name: i for i, name in enumerate(paths)}
+        for lanes in out.values():
+            lanes.sort(key=lambda c: (c.client, order.get(c.route, len(order))))
     return out
+
+
+def _paths(report: Report) -> str:
+    lines = report.path_lines()
+    if not lines or report.paths is None:
+        return ""
+    reference = escape(str(report.paths["reference"]))
+    out = [f"<h2>Paths against <code>{reference}</code></h2>"]
+    out.append(
+        "<p>What each hop changed, cell by cell against the reference path (the "
+        "timelines below show each client's paths one above the other):</p><ul>"
+    )
+    for name, found in lines:
+        items = "".join(f"<li>{escape(line)}</li>" for line in found)
+        out.append(f"<li><code>{escape(name)}</code><ul>{items}</ul></li>")
+    out.append("</ul>")
+    return "".join(out)
 
 
 def _timeline_svg(cells: Sequence[Cell]) -> str:
@@ -250,6 +274,7 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
         + "</div>"
     )
     out.write("<h2>Capability matrix</h2>" + _matrix(report))
+    out.write(_paths(report))
     unsafe = report.unsafe_for_tools()
     if unsafe:
         out.write("<h2>Unsafe for tool execution</h2><p>Turn tool routing off on these ")
@@ -279,7 +304,9 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
         '<b style="color:#2f855a">arrivals</b></span><span><b style="color:#dd6b20">|</b> '
         'client hung up, <b style="color:#c53030">|</b> upstream closed</span></div>'
     )
-    for case, cells in _lanes(report.cells).items():
+    paths = report.paths["paths"] if report.paths else {}
+    order = [report.paths["reference"], *paths] if report.paths else []
+    for case, cells in _lanes(report.cells, order).items():
         purpose = CASES[case].purpose if case in CASES else ""
         out.write(
             f"<h3><code>{escape(case)}</code> <span class=purpose>{escape(purpose)}</span></h3>"

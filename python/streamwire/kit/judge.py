@@ -1061,6 +1061,8 @@ LAYER_RULES: Mapping[str, Rule] = {
     "request_id": Rule(
         lambda x: any(e.get("request_id") for e in _requests(x)), _request_id, before_http=True
     ),
+    # An SDK cell's only layer (``sdk.compare``): a raw HTTP cell has none.
+    "sdk": Rule(lambda x: False, lambda x: Check("not_applicable")),
 }
 
 

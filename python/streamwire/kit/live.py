@@ -32,7 +32,7 @@ from ..io._wire import redact_url, request_id, to_headers
 from ..io.record import fixture_head
 from .cases import CASES
 from .client import Observation, client_request, observe
-from .names import CLIENTS
+from .names import CLIENTS, adapter
 
 __all__ = ["LIVE_REQUESTS", "record_live", "run_live"]
 
@@ -63,6 +63,16 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def _events_of_type(protocol: str, data: bytes) -> dict[str, int]:
+    """How many unified events of each type streamwire reads from ``data``."""
+    reader = adapter(protocol)
+    counts: dict[str, int] = {}
+    for event in [*reader.feed(data), *reader.close()]:
+        name = type(event).__name__
+        counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _manifest(
     name: str, protocol: str, raw: str, obs: Observation, model: str, data: bytes
 ) -> dict[str, Any]:
@@ -79,6 +89,8 @@ def _manifest(
             "text": result.text,
             "tool_call_count": len(result.tool_calls),
             "usage": usage,
+            # The unified events, by type: a replay after an upgrade must give the same.
+            "events_of_type": _events_of_type(protocol, data),
         }
     provider = urlsplit(obs.url).hostname or "unknown"
     return {

@@ -25,6 +25,7 @@ __all__ = [
     "BEDROCK_CLIENTS",
     "CLIENTS",
     "END_EVENTS",
+    "SDKS",
     "UPSTREAM_PROTOCOLS",
     "adapter",
     "encoder",
@@ -49,6 +50,16 @@ END_EVENTS: dict[str, str] = {
     "gemini-json": "the JSON array's closing ]",
     "bedrock-converse": "messageStop, then metadata (usage)",
     "bedrock-invoke": "a chunk with message_stop and amazon-bedrock-invocationMetrics",
+}
+
+#: The official SDKs an SDK cell reads with (``sdk.py``; the extra
+#: ``streamwire[kit-sdk]``), by their names on the command line, and the
+#: client protocols each speaks.
+SDKS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai-chat", "openai-responses"),
+    "anthropic": ("anthropic",),
+    "google-genai": ("gemini",),
+    "boto3": ("bedrock-converse", "bedrock-invoke"),
 }
 
 _stream: Callable[..., Stream] = stream

@@ -17,6 +17,9 @@ The JSON document (``--json FILE``) is stable, keys fixed::
                         "end_events": {upstream: how its stream ends}}},
      "verdicts": [{"name", "route", "client", "upstream", "cases", "layers", "cells",
                    "why", "figures", "advice", "timed_cases"}],
+     "paths": {"reference", "paths": {name: {"cells", "times", "fewer_events",
+                                             "more_events", "reads", "layers",
+                                             "verdicts_added"}}},   (with --path only)
      "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
                 "layers": {layer: verdict}, "evidence": {...}}]}
 
@@ -49,6 +52,7 @@ from .. import __version__
 from .cell import Cell
 from .delivery import UNARY
 from .names import CLIENTS
+from .paths import compare_paths, findings
 from .verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
 
 __all__ = ["FORMAT", "Report", "build_report", "markdown_text", "terminal_text"]
@@ -90,6 +94,8 @@ class Report:
     matrix: dict[str, Any]
     verdicts: list[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The path comparison (``paths.compare_paths``) when the run had paths.
+    paths: dict[str, Any] | None = None
 
     @property
     def exit_status(self) -> int:
@@ -119,6 +125,7 @@ class Report:
             "run": self.meta.get("run"),
             "matrix": self.matrix,
             "verdicts": self.verdicts,
+            **({"paths": self.paths} if self.paths is not None else {}),
             "cells": [c.as_dict() for c in self.cells],
         }
 
@@ -139,9 +146,17 @@ class Report:
         return line
 
     def columns(self) -> list[str]:
-        """The client protocols that were run, in ``CLIENTS`` order."""
+        """The client protocols that were run, in ``CLIENTS`` order, then the SDK
+        clients (``<protocol> via <sdk>``) in the order they ran."""
         seen = {c.client for c in self.cells}
-        return [c for c in CLIENTS if c in seen]
+        via = dict.fromkeys(c.client for c in self.cells if c.client not in CLIENTS)
+        return [c for c in CLIENTS if c in seen] + list(via)
+
+    def sdk_lines(self) -> list[str]:
+        """``<protocol> via <sdk>: <sdk> <version>`` of each SDK client that ran."""
+        sdks: Mapping[str, str] = self.meta.get("sdks") or {}
+        ran = {c.client for c in self.cells}
+        return [f"{client}: {version}" for client, version in sdks.items() if client in ran]
 
     @staticmethod
     def label(pair: Mapping[str, Any]) -> str:
@@ -174,6 +189,12 @@ class Report:
             for route, row in self.matrix.items()
             for client, pair in row["clients"].items()
         ]
+
+    def path_lines(self) -> list[tuple[str, list[str]]]:
+        """(path, its differences from the reference path in sentences), when the run had paths."""
+        if not self.paths:
+            return []
+        return list(findings(self.paths).items())
 
     def end_events(self) -> dict[str, str]:
         """How each upstream protocol the run met ends its stream (``names.END_EVENTS``)."""
@@ -242,6 +263,11 @@ class Report:
                 line += (self.label(pair) if pair else "-").ljust(colw)
             out.write(line.rstrip() + "\n")
         wrap = textwrap.TextWrapper(width=width, subsequent_indent="      ")
+        sdk_lines = self.sdk_lines()
+        if sdk_lines:
+            out.write("\nthe SDK clients (the official SDK, pointed at the gateway):\n")
+            for line in sdk_lines:
+                out.write(wrap.fill(f"  {line}") + "\n")
         modes = self.mode_rows()
         if modes:
             out.write("\nstreaming, non-streaming and tool calls:\n")
@@ -250,6 +276,14 @@ class Report:
             out.write("how each upstream's stream ends:\n")
             for upstream, end in self.end_events().items():
                 out.write(wrap.fill(f"  {upstream}: {end}") + "\n")
+        path_lines = self.path_lines()
+        if path_lines and self.paths is not None:
+            reference = terminal_text(str(self.paths["reference"]))
+            out.write(f"\npaths against {reference} (what each hop changed):\n")
+            for name, lines in path_lines:
+                out.write(f"  {terminal_text(name)}:\n")
+                for line in lines:
+                    out.write(wrap.fill("    " + terminal_text(line)) + "\n")
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\nunsafe for tool execution (turn tool routing off, serve chat only):\n")
@@ -324,6 +358,11 @@ class Report:
                 parts.append(label)
             ups = ", ".join(f"`{u}`" for u in row["upstream"]) or "none"
             out.write(f"| {_md_code(route)} | {ups} | " + " | ".join(parts) + " |\n")
+        sdk_lines = self.sdk_lines()
+        if sdk_lines:
+            out.write("\nThe SDK clients (the official SDK, pointed at the gateway):\n\n")
+            for line in sdk_lines:
+                out.write(f"* {markdown_text(line)}\n")
         modes = self.mode_rows()
         if modes:
             out.write("\n## Streaming, non-streaming and tool calls\n\n")
@@ -340,6 +379,14 @@ class Report:
             out.write("\nHow each upstream's stream ends:\n\n")
             for upstream, end in self.end_events().items():
                 out.write(f"* `{upstream}`: {markdown_text(end)}\n")
+        path_lines = self.path_lines()
+        if path_lines and self.paths is not None:
+            out.write(f"\n## Paths against {_md_code(str(self.paths['reference']))}\n\n")
+            out.write("What each hop changed, cell by cell against the reference path:\n\n")
+            for name, lines in path_lines:
+                out.write(f"* {_md_code(name)}\n")
+                for line in lines:
+                    out.write(f"  * {markdown_text(line)}\n")
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\n## Unsafe for tool execution\n\n")
@@ -392,4 +439,6 @@ def build_report(cells: Sequence[Cell], **meta: Any) -> Report:
     """The report of judged cells (``meta``: extra summary facts, e.g. ``seconds``,
     and ``routes``: each route's label, base URL and model template)."""
     found = verdicts(cells)
-    return Report(cells, matrix(cells, found), found, dict(meta))
+    names = meta.get("paths")
+    compared = compare_paths(cells, names, found) if names else None
+    return Report(cells, matrix(cells, found), found, dict(meta), compared)

@@ -40,6 +40,10 @@ The names are fixed (tests outside the project read them):
 ``stream_cut``              the connection broke off before the stream's end
 ``non_streaming_broken``    a request for the whole answer (``stream: false``) got no
                             answer of its protocol (a stream, another body)
+``sdk_limit``               the official SDK raised on the upstream's own stream, which
+                            the gateway passed on unchanged (acceptable)
+``sdk_incompatible``        the provider's official SDK raised on the answer, or lost
+                            part of it (an SDK cell: ``--sdk``)
 ``framing_broken``          the body is not the client protocol's wire format
 ``content_altered``         text lost, doubled or changed on the way
 ``gateway_unreachable``     no response at all (refused, reset)
@@ -53,7 +57,7 @@ decided (``timing.TIMING_TAGS``: a held answer, a delay, a late close),
 which are the verdicts a loaded machine could move; docs/kit.md says how
 stable they were measured to be. A cell that the kit's own limit cut short
 (``kit_limit``) is *inconclusive*: it raises no verdict, and the report
-counts it apart. Only ``semantic_downgrade`` is acceptable: any other
+counts it apart. Only ``semantic_downgrade`` and ``sdk_limit`` are acceptable: any other
 verdict makes ``exit_status`` 1; with none, an inconclusive cell makes it 3.
 """
 
@@ -352,6 +356,22 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "upstream's stream into one answer when the gateway streams from it)",
     ),
     VerdictRule(
+        "sdk_limit",
+        _layer("sdk", "sdk_limit", verdict="degraded"),
+        "the official SDK cannot read the upstream's own stream (google-genai reads only "
+        "'data: ' lines: an SSE comment, a keep-alive, breaks it), and the gateway passed "
+        "it on unchanged: acceptable for the gateway; if its clients use that SDK, strip "
+        "what the SDK cannot read before it reaches them",
+    ),
+    VerdictRule(
+        "sdk_incompatible",
+        _layer("sdk"),
+        "the provider's official SDK, pointed at the gateway, raised on its answer or lost "
+        "part of it (the exception, or the fields that differ, are in the evidence): clients "
+        "built on the SDK fail the same way; the raw HTTP cells of the same case say what "
+        "the gateway sent",
+    ),
+    VerdictRule(
         "framing_broken",
         _layer("framing"),
         "the body is not the client protocol's wire format (content type or events): "
@@ -374,7 +394,7 @@ VERDICT_NAMES = (*(r.name for r in VERDICT_RULES), CATCH_ALL.name)
 _ADVICE = {r.name: r.advice for r in (*VERDICT_RULES, CATCH_ALL)}
 _FIGURES = {r.name: r.figures for r in (*VERDICT_RULES, CATCH_ALL)}
 #: Verdicts that do not fail a run.
-ACCEPTABLE = frozenset({"semantic_downgrade"})
+ACCEPTABLE = frozenset({"semantic_downgrade", "sdk_limit"})
 
 
 #: Cases that differ from a control case by one thing the upstream sent: a

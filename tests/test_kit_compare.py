@@ -1,0 +1,286 @@
+"""Two runs compared (``streamwire compare``, ``check --against``): each change once, both values.
+
+Ground truth is a hop of our own in two versions: the honest relay, then
+one that differs in one fact (an event count, an order, an error type, a
+status, usage dropped, a streaming regression). Each comparison reports
+exactly the changes that fact makes, with both values; identical runs
+compare clean, run after run (timed facts included); an accepted change
+stops failing the gate, and only that one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit_hops import Hop
+from streamwire.kit.cases import CASES as KIT_CASES
+from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.cli import main as kit_main
+from streamwire.kit.compare import Comparison, accept, compare, facts, load_accepted
+from streamwire.kit.mock import MockUpstream
+from streamwire.kit.report import build_report
+
+CASES = ("short-text", "single-tool", "usage", "in-stream-error")
+CLIENTS = ("openai-chat", "anthropic")
+
+
+def _run(
+    behaviour: str,
+    cases: Sequence[str] = CASES,
+    deliveries: Sequence[str] = ("whole",),
+) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
+            plan = CheckPlan(
+                # The same label in every run: the hop's port changes, the route does not.
+                routes=[Route(hop.url, label="gateway", key_passthrough=True)],
+                clients=CLIENTS,
+                cases=cases,
+                deliveries=deliveries,
+                unary=False,
+                mock_url=mock.url,
+            )
+            report = build_report(await run_check(plan), routes=[{"label": "gateway"}])
+            data: dict[str, Any] = json.loads(json.dumps(report.as_dict(), default=str))
+            return data
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def honest() -> dict[str, Any]:
+    return _run("pass")
+
+
+def _gated(comparison: Comparison) -> set[tuple[str, str]]:
+    return {(c.cell, c.what) for c in comparison.regressions}
+
+
+def test_identical_runs_compare_clean_run_after_run(honest: dict[str, Any]) -> None:
+    for _ in range(3):
+        again = _run("pass")
+        comparison = compare(honest, again)
+        assert comparison.changes == [], [c.as_dict() for c in comparison.changes]
+        assert comparison.matched == len(honest["cells"]) and comparison.exit_status == 0
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "expected"),
+    [
+        # More events, the same text: nothing fails, the count changed.
+        (
+            "split_text",
+            {
+                (f"{case} {client} gateway whole", "fact events")
+                for case in CASES
+                for client in CLIENTS
+                if any(len(t) > 1 for t in KIT_CASES[case].text)
+            },
+        ),
+        # The same facts in another order (Anthropic's usage before a call's end:
+        # a text block's end is no unified event, a call's is).
+        ("late_block_stop", {("single-tool anthropic gateway whole", "fact order")}),
+        # The error's type lost: the fact, the completion layer, the verdict.
+        (
+            "retype_error",
+            {
+                *((f"in-stream-error {c} gateway whole", "fact error") for c in CLIENTS),
+                *((f"in-stream-error {c} gateway whole", "layer completion") for c in CLIENTS),
+                *((f"gateway {c}", "verdict error_masked") for c in CLIENTS),
+            },
+        ),
+    ],
+)
+def test_a_hop_that_changed_one_fact_is_reported_exactly(
+    honest: dict[str, Any], behaviour: str, expected: set[tuple[str, str]]
+) -> None:
+    comparison = compare(honest, _run(behaviour))
+    got = _gated(comparison)
+    assert got == expected, [c.as_dict() for c in comparison.regressions]
+    # Once each, both values given.
+    assert len(comparison.regressions) == len(got)
+    for change in comparison.regressions:
+        assert change.old != change.new
+        if change.what.startswith("fact"):
+            assert change.old is not None and change.new is not None
+
+
+def test_a_status_and_dropped_usage_are_each_their_own_change(honest: dict[str, Any]) -> None:
+    refused = compare(honest, _run("refuse_usage"))
+    statuses = [c for c in refused.regressions if c.what == "fact status"]
+    assert {(c.cell, c.old, c.new) for c in statuses} == {
+        (f"usage {client} gateway whole", 200, 503) for client in CLIENTS
+    }
+    dropped = compare(honest, _run("drop_usage"))
+    usage = [c for c in dropped.regressions if c.what == "fact usage"]
+    assert [(c.cell, c.old, c.new) for c in usage] == [
+        ("usage openai-chat gateway whole", True, False)
+    ]
+    assert all(c.cell.split()[1] == "openai-chat" for c in dropped.regressions)
+
+
+@pytest.mark.timed
+def test_a_streaming_regression_is_a_layer_and_a_verdict() -> None:
+    cases = ("short-text",)
+    before = _run("pass", cases, ("paced",))
+    after = _run("hold", cases, ("paced",))
+    comparison = compare(before, after)
+    whats = {c.what for c in comparison.regressions}
+    assert "layer streaming" in whats and "verdict not_streaming" in whats, whats
+    layer = next(c for c in comparison.regressions if c.what == "layer streaming")
+    assert (layer.old, layer.new) == ("pass", "fail")
+    # ... and the other way round, the fix.
+    back = compare(after, before)
+    assert back.regressions == [] or all(c.kind != "regressed" for c in back.regressions)
+    assert any(c.kind == "fixed" and c.what == "layer streaming" for c in back.changes)
+    assert any(c.kind == "gone" and c.what == "verdict not_streaming" for c in back.changes)
+
+
+def test_an_accepted_change_stops_failing_and_only_that_one(honest: dict[str, Any]) -> None:
+    after = _run("retype_error")
+    comparison = compare(honest, after)
+    first, *rest = comparison.regressions
+    text = json.dumps(
+        {"accepted": [{"cell": first.cell, "what": first.what, "reason": "the new mapping"}]}
+    )
+    again = compare(honest, after, load_accepted(text))
+    assert [(c.cell, c.what) for c in again.regressions] == [(c.cell, c.what) for c in rest]
+    assert [(c.cell, c.what) for c in again.accepted_changes] == [(first.cell, first.what)]
+    # Accepting them all, with a reason, makes the gate pass.
+    every = accept(comparison, "LiteLLM 1.110 types its errors")
+    assert compare(honest, after, load_accepted(every)).exit_status == 0
+    with pytest.raises(ValueError, match="reason"):
+        load_accepted(json.dumps({"accepted": [{"cell": "x", "what": "y"}]}))
+    with pytest.raises(ValueError, match="reason"):
+        accept(comparison, " ")
+
+
+def test_missing_and_new_cells_and_routes_matched_by_position(honest: dict[str, Any]) -> None:
+    fewer = {**honest, "cells": honest["cells"][1:]}
+    comparison = compare(honest, fewer)
+    (missing,) = comparison.regressions
+    assert missing.kind == "missing" and missing.cell.startswith(honest["cells"][0]["case"])
+    assert [c.kind for c in compare(fewer, honest).changes] == ["new"]
+
+    # A route named by its host: a restart's new port is the same route.
+    def moved(report: dict[str, Any], label: str) -> dict[str, Any]:
+        cells = [{**c, "route": label} for c in report["cells"]]
+        verdicts = [{**v, "route": label} for v in report["verdicts"]]
+        routes = [{"label": label, "base_url": "http://" + label, "model": "{model}"}]
+        return {**report, "cells": cells, "verdicts": verdicts, "routes": routes}
+
+    assert compare(moved(honest, "127.0.0.1:4001"), moved(honest, "127.0.0.1:4002")).changes == []
+
+
+def test_hostile_reports_compare_without_raising() -> None:
+    for old, new in (
+        ({}, {}),
+        ({"cells": [None, 3, {"layers": []}]}, {"cells": [{"evidence": {"client": []}}]}),
+        (
+            {"cells": [{"case": "a", "evidence": {"client": {"unified_events": {"sample": 5}}}}]},
+            {"cells": [{"case": "a", "evidence": "x"}]},
+        ),
+    ):
+        comparison = compare(old, new)
+        json.dumps(comparison.as_dict(), default=str)
+        comparison.markdown()
+    assert facts({})["events"] is None
+
+
+def test_the_command_gates_accepts_and_writes_a_comment(
+    honest: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(honest))
+    new.write_text(json.dumps(_run("retype_error")))
+    md, out = tmp_path / "comment.md", tmp_path / "compare.json"
+    assert kit_main(["compare", str(old), str(new), "--markdown", str(md), "--json", str(out)]) == 1
+    assert "regressions" in capsys.readouterr().out
+    comment = md.read_text()
+    assert comment.startswith("### streamwire compare: regressions")
+    assert "| `in-stream-error openai-chat gateway whole` | fact error |" in comment
+    assert len(comment) < 10_000
+    document = json.loads(out.read_text())
+    assert document["format"] == "streamwire-compare/1" and document["exit_status"] == 1
+    accepted, baseline = tmp_path / "accepted.json", tmp_path / "baseline.json"
+    assert kit_main(["compare", str(old), str(new), "--accept", "--accepted", str(accepted)]) == 2
+    assert (
+        kit_main(
+            [
+                "compare",
+                str(old),
+                str(new),
+                "--accept",
+                "--accepted",
+                str(accepted),
+                "--reason",
+                "intended",
+                "--baseline-out",
+                str(baseline),
+            ]
+        )
+        == 0
+    )
+    assert json.loads(baseline.read_text()) == json.loads(new.read_text())
+    assert kit_main(["compare", str(old), str(new), "--accepted", str(accepted)]) == 0
+    assert kit_main(["compare", str(baseline), str(new)]) == 0
+    assert kit_main(["compare", str(tmp_path / "none.json"), str(new)]) == 2
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_check_against_an_earlier_report_gates_on_the_comparison(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def check(*extra: str) -> int:
+        port = _free_port()
+        return kit_main(
+            [
+                "check",
+                f"http://127.0.0.1:{port}",
+                "--mock-port",
+                str(port),
+                "--client",
+                "openai-chat",
+                "--cases",
+                "short-text,usage",
+                "--delivery",
+                "whole",
+                "--no-unary",
+                "--label",
+                "direct",
+                "--quiet",
+                *extra,
+            ]
+        )
+
+    first = tmp_path / "first.json"
+    assert check("--json", str(first), "--gateway", "mock@1") == 0
+    summary = json.loads(first.read_text())["summary"]
+    assert summary["gateway"] == "mock@1" and summary["time"]
+    capsys.readouterr()
+    assert check("--against", str(first)) == 0
+    assert "streamwire compare: 2 cells matched; no change" in capsys.readouterr().out
+    # An earlier report in which the usage case was refused: the run "fixed" it.
+    old = json.loads(first.read_text())
+    for cell in old["cells"]:
+        if cell["case"] == "usage":
+            cell["layers"]["usage"] = "fail"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(old))
+    assert check("--against", str(edited)) == 0
+    assert "fixed:" in capsys.readouterr().out
+    assert check("--against", str(tmp_path / "nothing.json")) == 2
