@@ -15,8 +15,12 @@
 #   Environment: PYTHON (the interpreter the venv and the kit use; default python3),
 #   KIT_CASES, KIT_DELIVERY (the check's --cases and --delivery; default all and
 #   whole,paced), KIT_UNARY (--unary, the default: the non-streaming cells too;
-#   or --no-unary), LITELLM_DOCS=1 (rewrite the worked example instead of holding
-#   the run to it: docs/kit/examples-litellm.md and docs/kit/litellm-expected.json).
+#   or --no-unary), KIT_SDK and KIT_BEDROCK_SDK (the check's --sdk: the official
+#   SDKs that read the cases too; default openai,anthropic,google-genai and boto3),
+#   LITELLM_DOCS=1 (rewrite the worked example instead of holding
+#   the run to it: docs/kit/examples-litellm.md, docs/kit/litellm-expected.json and
+#   the whole reports, docs/kit/litellm-report.json.gz; run it with .ci/run's
+#   environment, whose cells CI then compares with these, streamwire compare).
 #
 # The run: the mock upstream and the proxy on loopback, every provider pointed at
 # the mock (config below), then the kit through the proxy's chat, responses,
@@ -43,7 +47,29 @@ if [ "${1:-}" = --freeze ]; then
 fi
 
 LITELLM_VERSION=$(sed -n 's/^litellm==//p' "$CONSTRAINTS")
-if ! cmp -s "$CONSTRAINTS" "$VENV/constraints.txt"; then
+UPGRADE=
+if [ "${1:-}" = --upgrade ]; then
+    # The same run with a newer LiteLLM, compared cell by cell with the pin's
+    # published report (docs/kit/examples-litellm-upgrade.md). Its
+    # litellm[proxy] extra may not resolve (at 1.110.2 litellm-proxy==1.110.2
+    # and its enterprise pins are not on the registry): the pin's whole
+    # environment is installed, then that litellm alone over it (--no-deps).
+    UPGRADE=${2:?usage: bash .ci/litellm.sh --upgrade VERSION [OUT]}
+    shift 2
+    VENV=build/litellm-venv-$UPGRADE
+    if [ ! -x "$VENV/bin/litellm" ] || ! "$VENV/bin/pip" show litellm | grep -qx "Version: $UPGRADE"; then
+        rm -rf "$VENV"
+        python3 -m venv "$VENV"
+        "$VENV/bin/pip" install --quiet -c "$CONSTRAINTS" "litellm[proxy]==$LITELLM_VERSION"
+        "$VENV/bin/pip" install --quiet --no-deps "litellm==$UPGRADE"
+        # ... then what the new litellm and its [proxy] extra require, but the
+        # pins the index lacks, and what the missing litellm-proxy would have
+        # brought that the proxy imports (semver).
+        "$VENV/bin/python" .ci/litellm_requirements.py > "$VENV/upgrade-requirements.txt"
+        "$VENV/bin/pip" install --quiet -r "$VENV/upgrade-requirements.txt" semver
+    fi
+    LITELLM_VERSION=$UPGRADE
+elif ! cmp -s "$CONSTRAINTS" "$VENV/constraints.txt"; then
     rm -rf "$VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet -c "$CONSTRAINTS" "litellm[proxy]==$LITELLM_VERSION"
@@ -110,11 +136,13 @@ done
 
 rm -f "$OUT/check.json"  # a check that crashes leaves no report for kit_expect.py to pass
 set +e
-python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" --key-env LITELLM_MASTER_KEY \
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" \
     --client openai-chat,openai-responses,anthropic,gemini \
     --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
     --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
+    --sdk "${KIT_SDK:-openai,anthropic,google-genai}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
@@ -123,7 +151,7 @@ echo "streamwire check against LiteLLM $LITELLM_VERSION exited $status (1 expect
 # chunk later than that starts another attempt), through the retry cases.
 rm -f "$OUT/check-retries.json"
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
-    --key-env LITELLM_MASTER_KEY --client openai-chat,openai-responses,anthropic \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-chat,openai-responses,anthropic \
     --models 'retry/{model}' --label retries \
     --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool \
     --stall 3 --no-unary --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
@@ -135,25 +163,44 @@ echo "streamwire check against LiteLLM's retrying route exited $?"
 # clients that speak Bedrock themselves.
 rm -f "$OUT/check-bedrock.json"
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" \
-    --key-env LITELLM_MASTER_KEY --client bedrock-converse,bedrock-invoke \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client bedrock-converse,bedrock-invoke \
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
     --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
+    --sdk "${KIT_BEDROCK_SDK:-boto3}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet
 echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
 set -e
-if [ "${LITELLM_DOCS:-}" = 1 ]; then
+if [ -n "$UPGRADE" ]; then
+    # Every change from the pin's published report, not gated: the upgrade's
+    # worked comparison (its Markdown is docs/kit/examples-litellm-upgrade.md's).
+    for part in "" -retries -bedrock; do
+        gunzip -c "docs/kit/litellm${part}-report.json.gz" > "$OUT/published$part.json"
+        python3 -m streamwire.cli compare "$OUT/published$part.json" "$OUT/check$part.json" \
+            --no-gate-timing --markdown "$OUT/compare$part.md" --json "$OUT/compare$part.json" \
+            || true
+    done
+elif [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
     { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"; } \
         > docs/kit/examples-litellm.md
     for part in "" -retries -bedrock; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json" \
             --write
+        # The whole report, evidence and all, published (gzip, no name or time in it).
+        gzip -9 -n -c "$OUT/check$part.json" > "docs/kit/litellm${part}-report.json.gz"
     done
 else
     for part in "" -retries -bedrock; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json"
+        # ... and cell by cell against the published report: a change in
+        # LiteLLM's behaviour at the pin, or in the kit's judgement, fails CI
+        # (clock-decided changes are reported, not gated, as kit_expect.py does).
+        gunzip -c "docs/kit/litellm${part}-report.json.gz" > "$OUT/published$part.json"
+        python3 -m streamwire.cli compare "$OUT/published$part.json" "$OUT/check$part.json" \
+            --no-gate-timing --accepted docs/kit/litellm-accepted.json \
+            --markdown "$OUT/compare$part.md" --json "$OUT/compare$part.json"
     done
 fi
