@@ -9,6 +9,7 @@ evidence. The plugin is inert in a run that does not ask for it.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -70,6 +71,16 @@ def gateway() -> Iterator[tuple[str, str]]:
         yield f"http://127.0.0.1:{port}", mock
 
 
+def _registered() -> bool:
+    """The package is installed with its entry point (pytest11: streamwire)."""
+    return any(e.name == "streamwire" for e in importlib.metadata.entry_points(group="pytest11"))
+
+
+#: Installed, pytest loads the plugin by its entry point (what this file proves
+#: then); from a tree without it, by name.
+_LOAD = () if _registered() else ("-p", "streamwire.kit.pytest_plugin")
+
+
 def _pytest(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # An empty directory of its own: the plugin's items are all there is.
     return subprocess.run(
@@ -77,8 +88,7 @@ def _pytest(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
             sys.executable,
             "-m",
             "pytest",
-            "-p",
-            "streamwire.kit.pytest_plugin",
+            *_LOAD,
             "-p",
             "no:cacheprovider",
             "-q",
