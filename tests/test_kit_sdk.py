@@ -14,6 +14,7 @@ judgement, are held to hostile input.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -56,29 +57,21 @@ def _check(
     deliveries: Sequence[str] = SDK_DELIVERIES,
 ) -> Report:
     async def go() -> Report:
-        async with MockUpstream() as mock:
-            if behaviour is None:
-                plan = CheckPlan(
-                    routes=[Route(mock.url)],
-                    clients=clients,
-                    cases=cases,
-                    deliveries=deliveries,
-                    unary=False,
-                    sdks=sdks,
-                    mock_url=mock.url,
-                )
-                return build_report(await run_check(plan))
-            async with Hop(mock.url, behaviour) as hop:
-                plan = CheckPlan(
-                    routes=[Route(hop.url, label=behaviour, key_passthrough=True)],
-                    clients=clients,
-                    cases=cases,
-                    deliveries=deliveries,
-                    unary=False,
-                    sdks=sdks,
-                    mock_url=mock.url,
-                )
-                return build_report(await run_check(plan))
+        async with MockUpstream() as mock, contextlib.AsyncExitStack() as stack:
+            route = Route(mock.url)
+            if behaviour is not None:
+                hop = await stack.enter_async_context(Hop(mock.url, behaviour))
+                route = Route(hop.url, label=behaviour, key_passthrough=True)
+            plan = CheckPlan(
+                routes=[route],
+                clients=clients,
+                cases=cases,
+                deliveries=deliveries,
+                unary=False,
+                sdks=sdks,
+                mock_url=mock.url,
+            )
+            return build_report(await run_check(plan))
 
     return asyncio.run(go())
 

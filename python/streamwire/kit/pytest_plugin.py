@@ -243,7 +243,19 @@ class _Cells(pytest.Collector):
         return iter(())
 
 
-class CellItem(pytest.Item):
+class _KitItem(pytest.Item):
+    """An item whose failure is its evidence in words (``CellFailed``), not a traceback."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CellFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "streamwire", None, self.name
+
+
+class CellItem(_KitItem):
     """One cell of the plan, run when the first selected cell runs."""
 
     def __init__(self, *, key: _Key, **kwargs: Any) -> None:
@@ -274,16 +286,8 @@ class CellItem(pytest.Item):
         if _fails(cell):
             raise CellFailed(_failure(cell))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, CellFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
 
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return "streamwire", None, self.name
-
-
-class CompareItem(pytest.Item):
+class CompareItem(_KitItem):
     """The gate's verdicts and missing cells (``--sw-against``)."""
 
     def runtest(self) -> None:
@@ -297,16 +301,8 @@ class CompareItem(pytest.Item):
                 "changed from the baseline:\n" + "\n".join(f"  {c.cell}: {c.what}" for c in rest)
             )
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, CellFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
 
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return "streamwire", None, self.name
-
-
-class FixtureItem(pytest.Item):
+class FixtureItem(_KitItem):
     """One recorded fixture, replayed under every chunking (``fixtures.check_fixture``)."""
 
     def __init__(self, *, fixture: Any, **kwargs: Any) -> None:
@@ -322,11 +318,6 @@ class FixtureItem(pytest.Item):
                 f"{self.fixture.path}: the replay differs from the recording:\n"
                 + "\n".join(f"  {p}" for p in problems)
             )
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, CellFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return str(self.fixture.path), None, self.name
