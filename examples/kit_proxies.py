@@ -22,7 +22,13 @@ otherwise; the report compares each proxy's cells with the direct ones
 (what that hop changed: times, events, reads, verdicts). Writes
 ``check.json``, ``check.html`` and ``check.md`` into ``--out`` (default
 ``build/kit/proxies``); with ``--docs`` also the matrix into
-docs/kit/examples-proxies.md (between its markers).
+docs/kit/examples-proxies.md (or ``--docs-page``), between its markers.
+
+``--front URL`` puts the proxies in front of another server instead (a
+gateway: ``.ci/litellm.sh --paths`` puts them in front of LiteLLM), which
+is then the reference path, labelled ``--label`` (default ``direct``);
+``--proxies`` picks some of the five; the check's ``--mock``, ``--client``
+and the rest are then the caller's, and the exit status is the check's.
 
 What each verdict means is docs/kit/examples-proxies.md. The exit status:
 1 when the verdicts that no clock decides are not exactly the measured ones
@@ -160,16 +166,16 @@ def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
     }
 
 
-def _versions() -> dict[str, str]:
+def _versions(proxies: list[str]) -> dict[str, str]:
+    """The first line of each chosen proxy's own version output."""
+
     def first_line(cmd: list[str]) -> str:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         return ((done.stdout or done.stderr).strip().splitlines() or ["?"])[0]
 
-    return {
-        "nginx": first_line([_binary("nginx"), "-v"]),
-        "caddy": first_line([_binary("caddy"), "version"]),
-        "haproxy": first_line([_binary("haproxy"), "-v"]),
-    }
+    commands = {"nginx": "-v", "caddy": "version", "haproxy": "-v"}
+    servers = {name.split("-")[0] for name in proxies}
+    return {s: first_line([_binary(s), commands[s]]) for s in commands if s in servers}
 
 
 def _judge(report_path: Path, strict: bool) -> int:
@@ -203,16 +209,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "kit" / "proxies"))
     parser.add_argument("--docs", action="store_true", help="also update the worked example")
+    parser.add_argument(
+        "--docs-page", default="docs/kit/examples-proxies.md", help="the worked example's page"
+    )
     parser.add_argument("--strict", action="store_true", help="clock-decided verdicts gate too")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--front", metavar="URL", help="proxies in front of this, not a mock")
+    parser.add_argument("--label", default="direct", help="the reference path's name")
+    parser.add_argument("--proxies", help="some of: " + ", ".join(EXPECTED.keys() - {"direct"}))
     args, check_args = parser.parse_known_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="streamwire-proxies-") as tmp, processes() as procs:
-        mock_url = procs.mock(args.python)
-        upstream = int(mock_url.rpartition(":")[2])
-        routes = [("direct", mock_url)]
-        for name, command in _proxies(Path(tmp), upstream).items():
+        reference = args.front or procs.mock(args.python)
+        upstream = int(reference.rstrip("/").rpartition(":")[2])
+        routes = [(args.label, reference)]
+        proxies = _proxies(Path(tmp), upstream)
+        chosen = args.proxies.split(",") if args.proxies else list(proxies)
+        if unknown := set(chosen) - proxies.keys():
+            raise SystemExit(f"no such proxy: {', '.join(sorted(unknown))}")
+        for name in chosen:
+            command = proxies[name]
             port = free_port()
             proc = procs.start(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_listening(port, proc, name)
@@ -224,16 +241,22 @@ def main() -> int:
             "streamwire.cli",
             "check",
             *(a for name, url in routes for a in ("--path", f"{name}={url}")),
-            "--mock",
-            mock_url,
-            "--client",
-            "all",
-            # A reverse proxy passes the client's key on to the provider by design.
-            "--key-passthrough",
-            # The worked example's matrix is streamed cells only (docs/kit.md).
-            "--no-unary",
-            "--concurrency",
-            "16",
+            *(
+                ()
+                if args.front
+                else (
+                    "--mock",
+                    reference,
+                    "--client",
+                    "all",
+                    # A reverse proxy passes the client's key on to the provider by design.
+                    "--key-passthrough",
+                    # The worked example's matrix is streamed cells only (docs/kit.md).
+                    "--no-unary",
+                    "--concurrency",
+                    "16",
+                )
+            ),
             "--json",
             str(out / "check.json"),
             "--html",
@@ -244,18 +267,19 @@ def main() -> int:
             "streamwire check: nginx, caddy and haproxy as deployed",
             *check_args,
         ]
-        subprocess.run(check, check=False)
+        done = subprocess.run(check, check=False)
         print(f"kit through the proxies: {time.monotonic() - started:.1f} s", flush=True)
-        versions = _versions()
+        versions = _versions(chosen)
+        if "--gateway" in check_args[:-1]:  # the server the proxies front, as the check names it
+            versions = {"gateway": check_args[check_args.index("--gateway") + 1], **versions}
         print("; ".join(versions.values()))
-    status = _judge(out / "check.json", args.strict)
+    status = done.returncode if args.front else _judge(out / "check.json", args.strict)
     if args.docs:
-        _write_docs(out / "check.md", versions)
+        _write_docs(out / "check.md", versions, ROOT / args.docs_page)
     return status
 
 
-def _write_docs(markdown: Path, versions: dict[str, str]) -> None:
-    page = ROOT / "docs" / "kit" / "examples-proxies.md"
+def _write_docs(markdown: Path, versions: dict[str, str], page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     start, end = "<!-- matrix: examples/kit_proxies.py --docs -->", "<!-- end of matrix -->"
     head, _, rest = text.partition(start)

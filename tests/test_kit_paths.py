@@ -22,7 +22,7 @@ import pytest
 
 from kit_hops import BATCH, Hop
 from streamwire.kit.cell import LAYERS, Cell, Check
-from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.check import CheckPlan, Route, _interleaved, run_check
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.html import write_html
 from streamwire.kit.mock import MockUpstream
@@ -208,3 +208,24 @@ def test_the_cells_are_not_changed_by_the_comparison() -> None:
     before = copy.deepcopy([c.as_dict() for c in cells])
     compare_paths(cells, ["direct", "edge"])
     assert [c.as_dict() for c in cells] == before
+
+
+def test_each_cell_runs_on_every_path_back_to_back() -> None:
+    # Run path after path, the first path's cells meet a gateway still warming
+    # up and the others do not: the comparison would blame a hop for the clock.
+    routes = [Route(f"http://127.0.0.1:{port}", label=name) for port, name in ((1, "a"), (2, "b"))]
+    plan = CheckPlan(
+        routes=routes,
+        clients=["openai-chat", "anthropic"],
+        cases=["short-text", "single-tool", "cancel"],
+        deliveries=["whole", "paced"],
+    )
+    keys = plan.keys()
+    order = _interleaved(keys, range(len(keys)))
+    assert sorted(order) == list(range(len(keys)))
+    pairs = [order[i : i + 2] for i in range(0, len(order), 2)]
+    for first, second in pairs:
+        assert keys[first][1:] == keys[second][1:]
+        assert (keys[first][0].label, keys[second][0].label) == ("a", "b")
+    # The cells keep their plan order otherwise.
+    assert [keys[first][1:] for first, _ in pairs] == [k[1:] for k in keys if k[0].label == "a"]
