@@ -248,3 +248,13 @@ def test_recorded_fixtures_replay_as_items(tmp_path: Path) -> None:
     failed = _pytest(tmp_path, "--sw-fixtures", str(fixtures))
     assert failed.returncode == 1
     assert "anthropic/asdk-basic" in failed.stdout and "[whole] text" in failed.stdout
+    # A manifest without its raw bytes' name is a failing item that says so,
+    # beside the others, not an error that stops the collection.
+    broken = dict(manifest, case="broken")
+    del broken["raw"]
+    (fixtures / "broken.json").write_text(json.dumps(broken))
+    both = _pytest(tmp_path, "--sw-fixtures", str(fixtures))
+    assert both.returncode == 1, both.stdout
+    assert "FAILED ::streamwire-fixtures::broken.json" in both.stdout, both.stdout
+    assert "FAILED ::streamwire-fixtures::anthropic/asdk-basic" in both.stdout, both.stdout
+    assert "the manifest has no str 'raw'" in both.stdout

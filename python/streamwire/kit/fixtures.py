@@ -54,14 +54,31 @@ EVERY_SPLIT = 2048
 SEEDS = (1, 2, 3)
 
 
+class FixtureError(ValueError):
+    """A manifest that cannot be replayed: a field it needs missing or of the
+    wrong type, or its raw bytes unreadable. The message names the file."""
+
+
 class Fixture:
-    """One manifest and its raw bytes."""
+    """One manifest and its raw bytes (``FixtureError`` when either is unusable)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        self.raw_path: Path = path.parent / str(self.manifest["raw"])
-        self.raw: bytes = self.raw_path.read_bytes()
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise FixtureError(f"{path}: not a readable JSON manifest ({exc})") from exc
+        if not isinstance(manifest, dict):
+            raise FixtureError(f"{path}: the manifest is not a JSON object")
+        for key, kind in (("raw", str), ("protocol", str), ("case", str), ("expect", dict)):
+            if not isinstance(manifest.get(key), kind):
+                raise FixtureError(f"{path}: the manifest has no {kind.__name__} {key!r}")
+        self.manifest: dict[str, Any] = manifest
+        self.raw_path: Path = path.parent / manifest["raw"]
+        try:
+            self.raw: bytes = self.raw_path.read_bytes()
+        except OSError as exc:
+            raise FixtureError(f"{path}: its raw bytes {self.raw_path.name}: {exc}") from exc
 
     @property
     def name(self) -> str:
@@ -138,15 +155,23 @@ class Fixture:
         return reader, events
 
 
-def manifests(directory: Path) -> Iterator[Fixture]:
-    """Every fixture manifest under ``directory``, sorted by path."""
+def manifest_paths(directory: Path) -> Iterator[Path]:
+    """Every fixture manifest's path under ``directory`` (a JSON object of the
+    fixture format), sorted."""
     for path in sorted(directory.rglob("*.json")):
         try:
             head = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, OSError):
             continue
         if isinstance(head, dict) and head.get("format") == FORMAT:
-            yield Fixture(path)
+            yield path
+
+
+def manifests(directory: Path) -> Iterator[Fixture]:
+    """Every fixture manifest under ``directory``, sorted by path
+    (``FixtureError`` at the first that cannot be replayed)."""
+    for path in manifest_paths(directory):
+        yield Fixture(path)
 
 
 def chunkings(data: bytes) -> Iterator[tuple[str, list[bytes]]]:
@@ -419,5 +444,14 @@ def check_fixture(fixture: Fixture) -> list[str]:
 
 
 def check_directory(directory: Path) -> dict[str, list[str]]:
-    """fixture name -> its problems, for every fixture under ``directory``."""
-    return {f.name: check_fixture(f) for f in manifests(directory)}
+    """fixture name -> its problems, for every fixture under ``directory``
+    (a manifest that cannot be replayed is named by its path, its problem why)."""
+    out: dict[str, list[str]] = {}
+    for path in manifest_paths(directory):
+        try:
+            fixture = Fixture(path)
+        except FixtureError as exc:
+            out[str(path)] = [str(exc)]
+            continue
+        out[fixture.name] = check_fixture(fixture)
+    return out

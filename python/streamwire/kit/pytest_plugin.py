@@ -323,16 +323,39 @@ class FixtureItem(_KitItem):
         return str(self.fixture.path), None, self.name
 
 
+class BrokenFixtureItem(_KitItem):
+    """A manifest that cannot be replayed: a failing item that says why."""
+
+    def __init__(self, *, path: Path, problem: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path_of_manifest = path
+        self.problem = problem
+
+    def runtest(self) -> None:
+        raise CellFailed(self.problem)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return str(self.path_of_manifest), None, self.name
+
+
 def _fixture_items(session: pytest.Session, directory: Path) -> list[pytest.Item]:
-    from .fixtures import manifests
+    from .fixtures import Fixture, FixtureError, manifest_paths
 
     if not directory.is_dir():
         raise pytest.UsageError(f"--sw-fixtures {directory}: no such directory")
     parent = _Cells.from_parent(session, name="streamwire-fixtures")
-    return [
-        FixtureItem.from_parent(parent, name=fixture.name, fixture=fixture)
-        for fixture in manifests(directory)
-    ]
+    items: list[pytest.Item] = []
+    for path in manifest_paths(directory):
+        try:
+            fixture = Fixture(path)
+        except FixtureError as exc:
+            name = path.relative_to(directory).as_posix()
+            items.append(
+                BrokenFixtureItem.from_parent(parent, name=name, path=path, problem=str(exc))
+            )
+            continue
+        items.append(FixtureItem.from_parent(parent, name=fixture.name, fixture=fixture))
+    return items
 
 
 def _fails(cell: Cell) -> bool:
