@@ -213,8 +213,17 @@ if [ -n "$UPGRADE" ]; then
     done
 elif [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
-    { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"; } \
-        > docs/kit/examples-litellm.md
+    { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"
+      cat <<'PAGE'
+
+# The same LiteLLM, compared
+
+* [Upgrading it](examples-litellm-upgrade.md): this run's reports against
+  1.110.2's, cell by cell (`bash .ci/litellm.sh --upgrade 1.110.2`).
+* [Behind nginx and haproxy](examples-litellm-paths.md): the cells straight
+  and through each proxy in front of it (`bash .ci/litellm.sh --paths`).
+PAGE
+    } > docs/kit/examples-litellm.md
     for part in "" -retries -bedrock; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json" \
             --write
