@@ -284,3 +284,37 @@ def test_check_against_an_earlier_report_gates_on_the_comparison(
     assert check("--against", str(edited)) == 0
     assert "fixed:" in capsys.readouterr().out
     assert check("--against", str(tmp_path / "nothing.json")) == 2
+
+
+def test_events_a_clock_decided_are_timed_and_others_not() -> None:
+    # The client's hang-up, and a retry case's first attempt breaking off
+    # mid-stream: how many events came first is the clock's (a LiteLLM run
+    # passed the broken attempt's text on in one run, not in the next).
+    def report(count: int) -> dict[str, Any]:
+        sample = [{"event": "MessageStarted"}, *([{"event": "TextDelta"}] * (count - 2))]
+        cells = [
+            {
+                "case": case,
+                "client": "openai-chat",
+                "route": "gateway",
+                "delivery": "whole",
+                "layers": {},
+                "evidence": {
+                    "client": {
+                        "unified_events": {
+                            "count": count,
+                            "sample": [*sample, {"event": "MessageCompleted"}],
+                        }
+                    }
+                },
+            }
+            for case in ("cancel", "retry-after-text", "retry-before-output", "short-text")
+        ]
+        return {"cells": cells, "routes": [{"label": "gateway"}]}
+
+    comparison = compare(report(5), report(2))
+    timed = {(c.cell.split(" ")[0], c.what): c.timed for c in comparison.changes}
+    for case in ("cancel", "retry-after-text"):
+        assert timed[case, "fact events"] and timed[case, "fact order"], timed
+    for case in ("retry-before-output", "short-text"):
+        assert not timed[case, "fact events"] and not timed[case, "fact order"], timed

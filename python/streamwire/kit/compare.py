@@ -344,13 +344,17 @@ def compare(
             timed = _timed_layer(was, layer) or _timed_layer(cell, layer)
             changes.append(Change(key, f"layer {layer}", kind, a, b, timed))
         fa, fb = facts(was), facts(cell)
-        # A case the client hangs up on: how many events arrived before the
-        # hang-up is the clock's (a read that brought one more).
+        # How many events arrived is the clock's in a case the client hangs up
+        # on (a read that brought one more before the hang-up), and in a retry
+        # case whose first attempt breaks off mid-stream or stalls (whether the
+        # gateway passed the attempt's text on before it read the break).
         case = CASES.get(str(cell.get("case")))
-        hung_up = case is not None and case.cancel_after is not None
+        clocked = case is not None and (
+            case.cancel_after is not None or case.retry in ("after_text", "after_tool", "stall")
+        )
         for name in FACTS:
             if fa[name] != fb[name]:
-                timed = hung_up and name in ("events", "order")
+                timed = clocked and name in ("events", "order")
                 changes.append(Change(key, f"fact {name}", "changed", fa[name], fb[name], timed))
         for name in _TIMED:
             if _time_changed(fa[name], fb[name]):
