@@ -52,6 +52,13 @@ behaviour          what it does                                                 
 ``drop_usage``     (SSE, Chat Completions) drops the usage chunk
 ``late_block_stop`` (SSE, Anthropic) sends ``message_delta`` before the last
                    ``content_block_stop``: the same facts in another order
+``mix_above``      (SSE) with more than ``MIX_ABOVE`` streams in flight, hands  (load tests: a
+                   every other text event to the stream of the same protocol    shared buffer)
+                   that wrote one last, and its own to the next
+``buffer_above``   with more than ``BUFFER_ABOVE`` streams in flight, reads     (a pool that
+                   the upstream's whole answer before it sends a byte           queues)
+``leak_cancel``    asks the upstream to keep the connection alive, and on       (a pool that
+                   every ``LEAK_EVERY``-th hang-up neither closes nor reads it  loses sockets)
 ``repeat_heads``   (SSE, Chat Completions) repeats ``"role": "assistant"`` in   gateways that
                    every chunk's delta, and a call's ``id``, ``type`` and       re-emit each delta
                    ``name`` in every one of its deltas: streamwire reads it     whole
@@ -72,18 +79,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["BATCH", "BEHAVIOURS", "Hop"]
+__all__ = ["BATCH", "BEHAVIOURS", "BUFFER_ABOVE", "LEAK_EVERY", "MIX_ABOVE", "Hop"]
 
 #: haproxy's measured batching and close delay with its defaults.
 BATCH = 0.2
 BEHAVIOURS = (
     "pass",
+    "mix_above",
+    "buffer_above",
+    "leak_cancel",
     "hold",
     "hold_no_cancel",
     "batch",
@@ -108,6 +119,12 @@ BEHAVIOURS = (
     "drop_usage",
     "late_block_stop",
 )
+#: ``mix_above`` mixes streams up, and ``buffer_above`` holds them, above this many in flight.
+MIX_ABOVE = 4
+BUFFER_ABOVE = 8
+#: ``leak_cancel`` leaks the upstream connection of every this-many-th hang-up.
+LEAK_EVERY = 10
+_TEXT_EVENT = re.compile(rb'"content":"[^"]|"text_delta"')
 #: ``drop_slow`` drops events while this many bytes wait to go to the client.
 DROP_OVER = 256 * 1024
 #: ``idle_end`` and ``idle_reset``'s idle timeout.
@@ -127,6 +144,14 @@ class Hop:
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.url = ""
+        #: Client connections being served now.
+        self.active = 0
+        self._streams = itertools.count(1)
+        #: ``mix_above``: per request path, the stream that wrote a text event last, and it.
+        self._last_text: dict[bytes, tuple[int, bytes]] = {}
+        self._hang_ups = 0
+        #: ``leak_cancel``'s upstream connections, never closed until the hop is.
+        self.leaked: list[asyncio.StreamWriter] = []
 
     async def __aenter__(self) -> Hop:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -140,11 +165,14 @@ class Hop:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for writer in self.leaked:
+            writer.transport.abort()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self.active += 1
         try:
             head, body = await _read_request(reader)
             refused = self.behaviour == "refuse_usage" and b'"sw-usage.' in body
@@ -171,15 +199,19 @@ class Hop:
                 head, body = _openai_tools(head, body)
             if self.behaviour == "force_stream":
                 head, body = _forced_stream(head, body)
+            if self.behaviour == "leak_cancel":
+                # Keep-alive to the upstream, as a connection pool asks.
+                head = re.sub(rb"(?im)^connection:[^\r\n]*\r\n", b"", head)
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
             up_writer.write(head + body)
             await up_writer.drain()
             if self.behaviour == "echo_key":
                 writer = _EchoKey(writer, _client_key(head))
-            await self._relay(reader, writer, up_reader, up_writer)
-        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            await self._relay(reader, writer, up_reader, up_writer, head.split(b" ")[1])
+        except (ConnectionError, asyncio.IncompleteReadError, OSError, IndexError):
             pass
         finally:
+            self.active -= 1
             with contextlib.suppress(Exception):
                 writer.close()
             self._tasks.discard(task)
@@ -190,11 +222,16 @@ class Hop:
         writer: asyncio.StreamWriter,
         up_reader: asyncio.StreamReader,
         up_writer: asyncio.StreamWriter,
+        path: bytes = b"",
     ) -> None:
         behaviour = self.behaviour
         if behaviour in _TRANSFORMS:
             pump = self._sse(up_reader, writer, _TRANSFORMS[behaviour]())
-        elif behaviour in ("hold", "hold_no_cancel"):
+        elif behaviour == "mix_above":
+            pump = self._sse(up_reader, writer, self._mixer(path.split(b"?")[0]))
+        elif behaviour in ("hold", "hold_no_cancel") or (
+            behaviour == "buffer_above" and self.active > BUFFER_ABOVE
+        ):
             pump = self._hold(up_reader, writer)
         elif behaviour == "batch":
             pump = self._batch(up_reader, writer)
@@ -208,6 +245,7 @@ class Hop:
             pump = self._copy(up_reader, writer)
         relay = asyncio.ensure_future(pump)
         gone = asyncio.ensure_future(reader.read())  # the client's EOF: it hung up
+        leak = False
         try:
             await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
             if gone.done() and not relay.done():
@@ -215,11 +253,37 @@ class Hop:
                     await relay  # reads the upstream to its end regardless
                 elif behaviour == "close_late":
                     await asyncio.sleep(BATCH)
+                elif behaviour == "leak_cancel":
+                    self._hang_ups += 1
+                    leak = self._hang_ups % LEAK_EVERY == 0
         finally:
             for pending in (relay, gone):
                 pending.cancel()
             await asyncio.gather(relay, gone, return_exceptions=True)
-            up_writer.transport.abort()
+            if leak:
+                self.leaked.append(up_writer)  # neither read nor closed again
+            else:
+                up_writer.transport.abort()
+
+    def _mixer(self, path: bytes) -> Callable[[bytes], list[bytes]]:
+        """``mix_above``'s transform for one stream: above ``MIX_ABOVE`` streams in
+        flight, every other text event is the last one another stream of the
+        same path wrote (and this one's is kept for the next)."""
+        me = next(self._streams)
+        texts = 0
+
+        def transform(event: bytes) -> list[bytes]:
+            nonlocal texts
+            if not _TEXT_EVENT.search(event):
+                return [event]
+            texts += 1
+            last = self._last_text.get(path)
+            self._last_text[path] = (me, event)
+            if self.active > MIX_ABOVE and texts % 2 == 0 and last is not None and last[0] != me:
+                return [last[1]]
+            return [event]
+
+        return transform
 
     async def _copy(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while data := await up.read(65536):

@@ -226,6 +226,7 @@ ISSUE_NAMES = {
     ),
     # Named in this round (docs/kit.md): every failing layer has a verdict.
     "named": (
+        "cross_talk",
         "request_mistranslated",
         "key_forwarded",
         "key_echoed",

@@ -13,6 +13,7 @@ names below are stable.
         cells = await run_check(plan)                # every (case, client, delivery)
     report = build_report(cells)
     report.matrix, report.verdicts, report.exit_status
+    load = await run_load(LoadPlan(plan, concurrency=200))   # the same cells under load
 
 Command line: ``streamwire mock-upstream``, ``streamwire check`` and
 ``streamwire compare`` (``kit/cli.py``); in a pytest suite, the plugin
@@ -26,6 +27,7 @@ from .compare import Comparison
 from .compare import compare as compare_reports
 from .delivery import DELIVERIES
 from .fixtures import check_directory, check_fixture
+from .load import LoadPlan, LoadReport, run_load
 from .mock import MockUpstream
 from .names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
 from .paths import compare_paths
@@ -45,6 +47,8 @@ __all__ = [
     "Cell",
     "CheckPlan",
     "Comparison",
+    "LoadPlan",
+    "LoadReport",
     "MockUpstream",
     "Report",
     "Route",
@@ -54,4 +58,5 @@ __all__ = [
     "compare_paths",
     "compare_reports",
     "run_check",
+    "run_load",
 ]

@@ -26,8 +26,9 @@ stream still running when the client hangs up).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..events import (
@@ -53,6 +54,7 @@ __all__ = [
     "CASE_NAMES",
     "ERROR_KINDS",
     "PROTOCOL_PARTS",
+    "SALT_MARK",
     "TOOLS",
     "UNARY_CASES",
     "UPSTREAM_ERRORS",
@@ -61,6 +63,7 @@ __all__ = [
     "Case",
     "Truth",
     "call_id",
+    "salted",
     "script",
     "truth",
     "upstream_error",
@@ -627,6 +630,23 @@ class Truth:
     follow_up: str = ""
     #: The usage parts the upstream reports (``usage_parts_of``), by name.
     usage_parts: tuple[tuple[str, int], ...] = ()
+
+
+#: A salted case's mark, after each piece of its text: `` [<tag>]``.
+SALT_MARK = re.compile(r" \[([A-Za-z0-9_]{1,64})\]")
+
+
+def salted(case: Case, tag: str) -> Case:
+    """``case`` with its stream's ``tag`` after each piece of its text (and of
+    its follow-up's): the same case, and text that names the stream it was
+    written for. Under load a hop that hands one stream's text to another is
+    then caught by the tag (``SALT_MARK``), not only by a text that differs."""
+    mark = f" [{tag}]"
+
+    def salt(pieces: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(p + mark if p else p for p in pieces)
+
+    return replace(case, text=salt(case.text), follow_up=salt(case.follow_up))
 
 
 def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 1) -> Truth:

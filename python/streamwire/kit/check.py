@@ -31,7 +31,7 @@ from urllib.parse import quote, urlsplit
 from .. import __version__
 from ..errors import StreamwireError
 from ..io._wire import REQUEST_ID_HEADERS
-from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, truth
+from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, truth
 from .cell import LAYERS, Cell, Check
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES, UNARY
@@ -260,6 +260,24 @@ class _Log:
         requests = data.get("requests") if isinstance(data, dict) else None
         return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
 
+    async def state(self) -> dict[str, Any] | None:
+        """The mock's open connections and requests in flight (``MockUpstream.load_state``);
+        None when a mock over HTTP does not answer with them."""
+        if self.mock is not None:
+            return self.mock.load_state()
+        try:
+            response = await open_request(
+                f"{self.url}/_sw/connections", method="GET", read_timeout=5.0
+            )
+            data = json.loads(await response.read())
+        except (TransportError, ValueError):
+            return None
+        ok = isinstance(data, dict) and all(
+            isinstance(data.get(k), int) and isinstance(data.get(r), list)
+            for k, r in (("open_connections", "connections"), ("in_flight", "requests"))
+        )
+        return data if ok else None
+
     async def set_options(self, tag: str, options: dict[str, float]) -> None:
         """What the mock does for this tag's requests (``mock.TAG_OPTIONS``)."""
         if self.mock is not None:
@@ -306,8 +324,28 @@ def _tag() -> str:
 async def _run_cell(
     plan: CheckPlan, log: _Log, route: Route, case: Case, client: str, delivery: str
 ) -> Cell:
+    cell, _ = await judged_stream(plan, log, route, case, client, delivery)
+    return cell
+
+
+async def judged_stream(
+    plan: CheckPlan,
+    log: _Log,
+    route: Route,
+    case: Case,
+    client: str,
+    delivery: str,
+    *,
+    salt: bool = False,
+) -> tuple[Cell, Observation]:
+    """One cell, and what its client saw. ``salt``: the mock writes the case's
+    text with the cell's tag in it (``cases.salted``), and the judge expects it."""
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    options: dict[str, float] = {}
+    if salt:
+        options["salt"] = 1
+        case = salted(case, tag)
     unary = delivery == UNARY
     url, headers, body = client_request(
         client, case, model, route.base_url, plan.key, canary=plan.canary, stream=not unary
@@ -315,13 +353,15 @@ async def _run_cell(
     watched = (plan.key,) if plan.key else ()
     read_timeout, total_timeout = plan.read_timeout, plan.total_timeout
     if case.silence is not None:
-        await log.set_options(tag, {"silence": plan.silence})
+        options["silence"] = plan.silence
         # The kit's own reads outwait the silence: a cut is the hop's.
         read_timeout = max(read_timeout, plan.silence + 10.0)
         total_timeout = max(total_timeout, plan.silence + 60.0)
     if case.retry == "stall":
-        await log.set_options(tag, {"stall": plan.stall})
+        options["stall"] = plan.stall
         read_timeout = max(read_timeout, plan.stall + 10.0)
+    if options:
+        await log.set_options(tag, options)
     obs = await observe(
         client,
         url,
@@ -387,7 +427,7 @@ async def _run_cell(
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
-    return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+    return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name), obs
 
 
 async def _run_sdk_cell(

@@ -260,6 +260,29 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         metavar="HEADER",
         help="read the gateway's version from this response header instead",
     )
+    load = check.add_argument_group('load (docs/kit.md, "Under load")')
+    load.add_argument(
+        "--load",
+        action="store_true",
+        help="instead of one cell each, keep --concurrency streams in flight, each judged "
+        "as a cell is and salted with its own tag (cross_talk); the same load straight to "
+        "the mock first, for the gateway's added latency; the mock's connections after it",
+    )
+    load.add_argument(
+        "--load-streams",
+        type=_count,
+        metavar="N",
+        help="streams per target (default: ten per slot of --concurrency)",
+    )
+    load.add_argument(
+        "--load-duration", type=_positive, metavar="SECONDS", help="or this long per target"
+    )
+    load.add_argument(
+        "--load-direct",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the same load straight to the mock first (default on)",
+    )
     outputs = check.add_argument_group("outputs")
     outputs.add_argument("--json", metavar="FILE", help="the whole report, with evidence, as JSON")
     outputs.add_argument("--html", metavar="FILE", help="the matrix and timelines as one page")
@@ -445,6 +468,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
+    if args.load:
+        return _cmd_load(args, plan)
     started = time.monotonic()
     run_time = datetime.now(timezone.utc).isoformat(timespec="seconds")
     earlier: tuple[dict[str, Any], dict[tuple[str, str], str]] | None = None
@@ -511,6 +536,64 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print()
         print(render_text(comparison), end="")
         return comparison.exit_status
+    return report.exit_status
+
+
+def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
+    from dataclasses import replace
+
+    from .load import LOAD_CASES, LOAD_DELIVERIES, LoadPlan, run_load
+
+    # Not given: the load's own mix (every case and delivery is a check's default).
+    cases = list(LOAD_CASES) if args.cases == list(CASE_NAMES) else args.cases
+    deliveries = list(LOAD_DELIVERIES) if args.delivery == list(DELIVERIES) else args.delivery
+    concurrency = args.concurrency
+    try:
+        check = replace(plan, cases=cases, deliveries=deliveries, sdks=(), key=_key(args))
+        load = LoadPlan(
+            check,
+            concurrency=concurrency,
+            streams=args.load_streams,
+            duration=args.load_duration,
+            direct=args.load_direct,
+        )
+    except ValueError as exc:
+        print(f"streamwire: {exc}", file=sys.stderr)
+        return 2
+    progress = sys.stderr.isatty() and not args.quiet
+    counted = [0]
+
+    def on_stream(_: Any) -> None:
+        counted[0] += 1
+        if progress and counted[0] % 50 == 0:
+            sys.stderr.write(f"\r  {counted[0]} streams\x1b[K")
+            sys.stderr.flush()
+
+    def on_target(name: str) -> None:
+        if not args.quiet:
+            sys.stderr.write(f"\r\x1b[Kload: {name}\n")
+            sys.stderr.flush()
+
+    try:
+        report = asyncio.run(run_load(load, on_stream=on_stream, on_target=on_target))
+    except OSError as exc:
+        print(f"streamwire: cannot start the mock: {exc}", file=sys.stderr)
+        return 2
+    if progress:
+        sys.stderr.write("\r\x1b[K")
+    report.title = args.title
+    if args.quiet:
+        print(report.lines()[0])
+    else:
+        report.write_table(sys.stdout)
+    for path, write in (
+        (args.json, report.write_json),
+        (args.markdown, report.write_markdown),
+        (args.html, report.write_html),
+    ):
+        if path:
+            with open(path, "w", encoding="utf-8") as out:
+                write(out)
     return report.exit_status
 
 

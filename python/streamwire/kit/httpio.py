@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import re
 import socket
 import ssl
@@ -192,6 +193,8 @@ class Request:
     #: ``time.time()`` when the head arrived.
     received_at: float
     peer: str
+    #: The server's number for the connection it came on (1, 2, ...).
+    connection: int = 0
 
     def header(self, name: str) -> str | None:
         """The first value of a header (case-insensitive name)."""
@@ -315,6 +318,8 @@ class HttpServer:
         self.idle_timeout = idle_timeout
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._open: dict[int, None] = {}  # the open connections' numbers, in order
+        self._numbers = itertools.count(1)
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port)
@@ -325,6 +330,10 @@ class HttpServer:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    def open_connections(self) -> list[int]:
+        """The numbers of the connections open now (``Request.connection``), oldest first."""
+        return list(self._open)
 
     async def close(self) -> None:
         if self._server is not None:
@@ -340,6 +349,8 @@ class HttpServer:
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
+        number = next(self._numbers)
+        self._open[number] = None
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -351,6 +362,7 @@ class HttpServer:
                 request = await self._read_request(conn, str(peer))
                 if request is None:
                     break
+                request.connection = number
                 version_close = request.header("connection") or ""
                 keep_alive = "close" not in version_close.lower()
                 responder = Responder(writer, conn, keep_alive)
@@ -371,6 +383,7 @@ class HttpServer:
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+            self._open.pop(number, None)
             if task is not None:
                 self._connections.discard(task)
 

@@ -75,7 +75,19 @@ def reference(
     streamwire has no Bedrock encoder; for a Bedrock client the upstream's
     events are written by the mock's own Bedrock writer (``bedrock.py``),
     which carries every fact the kit checks: no downgrade is declared there."""
-    case = CASES[case_name]
+    return reference_of(CASES[case_name], upstream, client, usage_sent, wants_usage, attempt)
+
+
+def reference_of(
+    case: Case,
+    upstream: str,
+    client: str,
+    usage_sent: bool,
+    wants_usage: bool,
+    attempt: int = 1,
+) -> Reference:
+    """``reference`` of a case that is not one of ``CASES`` as it stands (a
+    salted one, ``cases.salted``), not kept: every stream's is its own."""
     units = render_stream(
         case, upstream, model=f"sw-{case.name}", usage=usage_sent, attempt=attempt, silence=0.0
     )
@@ -1166,7 +1178,10 @@ def inputs(
         facts = truth(case, upstream, usage_sent=usage_sent, attempt=attempt)
         # A whole answer carries its usage whatever the client asked.
         wants = case.wants_usage or delivery == UNARY
-        ref = reference(case.name, upstream, client, usage_sent, wants, attempt)
+        if CASES.get(case.name) is case:
+            ref = reference(case.name, upstream, client, usage_sent, wants, attempt)
+        else:
+            ref = reference_of(case, upstream, client, usage_sent, wants, attempt)
     return Inputs(
         case, client, upstream, delivery, obs, entry, follow_obs, follow_entry, facts, ref
     )

@@ -15,6 +15,8 @@ where they put the version):
 ``POST /model/{id}/invoke-with-response-stream``           ``bedrock-invoke``
 (``/invoke``)
 ``GET /_sw/log`` (``?tag=``, ``?since=``)                  the request log
+``GET /_sw/connections``                                   open connections, requests
+                                                           in flight (``load_state``)
 ``GET /_sw/cases``, ``GET .../models``                     the case names
 =========================================================  ==================
 
@@ -71,7 +73,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ..translate._base import dumps
-from .cases import CASE_NAMES, CASES, Case
+from .cases import CASE_NAMES, CASES, Case, salted
 from .contract import Problem, problems, refusal
 from .delivery import DELIVERIES, UNARY, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
@@ -105,7 +107,15 @@ _WRITE_BYTES = 128
 
 #: The options the check may set for a tag's requests (``PUT /_sw/tags/<tag>``),
 #: each a number of seconds from the first to the second figure.
-TAG_OPTIONS: Mapping[str, tuple[float, float]] = {"silence": (0.0, 600.0), "stall": (0.0, 600.0)}
+TAG_OPTIONS: Mapping[str, tuple[float, float]] = {
+    "silence": (0.0, 600.0),
+    "stall": (0.0, 600.0),
+    # 1: the case's text carries the tag (``cases.salted``), so that a stream's
+    # text found in another's names the stream it came from (load runs).
+    "salt": (0.0, 1.0),
+}
+#: ``load_state`` lists at most this many connections and requests in flight.
+MAX_STATE_ROWS = 20000
 #: Tags whose options are kept (the oldest go first).
 MAX_TAG_OPTIONS = 10000
 #: How long a retry-stall case's first attempt says nothing, when its tag sets none.
@@ -373,6 +383,7 @@ class RequestLog:
 
     def __init__(self) -> None:
         self._entries: deque[dict[str, Any]] = deque()
+        self._by_tag: dict[str, list[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._bytes = 0
         #: Entries dropped to keep within the bounds.
@@ -409,10 +420,16 @@ class RequestLog:
             "ended_at": None,
             "attempt": 1,
             "failed": None,
+            "connection": request.connection,
         }
         self._entries.append(entry)
         self._grow(len(request.body) if kept else 0)
         return entry
+
+    def tagged(self, entry: dict[str, Any], tag: str) -> None:
+        """``entry`` is the request of ``tag``: ``entries(tag)`` finds it without a scan."""
+        entry["tag"] = tag
+        self._by_tag.setdefault(tag, []).append(entry)
 
     def wrote(
         self,
@@ -435,13 +452,36 @@ class RequestLog:
         entries = self._entries
         while len(entries) > 1 and (len(entries) > MAX_LOG or self._bytes > MAX_LOG_BYTES):
             old = entries.popleft()
+            tagged = self._by_tag.get(old["tag"]) if old["tag"] is not None else None
+            if tagged is not None:
+                tagged[:] = [e for e in tagged if e is not old]
+                if not tagged:
+                    del self._by_tag[old["tag"]]
             self._bytes -= len(old["writes"]) * _WRITE_BYTES
             self._bytes -= old["body_bytes"] if old["body"] is not None else 0
             self.dropped += 1
 
     def entries(self, tag: str | None = None, since: int = 0) -> list[dict[str, Any]]:
         """The logged requests (of one tag, after id ``since``), oldest first."""
-        return [e for e in self._entries if e["id"] > since and (tag is None or e["tag"] == tag)]
+        if tag is not None:
+            return [e for e in self._by_tag.get(tag, ()) if e["id"] > since]
+        return [e for e in self._entries if e["id"] > since]
+
+    def in_flight(self) -> list[dict[str, Any]]:
+        """The requests whose answer has not ended, oldest first."""
+        return [e for e in self._entries if e["ended_at"] is None]
+
+    def last_of_connections(self, connections: list[int]) -> dict[int, dict[str, Any]]:
+        """The newest logged request of each of ``connections`` (``Request.connection``)."""
+        wanted = set(connections)
+        out: dict[int, dict[str, Any]] = {}
+        for entry in reversed(self._entries):
+            number = entry.get("connection")
+            if number in wanted and number not in out:
+                out[number] = entry
+                if len(out) == len(wanted):
+                    break
+        return out
 
 
 class MockUpstream:
@@ -479,6 +519,43 @@ class MockUpstream:
         """The logged requests (of one tag, after id ``since``), oldest first."""
         return self.log.entries(tag, since)
 
+    def load_state(self) -> dict[str, Any]:
+        """What a load run reads of the mock (``GET /_sw/connections``): each open
+        connection with its newest request's tag, and the requests in flight
+        (the first ``MAX_STATE_ROWS`` of each)."""
+
+        def row(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+            if entry is None:
+                return None
+            return {
+                "tag": entry["tag"],
+                "case": entry["case"],
+                "ended": entry["ended_at"] is not None,
+                "disconnected": entry["disconnected_at"] is not None,
+            }
+
+        connections = self.connections()
+        flying = self.log.in_flight()
+        return {
+            "open_connections": len(connections),
+            "connections": [
+                {"connection": n, "last": row(e)}
+                for n, e in itertools.islice(connections.items(), MAX_STATE_ROWS)
+            ],
+            "in_flight": len(flying),
+            "requests": [
+                {"tag": e["tag"], "case": e["case"], "since": e["t"]}
+                for e in flying[:MAX_STATE_ROWS]
+            ],
+        }
+
+    def connections(self) -> dict[int, dict[str, Any] | None]:
+        """Each connection open now (``Request.connection``) -> its newest logged
+        request (None when it has sent none, or the log has dropped it)."""
+        numbers = self._server.open_connections()
+        last = self.log.last_of_connections(numbers)
+        return {n: last.get(n) for n in numbers}
+
     # --- requests -------------------------------------------------------------------
 
     def set_tag_options(self, tag: str, options: Mapping[str, Any]) -> None:
@@ -490,9 +567,9 @@ class MockUpstream:
             if low is None or high is None:
                 raise ValueError(f"unknown tag option {key!r}; known: {', '.join(TAG_OPTIONS)}")
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"tag option {key!r} must be a number of seconds")
+                raise ValueError(f"tag option {key!r} must be a number")
             if not low <= value <= high:
-                raise ValueError(f"tag option {key!r} must be from {low} to {high} seconds")
+                raise ValueError(f"tag option {key!r} must be from {low} to {high}")
             checked[key] = float(value)
         if not _TAG.fullmatch(tag):
             raise ValueError(f"not a tag: {tag!r}")
@@ -534,12 +611,16 @@ class MockUpstream:
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
+        if tag is not None and options.get("salt"):
+            case = salted(case, tag)
         attempt = (
             1 + sum(1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name)
             if tag is not None
             else 1
         )
-        entry.update(case=case.name, delivery=delivery, tag=tag, attempt=attempt)
+        entry.update(case=case.name, delivery=delivery, attempt=attempt)
+        if tag is not None:
+            self.log.tagged(entry, tag)
         found: list[Problem] = problems(upstream, body, request.headers)
         entry["request_problems"] = [p.as_list() for p in found]
         if found and not self.lenient:
@@ -696,6 +777,8 @@ class MockUpstream:
             since = int(after) if after.isascii() and after.isdigit() else 0
             doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.log.dropped}
             await responder.send(200, headers, _json(doc))
+        elif request.path == "/_sw/connections":
+            await responder.send(200, headers, _json(self.load_state()))
         elif request.path == "/_sw/cases":
             doc = {"cases": {n: c.purpose for n, c in CASES.items()}, "deliveries": DELIVERIES}
             await responder.send(200, headers, _json(doc))

@@ -150,6 +150,15 @@ def _any(cell: Cell, name: str, check: Check) -> bool:
 
 VERDICT_RULES: tuple[VerdictRule, ...] = (
     VerdictRule(
+        "cross_talk",
+        _layer("deltas", "cross_talk"),
+        "the stream carried text written for another stream (its tag and case are in the "
+        "evidence): the gateway shares a buffer, a connection or a response object between "
+        "concurrent requests; one user can read another's answer. Find what the two streams "
+        "share under load (a pooled connection handed back while still streaming, a "
+        "module-level buffer, a cached response keyed too coarsely)",
+    ),
+    VerdictRule(
         "request_mistranslated",
         _layer("request", "mistranslated"),
         "the gateway sent the upstream a request its API refuses (the field and the "

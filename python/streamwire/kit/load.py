@@ -1,0 +1,988 @@
+"""Load: many streams at once, each judged as a cell is, and what the gateway added.
+
+    streamwire check http://127.0.0.1:4000 --client openai-chat,anthropic \\
+        --load --load-streams 2000 --concurrency 200 --json load.json --html load.html
+
+A load run keeps ``concurrency`` streams in flight (each worker starts its next
+stream when its last one is judged) until ``streams`` were sent or
+``duration`` passed, cycling through the plan's (case, client, delivery)
+cells in order. Every stream is a cell of its own (``check.judged_stream``):
+the same layers, judged by the same rules. Its case's text carries the
+stream's tag (``cases.salted``), so text written for another stream is
+caught by name (``cross_talk``), not only as a text that differs.
+
+The same load runs straight to the mock first (the ``direct`` target), so
+that what the gateway adds is a figure: each latency percentile through the
+gateway beside the direct one. The direct run is also the generator's own
+measure: the streams and events it judged per second of its own CPU, and
+whether a run was bounded by the generator (its process busy a whole core,
+or its event loop late) rather than by the gateway. A clock-decided verdict
+(a stream held or delayed) that the direct run shows as often is the
+generator's, not the gateway's, and does not fail the run.
+
+While a target runs, the mock's open connections and requests in flight are
+sampled (``MockUpstream.load_state``); after its last stream, the mock is
+given ``settle`` seconds. A connection still open whose last request was a
+stream the client had hung up on, and that the gateway never closed, or a
+request still in flight, is a leak: verdict ``upstream_leaked``, with the
+streams' tags and cases. When no mock URL is given, the mock runs in a
+process of its own, so that its CPU is not the generator's.
+
+Everything a run keeps is bounded: a record per stream (a few numbers, its
+verdicts, at most ``MAX_GAPS`` gaps), the evidence of the first
+``EVIDENCE_PER_VERDICT`` streams of each verdict, the samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .cases import CASES, SALT_MARK
+from .cell import Cell, Check
+from .check import CheckPlan, Route, _Log, judged_stream
+from .client import Observation
+from .mock import MockUpstream
+from .timing import TIMING_TAGS
+from .verdicts import ACCEPTABLE, cell_verdicts
+
+__all__ = [
+    "LOAD_CASES",
+    "LOAD_DELIVERIES",
+    "LoadPlan",
+    "LoadReport",
+    "StreamRecord",
+    "TargetRun",
+    "percentiles",
+    "run_load",
+]
+
+#: The cases a load run mixes unless told: text, calls, usage and a hang-up,
+#: the shapes whose mix-ups under load the cells can tell apart.
+LOAD_CASES = ("short-text", "split-anywhere", "single-tool", "parallel-tools", "usage", "cancel")
+#: ... written whole and paced (a paced stream takes 1.5 s: the load's long-lived ones).
+LOAD_DELIVERIES = ("whole", "paced")
+#: The gaps between arrivals a stream's record keeps.
+MAX_GAPS = 64
+#: The evidence (the cell, as a check reports it) kept for each verdict.
+EVIDENCE_PER_VERDICT = 3
+#: How often the mock's connections are sampled (seconds).
+SAMPLE_EVERY = 0.25
+#: The samples a target keeps (the oldest thinned out beyond).
+MAX_SAMPLES = 2400
+#: A clock-decided verdict is the generator's when the direct run shows it at
+#: least this share as often as the gateway's.
+GENERATOR_SHARE = 0.5
+#: The generator is the bound when its process was busy this share of a core ...
+BUSY_CORE = 0.85
+#: ... or its event loop ran this late (seconds, 95th percentile of the samples).
+LATE_LOOP = 0.1
+#: The name of the target straight to the mock.
+DIRECT = "direct"
+#: The verdict of a leak after the settle.
+UPSTREAM_LEAKED = "upstream_leaked"
+LEAK_ADVICE = (
+    "the gateway left upstream connections open, or requests running, after its client "
+    "hung up: each is a socket and a slot held (and, at a provider, billed) for nobody; "
+    "under steady load they add up until the pool or the provider's limit runs dry. Close "
+    "the upstream request when the client goes, on every path (a cancel, a timeout, an "
+    "error), and count open upstream connections in the gateway's metrics"
+)
+
+
+@dataclass
+class LoadPlan:
+    """What ``run_load`` runs: the check's routes, clients, cases and deliveries
+    as the mix, at ``concurrency`` streams in flight, ``streams`` per target or
+    for ``duration`` seconds (the first reached; neither: ten per slot)."""
+
+    check: CheckPlan
+    concurrency: int = 50
+    streams: int | None = None
+    duration: float | None = None
+    #: The same load straight to the mock first (the reference and the generator's figures).
+    direct: bool = True
+    #: After a target's last stream, how long the mock's connections may take to close.
+    settle: float = 6.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("a load needs a concurrency of at least 1")
+        if self.streams is not None and self.streams < 1:
+            raise ValueError("a load needs at least one stream")
+        if self.duration is not None and not self.duration > 0:
+            raise ValueError("a load's duration must be positive")
+        if not self.check.routes:
+            raise ValueError("a load needs a route to the gateway")
+        if not self.mix():
+            raise ValueError("the plan's cases, clients and deliveries give no streamed cell")
+
+    def mix(self) -> list[tuple[str, str, str]]:
+        """(case, client, delivery) of each stream, in the order they cycle."""
+        first = self.check.routes[0].name
+        return [(k[1], k[2], k[3]) for k in self.check.keys() if k[0].name == first]
+
+    @property
+    def count(self) -> int | None:
+        """Streams per target: ``streams``, or ten per slot without a duration."""
+        if self.streams is not None:
+            return self.streams
+        return None if self.duration is not None else 10 * self.concurrency
+
+
+@dataclass
+class StreamRecord:
+    """What a load run keeps of one stream."""
+
+    target: str
+    case: str
+    client: str
+    delivery: str
+    tag: str
+    #: (verdict, layer) of each failing or degraded layer (``cross_talk`` included).
+    verdicts: list[tuple[str, str]]
+    status: int | None
+    error_type: str | None
+    #: Seconds after the request was sent: the head, the first content, the end.
+    headers: float | None
+    first_event: float | None
+    total: float | None
+    gaps: list[float]
+    events: int
+    cancelled: bool
+    #: The kit's own limit (a timeout) cut the stream short: no gateway verdict.
+    inconclusive: bool
+    #: Some verdict that fails a run (any but the acceptable ones).
+    failed: bool
+    #: Every verdict of the stream is a clock's (its layers' tags are timings).
+    timed: bool
+
+
+@dataclass
+class TargetRun:
+    """One target's streams, samples and what stayed open after them."""
+
+    name: str
+    route: Route
+    records: list[StreamRecord] = field(default_factory=list)
+    #: (verdict, layer) -> the first few streams' evidence.
+    evidence: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    #: [seconds since the start, open connections, in flight, loop lateness].
+    samples: list[list[float]] = field(default_factory=list)
+    wall: float = 0.0
+    cpu: float = 0.0
+    #: After the settle: the mock's open connections, and the leaks among them.
+    after: dict[str, Any] = field(default_factory=dict)
+    leaks: list[dict[str, Any]] = field(default_factory=list)
+    mock_answered: bool = True
+    #: Streams the kit itself failed to run (an exception of its own), and the first few.
+    kit_errors: int = 0
+    kit_error_examples: list[str] = field(default_factory=list)
+
+
+def percentiles(values: Sequence[float], points: Sequence[int] = (50, 95, 99)) -> dict[str, Any]:
+    """Nearest-rank percentiles (``p50``...) of ``values``, rounded to 0.1 ms, and the count."""
+    ordered = sorted(v for v in values if isinstance(v, int | float) and math.isfinite(v))
+    out: dict[str, Any] = {"n": len(ordered)}
+    for p in points:
+        out[f"p{p}"] = (
+            round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 4) if ordered else None
+        )
+    return out
+
+
+def _foreign_tags(text: str, own: str) -> list[str]:
+    return sorted({m.group(1) for m in SALT_MARK.finditer(text) if m.group(1) != own})
+
+
+def _cross_talk(cell: Cell, obs: Observation, known: dict[str, tuple[str, str]]) -> None:
+    """Marks the cell's ``deltas`` layer ``cross_talk`` when its text carries
+    another stream's tag, naming that stream."""
+    own = str(cell.evidence.get("tag", ""))
+    texts = [obs.result.text] if obs.result is not None else []
+    foreign = _foreign_tags("".join(texts), own)
+    if not foreign:
+        return
+    names = []
+    for tag in foreign[:3]:
+        case, client = known.get(tag, ("?", "?"))
+        names.append(f"{tag} ({case}, {client})" if case != "?" else f"{tag} (not this run's)")
+    more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+    why = f"text written for stream {', '.join(names)}{more} arrived in this stream ({own})"
+    old = cell.checks.get("deltas") or Check("not_applicable")
+    cell.checks["deltas"] = Check(
+        "fail", why, (*old.tags, "cross_talk"), {**old.details, "foreign_tags": foreign[:20]}
+    )
+
+
+def _record(target: str, cell: Cell, obs: Observation) -> StreamRecord:
+    times = obs.times()
+    arrivals = [t for t, _, _ in obs.content]
+    gaps = [round(b - a, 5) for a, b in itertools.pairwise(arrivals[: MAX_GAPS + 1])]
+    found = cell_verdicts(cell)
+    timed = bool(found) and all(
+        set(cell.checks[layer].tags) and set(cell.checks[layer].tags) <= TIMING_TAGS
+        for _, layer in found
+    )
+    error = obs.result.error if obs.result is not None else None
+    return StreamRecord(
+        target=target,
+        case=cell.case,
+        client=cell.client,
+        delivery=cell.delivery,
+        tag=str(cell.evidence.get("tag", "")),
+        verdicts=found,
+        status=obs.status,
+        error_type=error.type if error is not None and isinstance(error.type, str) else None,
+        headers=times.get("headers"),
+        first_event=times.get("first_content"),
+        total=None if obs.ended_at is None else round(obs.ended_at - obs.sent_at, 4),
+        gaps=gaps,
+        events=obs.event_count,
+        cancelled=obs.cancelled_at is not None,
+        inconclusive=cell.inconclusive,
+        failed=any(name not in ACCEPTABLE for name, _ in found),
+        timed=timed,
+    )
+
+
+class _Sampler:
+    """Samples the mock's state and the loop's lateness every ``SAMPLE_EVERY`` seconds."""
+
+    def __init__(self, log: _Log, run: TargetRun, started: float) -> None:
+        self.log, self.run, self.started = log, run, started
+
+    async def __call__(self) -> None:
+        while True:
+            asked = time.monotonic()
+            await asyncio.sleep(SAMPLE_EVERY)
+            late = max(0.0, time.monotonic() - asked - SAMPLE_EVERY)
+            state = await self.log.state()
+            if state is None:
+                self.run.mock_answered = False
+                opened, flying = -1.0, -1.0
+            else:
+                opened, flying = float(state["open_connections"]), float(state["in_flight"])
+            self.run.samples.append(
+                [round(time.monotonic() - self.started, 3), opened, flying, round(late, 4)]
+            )
+            if len(self.run.samples) > MAX_SAMPLES:
+                del self.run.samples[::2]
+
+
+async def _settle(
+    log: _Log, run: TargetRun, hung_up: set[str], settle: float
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The mock's state once nothing the run started is open (or ``settle``
+    passed), and the leaks in it."""
+    deadline = time.monotonic() + settle
+    while True:
+        state = await log.state()
+        if state is None:
+            return {}, []
+        leaks = _leaks(state, hung_up, set(run_tags(run)))
+        if (not leaks and state["in_flight"] == 0) or time.monotonic() > deadline:
+            return {
+                "open_connections": state["open_connections"],
+                "in_flight": state["in_flight"],
+            }, leaks
+        await asyncio.sleep(0.1)
+
+
+def run_tags(run: TargetRun) -> list[str]:
+    return [r.tag for r in run.records]
+
+
+def _leaks(state: dict[str, Any], hung_up: set[str], ours: set[str]) -> list[dict[str, Any]]:
+    """The run's requests still in flight, and the open connections whose last
+    request was a stream the client hung up on and the gateway never closed."""
+    out: list[dict[str, Any]] = []
+    for row in state.get("requests", []):
+        if isinstance(row, dict) and row.get("tag") in ours:
+            out.append({"kind": "in flight", "tag": row["tag"], "case": row.get("case")})
+    for row in state.get("connections", []):
+        last = row.get("last") if isinstance(row, dict) else None
+        if not isinstance(last, dict) or last.get("tag") not in hung_up:
+            continue
+        if last.get("ended") and not last.get("disconnected"):
+            out.append(
+                {"kind": "connection open", "tag": last["tag"], "case": last.get("case")}
+            )
+    return out
+
+
+async def _target(
+    plan: LoadPlan,
+    log: _Log,
+    name: str,
+    route: Route,
+    known: dict[str, tuple[str, str]],
+    on_stream: Callable[[StreamRecord], None] | None,
+) -> TargetRun:
+    run = TargetRun(name, route)
+    mix = plan.mix()
+    order = itertools.cycle(mix)
+    count = plan.count
+    started = time.monotonic()
+    cpu0 = time.process_time()
+    stop_at = started + plan.duration if plan.duration is not None else math.inf
+    sent = 0
+    hung_up: set[str] = set()
+
+    async def worker() -> None:
+        nonlocal sent
+        while (count is None or sent < count) and time.monotonic() < stop_at:
+            sent += 1
+            case_name, client, delivery = next(order)
+            try:
+                cell, obs = await judged_stream(
+                    plan.check, log, route, CASES[case_name], client, delivery, salt=True
+                )
+            except Exception as exc:  # the kit's own fault: said, and the load goes on
+                run.kit_errors += 1
+                if len(run.kit_error_examples) < EVIDENCE_PER_VERDICT:
+                    run.kit_error_examples.append(f"{case_name} {client} {delivery}: {exc!r}")
+                continue
+            cell.route = name
+            tag = str(cell.evidence.get("tag", ""))
+            known[tag] = (case_name, client)
+            _cross_talk(cell, obs, known)
+            record = _record(name, cell, obs)
+            if record.cancelled:
+                hung_up.add(tag)
+            run.records.append(record)
+            for verdict in record.verdicts:
+                kept = run.evidence.setdefault(verdict, [])
+                if len(kept) < EVIDENCE_PER_VERDICT:
+                    kept.append(cell.as_dict())
+            if on_stream is not None:
+                on_stream(record)
+
+    sampler = asyncio.ensure_future(_Sampler(log, run, started)())
+    try:
+        await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+        run.wall = time.monotonic() - started
+        run.cpu = time.process_time() - cpu0
+        run.after, run.leaks = await _settle(log, run, hung_up, plan.settle)
+    finally:
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
+    return run
+
+
+async def _mock_process(lenient: bool) -> tuple[asyncio.subprocess.Process, str]:
+    """The mock in a process of its own, and its URL."""
+    command = [sys.executable, "-m", "streamwire.cli", "mock-upstream", "--port", "0"]
+    if lenient:
+        command.append("--lenient-mock")
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    assert proc.stdout is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), 30.0)
+    except asyncio.TimeoutError:
+        line = b""
+    text = line.decode("utf-8", "replace").strip()
+    if not text.startswith("listening on "):
+        proc.kill()
+        await proc.wait()
+        raise OSError(f"the mock did not start: {text or 'no output'}")
+    return proc, text.removeprefix("listening on ")
+
+
+async def run_load(
+    plan: LoadPlan,
+    *,
+    on_stream: Callable[[StreamRecord], None] | None = None,
+    on_target: Callable[[str], None] | None = None,
+) -> LoadReport:
+    """Runs the load on each target (direct first, then each route) and judges it."""
+    check = plan.check
+    proc: asyncio.subprocess.Process | None = None
+    mock: MockUpstream | None = None
+    async with contextlib.AsyncExitStack() as stack:
+        if check.mock_url is None and check.mock_port == 0:
+            proc, url = await _mock_process(check.lenient_mock)
+        elif check.mock_url is None:
+            mock = await stack.enter_async_context(
+                MockUpstream(port=check.mock_port, lenient=check.lenient_mock)
+            )
+            url = mock.url
+        else:
+            url = check.mock_url
+        try:
+            log = _Log(mock, url)
+            known: dict[str, tuple[str, str]] = {}
+            targets: list[tuple[str, Route]] = []
+            if plan.direct:
+                targets.append((DIRECT, Route(url, "{model}", DIRECT, key_passthrough=True)))
+            targets += [(r.name, r) for r in check.routes]
+            runs = []
+            for name, route in targets:
+                if on_target is not None:
+                    on_target(name)
+                runs.append(await _target(plan, log, name, route, known, on_stream))
+        finally:
+            if proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.terminate()
+                await proc.wait()
+    return LoadReport(plan, runs, peak_rss_bytes=_peak_rss(), cores=os.cpu_count() or 1)
+
+
+def _peak_rss() -> int:
+    """The process's peak resident memory in bytes (0 where the platform does not say)."""
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # KiB on Linux
+
+
+# --- the report ------------------------------------------------------------------------
+
+FORMAT = "streamwire-load/1"
+_METRICS = ("headers", "first_event", "gap", "total")
+
+
+@dataclass
+class LoadReport:
+    """A load run's findings: per target, the streams judged, failures by verdict
+    and layer, errors, latency percentiles, the mock's connections; the
+    gateway's added latency against direct; the generator's own figures."""
+
+    plan: LoadPlan
+    runs: list[TargetRun]
+    peak_rss_bytes: int = 0
+    cores: int = 1
+    title: str = "streamwire load"
+    _summary: dict[str, Any] | None = field(default=None, repr=False)
+
+    def latency(self, run: TargetRun) -> dict[str, dict[str, Any]]:
+        """Percentiles of each metric over the streams that ran to their end."""
+        whole = [r for r in run.records if not r.cancelled and r.status == 200]
+        return {
+            "headers": percentiles([r.headers for r in whole if r.headers is not None]),
+            "first_event": percentiles(
+                [r.first_event for r in whole if r.first_event is not None]
+            ),
+            "gap": percentiles([g for r in whole for g in r.gaps]),
+            "total": percentiles([r.total for r in whole if r.total is not None]),
+        }
+
+    def _direct(self) -> TargetRun | None:
+        return next((r for r in self.runs if r.name == DIRECT), None)
+
+    def _verdict_rates(self, run: TargetRun) -> Counter[str]:
+        return Counter(name for r in run.records for name in {v for v, _ in r.verdicts})
+
+    def generator(self) -> dict[str, Any]:
+        """The generator's own figures, from the direct run (or the first)."""
+        run = self._direct() or (self.runs[0] if self.runs else None)
+        if run is None or run.wall <= 0:
+            return {}
+        events = sum(r.events for r in run.records)
+        cpu = max(run.cpu, 1e-6)
+        return {
+            "measured_on": run.name,
+            "streams": len(run.records),
+            "streams_per_second": round(len(run.records) / run.wall, 1),
+            "streams_per_cpu_second": round(len(run.records) / cpu, 1),
+            "events_judged_per_cpu_second": round(events / cpu, 1),
+            "busy_core_share": round(run.cpu / run.wall, 3),
+            "peak_rss_bytes": self.peak_rss_bytes,
+        }
+
+    def bounded_by_generator(self, run: TargetRun) -> str | None:
+        """Why ``run`` was bounded by the generator rather than the gateway, if it was."""
+        if run.wall <= 0:
+            return None
+        busy = run.cpu / run.wall
+        lateness = percentiles([s[3] for s in run.samples], (95,))["p95"]
+        reasons = []
+        if busy >= BUSY_CORE:
+            reasons.append(f"the generator's process was busy {busy:.0%} of a core")
+        if lateness is not None and lateness >= LATE_LOOP:
+            reasons.append(f"its event loop ran {lateness * 1000:.0f} ms late (p95)")
+        return "; ".join(reasons) or None
+
+    def findings(self, run: TargetRun) -> list[dict[str, Any]]:
+        """Each verdict of ``run``: streams, layers, the first streams' evidence,
+        and whether it fails the run (a clock's verdict the direct run shows as
+        often is the generator's)."""
+        direct = self._direct()
+        direct_rates = self._verdict_rates(direct) if direct is not None and direct is not run else None
+        by_name: dict[str, dict[str, Any]] = {}
+        for record in run.records:
+            for name, layer in record.verdicts:
+                entry = by_name.setdefault(
+                    name,
+                    {"verdict": name, "streams": 0, "layers": {}, "cases": {}, "timed": True},
+                )
+                entry["streams"] += 1
+                entry["layers"][layer] = entry["layers"].get(layer, 0) + 1
+                entry["cases"][record.case] = entry["cases"].get(record.case, 0) + 1
+                entry["timed"] = entry["timed"] and record.timed
+        total = max(1, len(run.records))
+        out = []
+        for name, entry in sorted(by_name.items()):
+            entry["share"] = round(entry["streams"] / total, 4)
+            entry["evidence"] = [
+                e for (v, _), kept in run.evidence.items() if v == name for e in kept
+            ][:EVIDENCE_PER_VERDICT]
+            fails = name not in ACCEPTABLE
+            if fails and run is direct:
+                # Straight to the kit's own mock: a clock's verdict is the
+                # generator's; any other is a fault of the kit, said as such.
+                entry["generator"] = (
+                    "straight to the mock: the generator's clock"
+                    if entry["timed"]
+                    else "straight to the mock: the kit's own fault, please report it"
+                )
+                fails = False
+            elif fails and entry["timed"] and direct_rates is not None and direct is not None:
+                direct_share = direct_rates.get(name, 0) / max(1, len(direct.records))
+                entry["direct_share"] = round(direct_share, 4)
+                if direct_share >= GENERATOR_SHARE * entry["share"]:
+                    entry["generator"] = (
+                        f"the direct run shows it in {direct_share:.1%} of its streams: "
+                        "the generator's clock, not the gateway"
+                    )
+                    fails = False
+            entry["fails"] = fails
+            out.append(entry)
+        if run.leaks:
+            cases = Counter(str(leak.get("case")) for leak in run.leaks)
+            out.append(
+                {
+                    "verdict": UPSTREAM_LEAKED,
+                    "streams": len(run.leaks),
+                    "layers": {"cancel": len(run.leaks)},
+                    "cases": dict(cases),
+                    "timed": False,
+                    "share": round(len(run.leaks) / total, 4),
+                    "evidence": run.leaks[:20],
+                    "advice": LEAK_ADVICE,
+                    "fails": True,
+                }
+            )
+        return out
+
+    def errors(self, run: TargetRun) -> dict[str, Any]:
+        """HTTP statuses other than 200 and in-stream error types, of the cases
+        that expect none; 429s apart."""
+        statuses: Counter[str] = Counter()
+        types: Counter[str] = Counter()
+        for r in run.records:
+            if CASES[r.case].error:
+                continue
+            if r.status is None:
+                statuses["no answer"] += 1
+            elif r.status != 200:
+                statuses[str(r.status)] += 1
+            elif r.error_type is not None:
+                types[r.error_type] += 1
+        limited = statuses.pop("429", 0)
+        return {"rate_limited": limited, "statuses": dict(statuses), "types": dict(types)}
+
+    def summary(self) -> dict[str, Any]:
+        if self._summary is not None:
+            return self._summary
+        direct = self._direct()
+        direct_latency = self.latency(direct) if direct is not None else None
+        targets = []
+        for run in self.runs:
+            latency = self.latency(run)
+            added: dict[str, Any] | None = None
+            if direct_latency is not None and run is not direct:
+                added = {
+                    metric: {
+                        p: (
+                            round(latency[metric][p] - direct_latency[metric][p], 4)
+                            if latency[metric][p] is not None
+                            and direct_latency[metric][p] is not None
+                            else None
+                        )
+                        for p in ("p50", "p95", "p99")
+                    }
+                    for metric in _METRICS
+                }
+            findings = self.findings(run)
+            targets.append(
+                {
+                    "target": run.name,
+                    "base_url": run.route.base_url,
+                    "model": run.route.model,
+                    "streams": len(run.records) + run.kit_errors,
+                    "judged": len(run.records),
+                    "inconclusive": sum(1 for r in run.records if r.inconclusive),
+                    "kit_errors": run.kit_errors,
+                    "kit_error_examples": run.kit_error_examples,
+                    "failing_streams": sum(1 for r in run.records if r.failed),
+                    "seconds": round(run.wall, 2),
+                    "streams_per_second": round(len(run.records) / run.wall, 1)
+                    if run.wall
+                    else None,
+                    "findings": findings,
+                    "errors": self.errors(run),
+                    "latency": latency,
+                    "added_latency": added,
+                    "mock": {
+                        "answered": run.mock_answered,
+                        "peak_open_connections": max((s[1] for s in run.samples), default=None),
+                        "peak_in_flight": max((s[2] for s in run.samples), default=None),
+                        "after_settle": run.after,
+                    },
+                    "bounded_by_generator": self.bounded_by_generator(run),
+                    "fails": any(f["fails"] for f in findings),
+                }
+            )
+        self._summary = {
+            "concurrency": self.plan.concurrency,
+            "streams_per_target": self.plan.count,
+            "duration": self.plan.duration,
+            "mix": [list(m) for m in self.plan.mix()],
+            "targets": targets,
+            "generator": self.generator(),
+            "cores": self.cores,
+        }
+        return self._summary
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a target has a verdict that fails the run, 3 when none has but
+        the kit failed to run some streams itself, else 0."""
+        targets = self.summary()["targets"]
+        if any(t["fails"] for t in targets):
+            return 1
+        return 3 if any(t["kit_errors"] for t in targets) else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        from .. import __version__
+
+        return {
+            "format": FORMAT,
+            "streamwire": __version__,
+            "title": self.title,
+            "summary": self.summary(),
+            "samples": {run.name: run.samples for run in self.runs},
+        }
+
+    def write_json(self, out: IO[str]) -> None:
+        json.dump(self.as_dict(), out, indent=1, default=str)
+        out.write("\n")
+
+    # --- text renderings --------------------------------------------------------------
+
+    def lines(self) -> list[str]:
+        """The terminal's report."""
+        s = self.summary()
+        out = [
+            f"{self.title}: {s['concurrency']} streams in flight, "
+            f"mix of {len(s['mix'])} cells"
+        ]
+        for t in s["targets"]:
+            out.append(
+                f"  {t['target']}: {t['streams']} streams in {t['seconds']} s "
+                f"({t['streams_per_second']}/s), {t['failing_streams']} failing"
+            )
+            for f in t["findings"]:
+                mark = "FAIL" if f["fails"] else "note"
+                extra = f" ({f['generator']})" if f.get("generator") else ""
+                out.append(f"    {mark} {f['verdict']}: {f['streams']} streams{extra}")
+            errors = t["errors"]
+            if errors["rate_limited"] or errors["statuses"] or errors["types"]:
+                out.append(f"    errors: {_errors_text(errors)}")
+            lat = t["latency"]
+            out.append("    " + _latency_text(lat))
+            if t["added_latency"]:
+                out.append("    added: " + _added_text(t["added_latency"]))
+            mock = t["mock"]
+            out.append(
+                f"    mock: peak {mock['peak_open_connections']} connections open, "
+                f"{mock['peak_in_flight']} in flight; after the settle {mock['after_settle']}"
+            )
+            if t["bounded_by_generator"]:
+                out.append(f"    bounded by the generator: {t['bounded_by_generator']}")
+        g = s["generator"]
+        if g:
+            out.append(
+                f"  generator ({g['measured_on']}): {g['streams_per_cpu_second']} streams and "
+                f"{g['events_judged_per_cpu_second']} events judged per CPU second, "
+                f"peak memory {g['peak_rss_bytes'] / 2**20:.0f} MiB"
+            )
+        return out
+
+    def write_table(self, out: IO[str]) -> None:
+        out.write("\n".join(self.lines()) + "\n")
+
+    def write_markdown(self, out: IO[str]) -> None:
+        s = self.summary()
+        w = out.write
+        w(f"# {self.title}\n\n")
+        w(
+            f"{s['concurrency']} streams in flight; each target "
+            + (f"{s['streams_per_target']} streams" if s["streams_per_target"] else "")
+            + (f" for at most {s['duration']} s" if s["duration"] else "")
+            + "; the mix: "
+            + ", ".join(f"`{c} {cl} {d}`" for c, cl, d in s["mix"])
+            + ".\n\n"
+        )
+        w("| target | streams | failing | per second | verdicts | errors |\n")
+        w("|---|---:|---:|---:|---|---|\n")
+        for t in s["targets"]:
+            verdicts = ", ".join(
+                f"`{f['verdict']}` {f['streams']}" + ("" if f["fails"] else " (not failing)")
+                for f in t["findings"]
+            )
+            w(
+                f"| `{t['target']}` | {t['streams']} | {t['failing_streams']} | "
+                f"{t['streams_per_second']} | {verdicts or 'none'} | "
+                f"{_errors_text(t['errors'])} |\n"
+            )
+        w("\n## Latency (seconds; streams that ran to their end)\n\n")
+        w("| target | metric | p50 | p95 | p99 | added p50 | added p95 | added p99 |\n")
+        w("|---|---|---:|---:|---:|---:|---:|---:|\n")
+        for t in s["targets"]:
+            for metric in _METRICS:
+                lat = t["latency"][metric]
+                add = (t["added_latency"] or {}).get(metric, {})
+                w(
+                    f"| `{t['target']}` | {metric} | {_num(lat['p50'])} | {_num(lat['p95'])} | "
+                    f"{_num(lat['p99'])} | {_num(add.get('p50'))} | {_num(add.get('p95'))} | "
+                    f"{_num(add.get('p99'))} |\n"
+                )
+        w("\n## The mock's connections\n\n")
+        for t in s["targets"]:
+            mock = t["mock"]
+            w(
+                f"* `{t['target']}`: at most {mock['peak_open_connections']} open and "
+                f"{mock['peak_in_flight']} in flight; after the settle "
+                f"{json.dumps(mock['after_settle'])}\n"
+            )
+        w("\n## Findings\n\n")
+        for t in s["targets"]:
+            for f in t["findings"]:
+                first = f["evidence"][0] if f["evidence"] else None
+                why = _why(first, f)
+                w(
+                    f"* `{t['target']}` **`{f['verdict']}`** in {f['streams']} streams "
+                    f"({f['share']:.1%}; layers {', '.join(f['layers'])}; cases "
+                    f"{', '.join(f['cases'])})"
+                    + ("" if f["fails"] else f": not failing — {f.get('generator', 'acceptable')}")
+                    + (f": {why}" if why else "")
+                    + "\n"
+                )
+        g = s["generator"]
+        if g:
+            w(
+                f"\nThe generator ({g['measured_on']}): {g['streams_per_cpu_second']} streams and "
+                f"{g['events_judged_per_cpu_second']} events judged per CPU second "
+                f"({g['streams_per_second']} streams/s at {g['busy_core_share']:.0%} of a core); "
+                f"peak memory {g['peak_rss_bytes'] / 2**20:.0f} MiB.\n"
+            )
+        for t in s["targets"]:
+            if t["bounded_by_generator"]:
+                w(f"\n`{t['target']}` was bounded by the generator: {t['bounded_by_generator']}.\n")
+
+
+    def metric_values(self, run: TargetRun, metric: str) -> list[float]:
+        """Every value of ``metric`` the latency percentiles are taken over."""
+        whole = [r for r in run.records if not r.cancelled and r.status == 200]
+        if metric == "gap":
+            return [g for r in whole for g in r.gaps]
+        values = (getattr(r, metric) for r in whole)
+        return [v for v in values if isinstance(v, int | float)]
+
+    def write_html(self, out: IO[str]) -> None:
+        """One page: the summary, each metric's distribution per target drawn as
+        its cumulative share (one line per target), the mock's connections over
+        time, and the findings."""
+        s = self.summary()
+        w = out.write
+        w(
+            "<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{_h(self.title)}</title><style>"
+            "body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}"
+            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
+            "td.n{text-align:right}.fail{color:#b00020;font-weight:bold}"
+            "svg{background:#fafafa;border:1px solid #ddd;margin:4px 0}"
+            "</style></head><body>"
+        )
+        w(f"<h1>{_h(self.title)}</h1><p>{s['concurrency']} streams in flight; mix: ")
+        w(", ".join(f"<code>{_h(f'{c} {cl} {d}')}</code>" for c, cl, d in s["mix"]) + "</p>")
+        w("<table><tr><th>target</th><th>streams</th><th>failing</th><th>per second</th>")
+        w("<th>verdicts</th><th>errors</th><th>bounded by the generator</th></tr>")
+        for t in s["targets"]:
+            verdicts = ", ".join(
+                f"<span class='{'fail' if f['fails'] else ''}'>{_h(f['verdict'])}</span> "
+                f"{f['streams']}"
+                for f in t["findings"]
+            )
+            w(
+                f"<tr><td><code>{_h(t['target'])}</code></td><td class=n>{t['streams']}</td>"
+                f"<td class=n>{t['failing_streams']}</td>"
+                f"<td class=n>{t['streams_per_second']}</td><td>{verdicts or 'none'}</td>"
+                f"<td>{_h(_errors_text(t['errors']))}</td>"
+                f"<td>{_h(t['bounded_by_generator'] or 'no')}</td></tr>"
+            )
+        w("</table><h2>Latency: the share of streams (or gaps) within each time</h2>")
+        colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+        legend = " ".join(
+            f"<span style='color:{colours[i % len(colours)]}'>&#9632; {_h(run.name)}</span>"
+            for i, run in enumerate(self.runs)
+        )
+        w(f"<p>{legend}</p>")
+        for metric in _METRICS:
+            series = [sorted(self.metric_values(run, metric)) for run in self.runs]
+            w(f"<h3>{_h(metric.replace('_', ' '))}</h3>")
+            w(_cdf_svg(series, colours))
+        w("<h2>The mock's open connections (solid) and requests in flight (dotted)</h2>")
+        w(_samples_svg([run.samples for run in self.runs], colours))
+        w("<h2>Findings</h2><ul>")
+        for t in s["targets"]:
+            for f in t["findings"]:
+                first = f["evidence"][0] if f["evidence"] else None
+                why = _why(first, f)
+                cls = "fail" if f["fails"] else ""
+                w(
+                    f"<li><code>{_h(t['target'])}</code> <span class='{cls}'>"
+                    f"{_h(f['verdict'])}</span> in {f['streams']} streams: {_h(why)}"
+                    + ("" if f["fails"] else f" (not failing: {_h(f.get('generator', ''))})")
+                    + "</li>"
+                )
+        w("</ul>")
+        g = s["generator"]
+        if g:
+            w(
+                f"<p>The generator ({_h(g['measured_on'])}): {g['streams_per_cpu_second']} "
+                f"streams and {g['events_judged_per_cpu_second']} events judged per CPU "
+                f"second; peak memory {g['peak_rss_bytes'] / 2**20:.0f} MiB.</p>"
+            )
+        w("</body></html>\n")
+
+
+_W, _H, _PAD = 640, 200, 36
+
+
+def _cdf_svg(series: list[list[float]], colours: list[str]) -> str:
+    top = max((v[min(len(v) - 1, math.ceil(0.99 * len(v)))] for v in series if v), default=0.0)
+    top = top * 1.1 or 1.0
+    parts = [f"<svg width='{_W}' height='{_H}' viewBox='0 0 {_W} {_H}'>"]
+    parts.append(_axes(top, "s"))
+    for i, values in enumerate(series):
+        if not values:
+            continue
+        step = max(1, len(values) // 400)
+        points = []
+        for k in range(0, len(values), step):
+            x = _PAD + min(values[k], top) / top * (_W - 2 * _PAD)
+            y = _H - _PAD - (k + 1) / len(values) * (_H - 2 * _PAD)
+            points.append(f"{x:.1f},{y:.1f}")
+        colour = colours[i % len(colours)]
+        parts.append(
+            f"<polyline fill='none' stroke='{colour}' stroke-width='2' "
+            f"points='{' '.join(points)}'/>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _samples_svg(samples: list[list[list[float]]], colours: list[str]) -> str:
+    right = max((s[-1][0] for s in samples if s), default=1.0) or 1.0
+    top = max((max(row[1], row[2]) for s in samples for row in s), default=1.0) or 1.0
+    parts = [f"<svg width='{_W}' height='{_H}' viewBox='0 0 {_W} {_H}'>"]
+    parts.append(_axes(right, "s", top))
+    for i, rows in enumerate(samples):
+        colour = colours[i % len(colours)]
+        for column, dash in ((1, ""), (2, " stroke-dasharray='3 3'")):
+            points = " ".join(
+                f"{_PAD + row[0] / right * (_W - 2 * _PAD):.1f},"
+                f"{_H - _PAD - max(0.0, row[column]) / top * (_H - 2 * _PAD):.1f}"
+                for row in rows
+            )
+            if points:
+                parts.append(
+                    f"<polyline fill='none' stroke='{colour}' stroke-width='1.5'{dash} "
+                    f"points='{points}'/>"
+                )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _axes(right: float, unit: str, top: float = 1.0) -> str:
+    y0, x1 = _H - _PAD, _W - _PAD
+    labels = (
+        f"<text x='{_PAD}' y='{_H - 8}' font-size='11'>0</text>"
+        f"<text x='{x1 - 40}' y='{_H - 8}' font-size='11'>{right:.3g} {unit}</text>"
+        f"<text x='2' y='{_PAD + 4}' font-size='11'>{top:.3g}</text>"
+    )
+    return (
+        f"<line x1='{_PAD}' y1='{y0}' x2='{x1}' y2='{y0}' stroke='#999'/>"
+        f"<line x1='{_PAD}' y1='{_PAD}' x2='{_PAD}' y2='{y0}' stroke='#999'/>" + labels
+    )
+
+
+def _h(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _why(evidence: dict[str, Any] | None, finding: dict[str, Any]) -> str:
+    if finding["verdict"] == UPSTREAM_LEAKED:
+        first = finding["evidence"][:3]
+        return "; ".join(f"{e['kind']}: {e['case']} ({e['tag']})" for e in first)
+    if evidence is None:
+        return ""
+    layers = evidence.get("evidence", {}).get("layers", {})
+    for layer in finding["layers"]:
+        note = layers.get(layer)
+        if isinstance(note, dict) and note.get("why"):
+            return str(note["why"])[:300]
+    return ""
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _errors_text(errors: dict[str, Any]) -> str:
+    parts = []
+    if errors["rate_limited"]:
+        parts.append(f"429 x{errors['rate_limited']}")
+    parts += [f"{k} x{v}" for k, v in errors["statuses"].items()]
+    parts += [f"`{k}` x{v}" for k, v in errors["types"].items()]
+    return ", ".join(parts) or "none"
+
+
+def _latency_text(latency: dict[str, dict[str, Any]]) -> str:
+    return "; ".join(
+        f"{m} p50 {_ms(latency[m]['p50'])} p95 {_ms(latency[m]['p95'])} p99 {_ms(latency[m]['p99'])}"
+        for m in _METRICS
+    )
+
+
+def _added_text(added: dict[str, dict[str, Any]]) -> str:
+    return "; ".join(
+        f"{m} p50 {_ms(added[m]['p50'], True)} p95 {_ms(added[m]['p95'], True)}" for m in _METRICS
+    )
+
+
+def _ms(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 1000:+.1f} ms" if sign else f"{value * 1000:.1f} ms"
+

@@ -1,0 +1,317 @@
+"""The kit under load (``streamwire.kit.load``): every stream judged, and what only load shows.
+
+Hops of our own (``kit_hops.py``) that are right for one stream and wrong
+under load: ``mix_above`` hands text events between concurrent streams,
+``buffer_above`` holds answers once enough streams are in flight,
+``leak_cancel`` keeps every tenth cancelled stream's upstream connection.
+Each is clean in a single check and caught under load by its verdict; the
+honest relay and examples/gateway are clean at 200 streams in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit_hops import BUFFER_ABOVE, LEAK_EVERY, MIX_ABOVE, Hop
+from streamwire.kit.cases import CASES, SALT_MARK, salted
+from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.cli import main as kit_main
+from streamwire.kit.load import LoadPlan, LoadReport, percentiles, run_load
+from streamwire.kit.mock import MockUpstream
+from streamwire.kit.report import build_report
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _kit_processes() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "streamwire_example_kit_processes_load", ROOT / "examples" / "kit_processes.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load(
+    behaviour: str,
+    *,
+    concurrency: int,
+    streams: int,
+    cases: Sequence[str] = ("short-text", "split-anywhere", "single-tool", "cancel"),
+    clients: Sequence[str] = ("openai-chat", "anthropic"),
+    deliveries: Sequence[str] = ("whole", "paced"),
+    direct: bool = True,
+) -> LoadReport:
+    async def go() -> LoadReport:
+        async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
+            plan = CheckPlan(
+                routes=[Route(hop.url, label=behaviour, key_passthrough=True)],
+                clients=clients,
+                cases=cases,
+                deliveries=deliveries,
+                unary=False,
+                mock_url=mock.url,
+                read_timeout=15.0,
+            )
+            return await run_load(
+                LoadPlan(plan, concurrency=concurrency, streams=streams, direct=direct)
+            )
+
+    return asyncio.run(go())
+
+
+def _target(report: LoadReport, name: str) -> dict[str, Any]:
+    return next(t for t in report.summary()["targets"] if t["target"] == name)
+
+
+def _failing(target: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["verdict"]: f for f in target["findings"] if f["fails"]}
+
+
+def _untimed(target: dict[str, Any]) -> list[str]:
+    """The verdicts no clock decided (straight to the mock, there must be none)."""
+    return [f["verdict"] for f in target["findings"] if not f["timed"]]
+
+
+def _single(behaviour: str, cases: Sequence[str]) -> set[str]:
+    async def go() -> set[str]:
+        async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
+            plan = CheckPlan(
+                routes=[Route(hop.url, label=behaviour, key_passthrough=True)],
+                clients=("openai-chat", "anthropic"),
+                cases=cases,
+                deliveries=("whole", "paced"),
+                unary=False,
+                mock_url=mock.url,
+                concurrency=1,
+            )
+            report = build_report(await run_check(plan))
+            return {v["name"] for v in report.verdicts}
+
+    return asyncio.run(go())
+
+
+# --- the parts ---------------------------------------------------------------------------
+
+
+def test_a_salted_case_names_its_stream_in_every_piece_of_text() -> None:
+    case = CASES["split-anywhere"]
+    marked = salted(case, "k0000100001")
+    assert marked.name == case.name and marked.calls == case.calls
+    assert len(marked.text) == len(case.text)
+    for plain, piece in zip(case.text, marked.text, strict=True):
+        assert piece == (plain + " [k0000100001]" if plain else plain)
+    assert {m.group(1) for m in SALT_MARK.finditer("".join(marked.text))} == {"k0000100001"}
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentiles(values) == {"n": 100, "p50": 50.0, "p95": 95.0, "p99": 99.0}
+    assert percentiles([]) == {"n": 0, "p50": None, "p95": None, "p99": None}
+    assert percentiles([float("nan"), 2.0])["p50"] == 2.0
+
+
+def test_the_mock_salts_a_tag_s_text_and_reports_its_connections() -> None:
+    async def go() -> None:
+        async with MockUpstream() as mock:
+            mock.set_tag_options("k0000200001", {"salt": 1})
+            from streamwire.kit.httpio import open_request
+
+            body = json.dumps(
+                {
+                    "model": "sw-short-text.whole.k0000200001",
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "stream": True,
+                }
+            ).encode()
+            response = await open_request(
+                f"{mock.url}/v1/chat/completions",
+                method="POST",
+                headers=[("content-type", "application/json"), ("authorization", "Bearer k")],
+                body=body,
+                read_timeout=5.0,
+            )
+            text = (await response.read()).decode()
+            assert text.count("[k0000200001]") == len([t for t in CASES["short-text"].text if t])
+            state = mock.load_state()
+            assert state["in_flight"] == 0 and isinstance(state["open_connections"], int)
+            (entry,) = mock.entries("k0000200001")
+            assert entry["connection"] >= 1
+            with pytest.raises(ValueError):
+                mock.set_tag_options("k0000200001", {"salt": 2})
+
+    asyncio.run(go())
+
+
+# --- hops right for one stream, wrong under load ------------------------------------------
+
+
+@pytest.mark.timed
+def test_the_honest_relay_is_clean_at_200_streams_in_flight() -> None:
+    report = _load("pass", concurrency=200, streams=400)
+    for target in report.summary()["targets"]:
+        assert target["judged"] == 400 and target["kit_errors"] == 0, target["kit_error_examples"]
+        assert not _failing(target) and not _untimed(target), target["findings"]
+        assert target["mock"]["after_settle"]["in_flight"] == 0
+    relay = _target(report, "pass")
+    assert relay["added_latency"]["first_event"]["p50"] is not None
+    assert relay["latency"]["total"]["n"] > 0
+    assert report.exit_status == 0
+    generator = report.summary()["generator"]
+    assert generator["measured_on"] == "direct" and generator["events_judged_per_cpu_second"] > 0
+
+
+@pytest.mark.timed
+def test_a_hop_that_mixes_concurrent_streams_is_cross_talk() -> None:
+    assert "cross_talk" not in _single("mix_above", ["short-text", "split-anywhere"])
+    report = _load(
+        "mix_above",
+        concurrency=4 * MIX_ABOVE,
+        streams=80,
+        cases=("short-text", "split-anywhere"),
+    )
+    failing = _failing(_target(report, "mix_above"))
+    assert "cross_talk" in failing, failing
+    why = json.dumps(failing["cross_talk"]["evidence"])
+    assert "text written for stream k" in why
+    assert not _untimed(_target(report, "direct"))
+    assert report.exit_status == 1
+
+
+@pytest.mark.timed
+def test_a_hop_that_buffers_above_a_concurrency_is_not_streaming() -> None:
+    assert _single("buffer_above", ["short-text"]) == set()
+    report = _load(
+        "buffer_above",
+        concurrency=3 * BUFFER_ABOVE,
+        streams=96,
+        cases=("short-text", "split-anywhere"),
+        deliveries=("paced",),
+    )
+    failing = _failing(_target(report, "buffer_above"))
+    assert set(failing) == {"not_streaming"}, failing
+    assert not _untimed(_target(report, "direct"))
+
+
+@pytest.mark.timed
+def test_a_hop_that_leaks_every_tenth_cancelled_upstream_is_upstream_leaked() -> None:
+    report = _load(
+        "leak_cancel",
+        concurrency=10,
+        streams=6 * LEAK_EVERY,
+        cases=("cancel",),
+        clients=("openai-chat",),
+        deliveries=("whole",),
+    )
+    target = _target(report, "leak_cancel")
+    failing = _failing(target)
+    leaked = failing.get("upstream_leaked")
+    assert leaked is not None, target["findings"]
+    assert leaked["streams"] == 6, leaked
+    assert {e["kind"] for e in leaked["evidence"]} == {"connection open"}
+    assert not _untimed(_target(report, "direct"))
+
+
+# --- examples/gateway, and the command ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gateway() -> Iterator[tuple[str, str]]:
+    procs_module = _kit_processes()
+    with procs_module.processes() as procs:
+        mock = procs.mock()
+        port = procs_module.free_port()
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT / "examples"),
+            GATEWAY_UPSTREAM_URL=mock + "/v1",
+            GATEWAY_UPSTREAM_PROTOCOL="openai-chat",
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "gateway:app_from_env",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        proc = procs.start(cmd, env=env)
+        procs_module.wait_listening(port, proc, "examples/gateway")
+        yield f"http://127.0.0.1:{port}", mock
+
+
+@pytest.mark.timed
+def test_examples_gateway_is_clean_at_200_streams_in_flight(
+    gateway: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, mock = gateway
+    out = tmp_path / "load"
+    status = kit_main(
+        [
+            "check",
+            url,
+            "--mock",
+            mock,
+            "--client",
+            "openai-chat,anthropic",
+            "--no-unary",
+            "--load",
+            "--load-streams",
+            "400",
+            "--concurrency",
+            "200",
+            "--json",
+            str(out.with_suffix(".json")),
+            "--markdown",
+            str(out.with_suffix(".md")),
+            "--html",
+            str(out.with_suffix(".html")),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    doc = json.loads(out.with_suffix(".json").read_text())
+    assert doc["format"] == "streamwire-load/1"
+    targets = {t["target"]: t for t in doc["summary"]["targets"]}
+    assert len(targets) == 2 and "direct" in targets, targets.keys()
+    for target in targets.values():
+        assert target["judged"] == 400 and not _failing(target) and not _untimed(target)
+    markdown = out.with_suffix(".md").read_text()
+    assert "## Latency" in markdown and "added p50" in markdown
+    page = out.with_suffix(".html").read_text()
+    assert page.count("<polyline") >= 8 and "<h3>first event</h3>" in page
+
+
+def test_load_arguments_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        kit_main(["check", "http://127.0.0.1:9", "--client", "openai-chat", "--load-streams", "0"])
+    assert "whole number" in capsys.readouterr().err
+
+
+def test_a_report_renders_from_a_small_run() -> None:
+    report = _load(
+        "pass", concurrency=2, streams=4, cases=("short-text",), clients=("openai-chat",)
+    )
+    table = io.StringIO()
+    report.write_table(table)
+    assert "direct: 4 streams" in table.getvalue() and "pass: 4 streams" in table.getvalue()
+    doc = io.StringIO()
+    report.write_json(doc)
+    assert json.loads(doc.getvalue())["summary"]["concurrency"] == 2
