@@ -16,14 +16,13 @@ it starts is stopped by its pid when it ends.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from kit_processes import free_port, processes, wait_listening
+from kit_processes import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 UPSTREAMS = {
@@ -44,33 +43,13 @@ def main() -> int:
     args, check_args = parser.parse_known_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "examples"))
     with processes() as procs:
         mock_url = procs.mock(args.python)
-        urls = []
-        for upstream, prefix in UPSTREAMS.items():
-            port = free_port()
-            gateway_env = dict(
-                env, GATEWAY_UPSTREAM_URL=mock_url + prefix, GATEWAY_UPSTREAM_PROTOCOL=upstream
-            )
-            cmd = [
-                args.python,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "gateway:app_from_env",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-            ]
-            gateway = procs.start(cmd, env=gateway_env)
-            urls.append((port, gateway, f"http://127.0.0.1:{port}", f"gateway-{upstream}"))
-        for port, gateway, _, label in urls:
-            wait_listening(port, gateway, label)
+        urls = [
+            (procs.gateway(mock_url + prefix, upstream, args.python), f"gateway-{upstream}")
+            for upstream, prefix in UPSTREAMS.items()
+        ]
+        procs.ready()
         started = time.monotonic()
         check = subprocess.run(
             [
@@ -78,8 +57,8 @@ def main() -> int:
                 "-m",
                 "streamwire.cli",
                 "check",
-                *(u for _, _, u, _ in urls),
-                *(a for _, _, _, label in urls for a in ("--label", label)),
+                *(u for u, _ in urls),
+                *(a for _, label in urls for a in ("--label", label)),
                 "--mock",
                 mock_url,
                 # The example serves the four SSE client protocols (no Bedrock front).

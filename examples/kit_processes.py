@@ -2,17 +2,26 @@
 
 ``examples/kit_gateway.py`` and ``examples/kit_proxies.py`` start the mock
 upstream and the hops in front of it as processes of their own, wait until
-each listens, and stop every one when they end.
+each listens, and stop every one when they end::
+
+    with processes() as procs:
+        mock = procs.mock()
+        url = procs.gateway(mock + "/v1", "openai-chat")
+        procs.ready()  # every gateway started listens
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 __all__ = ["Processes", "free_port", "wait_listening"]
 
@@ -44,6 +53,8 @@ class Processes:
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        #: (port, process, name) of each server started and not yet seen listening.
+        self._starting: list[tuple[int, subprocess.Popen[bytes], str]] = []
 
     def start(self, cmd: Sequence[str], **options: object) -> subprocess.Popen[bytes]:
         proc: subprocess.Popen[bytes] = subprocess.Popen(cmd, **options)  # type: ignore[call-overload]
@@ -57,6 +68,39 @@ class Processes:
         )
         assert proc.stdout is not None
         return proc.stdout.readline().decode().strip().rpartition(" ")[2]
+
+    def gateway(self, upstream_url: str, protocol: str, python: str = sys.executable) -> str:
+        """Starts examples/gateway (uvicorn) in front of ``upstream_url``, which
+        speaks ``protocol``, and returns its URL; ``ready()`` waits until it listens."""
+        port = free_port()
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(HERE),
+            GATEWAY_UPSTREAM_URL=upstream_url,
+            GATEWAY_UPSTREAM_PROTOCOL=protocol,
+        )
+        cmd = [
+            python,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "gateway:app_from_env",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        self._starting.append((port, self.start(cmd, env=env), f"examples/gateway ({protocol})"))
+        return f"http://127.0.0.1:{port}"
+
+    def ready(self) -> None:
+        """Returns once every server started by ``gateway`` listens."""
+        for port, proc, name in self._starting:
+            wait_listening(port, proc, name)
+        self._starting.clear()
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

@@ -641,3 +641,17 @@ def _asks_reasoning(body: bytes) -> bool:
     config = request.get("generationConfig")
     inner = config if isinstance(config, dict) else {}
     return any(key in request or key in inner for key in _REASONING)
+
+
+async def _serve_forever(upstream_url: str, behaviour: str) -> None:
+    async with Hop(upstream_url, behaviour) as hop:
+        print(f"listening on {hop.url}", flush=True)
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    # python tests/kit_hops.py UPSTREAM_URL BEHAVIOUR: one hop in a process of
+    # its own (the load tests' gateway), until it is stopped.
+    import sys
+
+    asyncio.run(_serve_forever(sys.argv[1], sys.argv[2]))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -37,7 +36,7 @@ def _kit_processes() -> Any:
 
 
 _procs = _kit_processes()
-free_port, processes, wait_listening = _procs.free_port, _procs.processes, _procs.wait_listening
+free_port, processes = _procs.free_port, _procs.processes
 
 
 @pytest.fixture(scope="module")
@@ -45,30 +44,9 @@ def gateway() -> Iterator[tuple[str, str]]:
     """(the example gateway's URL, the mock's URL)."""
     with processes() as procs:
         mock = procs.mock()
-        port = free_port()
-        env = dict(
-            os.environ,
-            PYTHONPATH=str(ROOT / "examples"),
-            GATEWAY_UPSTREAM_URL=mock + "/v1",
-            GATEWAY_UPSTREAM_PROTOCOL="openai-chat",
-        )
-        cmd = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "gateway:app_from_env",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ]
-        proc = procs.start(cmd, env=env)
-        wait_listening(port, proc, "examples/gateway")
-        yield f"http://127.0.0.1:{port}", mock
+        url = procs.gateway(mock + "/v1", "openai-chat")
+        procs.ready()
+        yield url, mock
 
 
 def _registered() -> bool:

@@ -243,9 +243,11 @@ def run_record(plan: CheckPlan) -> dict[str, Any]:
 class _Log:
     """The mock's log: in-process, or over HTTP."""
 
-    def __init__(self, mock: MockUpstream | None, url: str) -> None:
+    def __init__(self, mock: MockUpstream | None, url: str, poll: float = 0.02) -> None:
         self.mock = mock
         self.url = url.rstrip("/")
+        #: How often ``settled`` and ``ended`` read the log while they wait.
+        self.poll = poll
 
     async def entries(self, tag: str) -> list[dict[str, Any]]:
         if self.mock is not None:
@@ -301,17 +303,23 @@ class _Log:
             entries = await self.entries(tag)
             if all(e.get("ended_at") is not None for e in entries) or time.monotonic() > deadline:
                 return entries
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(max(self.poll, 0.05))
 
-    async def settled(self, tag: str, count: int, wait: float) -> list[dict[str, Any]]:
-        """The tag's entries once ``count`` of them ended (or ``wait`` passed)."""
-        deadline = time.monotonic() + wait
+    async def settled(
+        self, tag: str, count: int, wait: float, appear: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The tag's entries once ``count`` of them ended (or ``wait`` passed, or
+        ``appear`` passed with none in the log at all)."""
+        started = time.monotonic()
+        deadline = started + wait
         while True:
             entries = await self.entries(tag)
             done = [e for e in entries if e.get("ended_at") is not None]
-            if len(done) >= count or time.monotonic() > deadline:
+            now = time.monotonic()
+            absent = not entries and appear is not None and now > started + appear
+            if len(done) >= count or now > deadline or absent:
                 return entries
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(self.poll)
 
 
 _tags = itertools.count(1)
@@ -337,9 +345,12 @@ async def judged_stream(
     delivery: str,
     *,
     salt: bool = False,
+    cancel_wait: float | None = None,
 ) -> tuple[Cell, Observation]:
     """One cell, and what its client saw. ``salt``: the mock writes the case's
-    text with the cell's tag in it (``cases.salted``), and the judge expects it."""
+    text with the cell's tag in it (``cases.salted``), and the judge expects it.
+    ``cancel_wait``: how long a hang-up's upstream request may take to end
+    before it is judged (``CANCEL_WAIT`` unless told; a load gives it longer)."""
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
     options: dict[str, float] = {}
@@ -375,10 +386,15 @@ async def judged_stream(
         secrets=watched,
         unary=unary,
     )
-    wait = CANCEL_WAIT if case.cancel_after is not None else SETTLE
+    wait = (cancel_wait or CANCEL_WAIT) if case.cancel_after is not None else SETTLE
     if case.retry == "stall":
         wait = max(wait, plan.stall + SETTLE)  # an abandoned attempt shows its end
-    entries = await log.settled(tag, 1, wait if obs.status is not None else 0.2)
+    # No answer at all: the mock's log is read almost at once; but a client
+    # that hung up before the head gives the hop its time to close too.
+    answered = obs.status is not None or obs.cancelled_at is not None
+    # A load's long wait is for a request that runs on, not for one never made.
+    appear = SETTLE if cancel_wait is not None else None
+    entries = await log.settled(tag, 1, wait if answered else 0.2, appear)
     if case.retry is not None:
         entries = await log.ended(tag, wait)
     first = _answering(case, entries, obs)

@@ -88,6 +88,16 @@ GENERATOR_SHARE = 0.5
 BUSY_CORE = 0.85
 #: ... or its event loop ran this late (seconds, 95th percentile of the samples).
 LATE_LOOP = 0.1
+#: ... and a clock's verdict is nobody's when the machine's CPUs (all of them,
+#: the gateway's and the mock's included) were busy this share of a run.
+MACHINE_BUSY = 0.9
+#: How often a stream's judge reads the mock's log while it waits (seconds;
+#: the verdicts are taken from the log's timestamps, not from when it was read).
+LOAD_POLL = 0.1
+#: How long a hang-up's upstream request may take to end before it is judged:
+#: past the cancel case's whole answer, so that an upstream still open is a
+#: fact of the log (the mock wrote to its end) and a late close a clock's.
+LOAD_CANCEL_WAIT = 12.0
 #: The name of the target straight to the mock.
 DIRECT = "direct"
 #: The verdict of a leak after the settle.
@@ -165,8 +175,8 @@ class StreamRecord:
     inconclusive: bool
     #: Some verdict that fails a run (any but the acceptable ones).
     failed: bool
-    #: Every verdict of the stream is a clock's (its layers' tags are timings).
-    timed: bool
+    #: The verdicts a clock decided (each of its layers' tags is a timing's).
+    timed: list[str]
 
 
 @dataclass
@@ -186,6 +196,8 @@ class TargetRun:
     after: dict[str, Any] = field(default_factory=dict)
     leaks: list[dict[str, Any]] = field(default_factory=list)
     mock_answered: bool = True
+    #: The share of the machine's CPU time busy while the run ran (None: not known).
+    machine_busy: float | None = None
     #: Streams the kit itself failed to run (an exception of its own), and the first few.
     kit_errors: int = 0
     kit_error_examples: list[str] = field(default_factory=list)
@@ -231,9 +243,16 @@ def _record(target: str, cell: Cell, obs: Observation) -> StreamRecord:
     arrivals = [t for t, _, _ in obs.content]
     gaps = [round(b - a, 5) for a, b in itertools.pairwise(arrivals[: MAX_GAPS + 1])]
     found = cell_verdicts(cell)
-    timed = bool(found) and all(
-        set(cell.checks[layer].tags) and set(cell.checks[layer].tags) <= TIMING_TAGS
-        for _, layer in found
+    timed = sorted(
+        {
+            name
+            for name, _ in found
+            if all(
+                set(cell.checks[layer].tags) and set(cell.checks[layer].tags) <= TIMING_TAGS
+                for v, layer in found
+                if v == name
+            )
+        }
     )
     error = obs.result.error if obs.result is not None else None
     return StreamRecord(
@@ -316,9 +335,7 @@ def _leaks(state: dict[str, Any], hung_up: set[str], ours: set[str]) -> list[dic
         if not isinstance(last, dict) or last.get("tag") not in hung_up:
             continue
         if last.get("ended") and not last.get("disconnected"):
-            out.append(
-                {"kind": "connection open", "tag": last["tag"], "case": last.get("case")}
-            )
+            out.append({"kind": "connection open", "tag": last["tag"], "case": last.get("case")})
     return out
 
 
@@ -347,7 +364,14 @@ async def _target(
             case_name, client, delivery = next(order)
             try:
                 cell, obs = await judged_stream(
-                    plan.check, log, route, CASES[case_name], client, delivery, salt=True
+                    plan.check,
+                    log,
+                    route,
+                    CASES[case_name],
+                    client,
+                    delivery,
+                    salt=True,
+                    cancel_wait=LOAD_CANCEL_WAIT,
                 )
             except Exception as exc:  # the kit's own fault: said, and the load goes on
                 run.kit_errors += 1
@@ -370,16 +394,42 @@ async def _target(
                 on_stream(record)
 
     sampler = asyncio.ensure_future(_Sampler(log, run, started)())
+    machine0 = _machine_times()
     try:
         await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
         run.wall = time.monotonic() - started
         run.cpu = time.process_time() - cpu0
+        run.machine_busy = _busy_share(machine0, _machine_times())
         run.after, run.leaks = await _settle(log, run, hung_up, plan.settle)
     finally:
         sampler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sampler
     return run
+
+
+def _machine_times() -> tuple[int, int] | None:
+    """(busy, all) CPU time of the whole machine so far, in ticks (Linux's
+    ``/proc/stat``); None elsewhere."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    try:
+        ticks = [int(f) for f in fields[1:9]]
+    except ValueError:
+        return None
+    idle = sum(ticks[3:5])  # idle, iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
+def _busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
 
 
 async def _mock_process(lenient: bool) -> tuple[asyncio.subprocess.Process, str]:
@@ -424,7 +474,7 @@ async def run_load(
         else:
             url = check.mock_url
         try:
-            log = _Log(mock, url)
+            log = _Log(mock, url, poll=LOAD_POLL)
             known: dict[str, tuple[str, str]] = {}
             targets: list[tuple[str, Route]] = []
             if plan.direct:
@@ -477,9 +527,7 @@ class LoadReport:
         whole = [r for r in run.records if not r.cancelled and r.status == 200]
         return {
             "headers": percentiles([r.headers for r in whole if r.headers is not None]),
-            "first_event": percentiles(
-                [r.first_event for r in whole if r.first_event is not None]
-            ),
+            "first_event": percentiles([r.first_event for r in whole if r.first_event is not None]),
             "gap": percentiles([g for r in whole for g in r.gaps]),
             "total": percentiles([r.total for r in whole if r.total is not None]),
         }
@@ -525,7 +573,9 @@ class LoadReport:
         and whether it fails the run (a clock's verdict the direct run shows as
         often is the generator's)."""
         direct = self._direct()
-        direct_rates = self._verdict_rates(direct) if direct is not None and direct is not run else None
+        direct_rates = None
+        if direct is not None and direct is not run:
+            direct_rates = self._verdict_rates(direct)
         by_name: dict[str, dict[str, Any]] = {}
         for record in run.records:
             for name, layer in record.verdicts:
@@ -536,7 +586,7 @@ class LoadReport:
                 entry["streams"] += 1
                 entry["layers"][layer] = entry["layers"].get(layer, 0) + 1
                 entry["cases"][record.case] = entry["cases"].get(record.case, 0) + 1
-                entry["timed"] = entry["timed"] and record.timed
+                entry["timed"] = entry["timed"] and name in record.timed
         total = max(1, len(run.records))
         out = []
         for name, entry in sorted(by_name.items()):
@@ -552,6 +602,12 @@ class LoadReport:
                     "straight to the mock: the generator's clock"
                     if entry["timed"]
                     else "straight to the mock: the kit's own fault, please report it"
+                )
+                fails = False
+            elif fails and entry["timed"] and (run.machine_busy or 0.0) >= MACHINE_BUSY:
+                entry["generator"] = (
+                    f"the machine's CPUs were {run.machine_busy:.0%} busy: a clock's verdict "
+                    "cannot be told from the machine's load"
                 )
                 fails = False
             elif fails and entry["timed"] and direct_rates is not None and direct is not None:
@@ -588,7 +644,7 @@ class LoadReport:
         statuses: Counter[str] = Counter()
         types: Counter[str] = Counter()
         for r in run.records:
-            if CASES[r.case].error:
+            if CASES[r.case].error or r.cancelled:  # a hang-up may come before the answer
                 continue
             if r.status is None:
                 statuses["no answer"] += 1
@@ -622,6 +678,7 @@ class LoadReport:
                     for metric in _METRICS
                 }
             findings = self.findings(run)
+            failing = {f["verdict"] for f in findings if f["fails"]}
             targets.append(
                 {
                     "target": run.name,
@@ -632,7 +689,9 @@ class LoadReport:
                     "inconclusive": sum(1 for r in run.records if r.inconclusive),
                     "kit_errors": run.kit_errors,
                     "kit_error_examples": run.kit_error_examples,
-                    "failing_streams": sum(1 for r in run.records if r.failed),
+                    "failing_streams": sum(
+                        1 for r in run.records if any(v in failing for v, _ in r.verdicts)
+                    ),
                     "seconds": round(run.wall, 2),
                     "streams_per_second": round(len(run.records) / run.wall, 1)
                     if run.wall
@@ -648,6 +707,7 @@ class LoadReport:
                         "after_settle": run.after,
                     },
                     "bounded_by_generator": self.bounded_by_generator(run),
+                    "machine_busy": run.machine_busy,
                     "fails": any(f["fails"] for f in findings),
                 }
             )
@@ -664,12 +724,13 @@ class LoadReport:
 
     @property
     def exit_status(self) -> int:
-        """1 when a target has a verdict that fails the run, 3 when none has but
-        the kit failed to run some streams itself, else 0."""
+        """1 when a target has a verdict that fails the run; 3 when none has but
+        the kit failed to run some streams itself, or cut some short (its own
+        timeouts); else 0."""
         targets = self.summary()["targets"]
         if any(t["fails"] for t in targets):
             return 1
-        return 3 if any(t["kit_errors"] for t in targets) else 0
+        return 3 if any(t["kit_errors"] or t["inconclusive"] for t in targets) else 0
 
     def as_dict(self) -> dict[str, Any]:
         from .. import __version__
@@ -691,10 +752,7 @@ class LoadReport:
     def lines(self) -> list[str]:
         """The terminal's report."""
         s = self.summary()
-        out = [
-            f"{self.title}: {s['concurrency']} streams in flight, "
-            f"mix of {len(s['mix'])} cells"
-        ]
+        out = [f"{self.title}: {s['concurrency']} streams in flight, mix of {len(s['mix'])} cells"]
         for t in s["targets"]:
             out.append(
                 f"  {t['target']}: {t['streams']} streams in {t['seconds']} s "
@@ -718,6 +776,13 @@ class LoadReport:
             )
             if t["bounded_by_generator"]:
                 out.append(f"    bounded by the generator: {t['bounded_by_generator']}")
+            if t["machine_busy"] is not None and t["machine_busy"] >= MACHINE_BUSY:
+                out.append(f"    the machine's CPUs were {t['machine_busy']:.0%} busy")
+            if t["inconclusive"] or t["kit_errors"]:
+                out.append(
+                    f"    inconclusive: {t['inconclusive']} streams cut short by the kit's "
+                    f"own timeouts, {t['kit_errors']} the kit failed to run"
+                )
         g = s["generator"]
         if g:
             out.append(
@@ -798,7 +863,6 @@ class LoadReport:
         for t in s["targets"]:
             if t["bounded_by_generator"]:
                 w(f"\n`{t['target']}` was bounded by the generator: {t['bounded_by_generator']}.\n")
-
 
     def metric_values(self, run: TargetRun, metric: str) -> list[float]:
         """Every value of ``metric`` the latency percentiles are taken over."""
@@ -970,7 +1034,7 @@ def _errors_text(errors: dict[str, Any]) -> str:
 
 def _latency_text(latency: dict[str, dict[str, Any]]) -> str:
     return "; ".join(
-        f"{m} p50 {_ms(latency[m]['p50'])} p95 {_ms(latency[m]['p95'])} p99 {_ms(latency[m]['p99'])}"
+        f"{m} " + " ".join(f"{p} {_ms(latency[m][p])}" for p in ("p50", "p95", "p99"))
         for m in _METRICS
     )
 
@@ -985,4 +1049,3 @@ def _ms(value: float | None, sign: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value * 1000:+.1f} ms" if sign else f"{value * 1000:.1f} ms"
-
