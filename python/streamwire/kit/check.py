@@ -323,10 +323,13 @@ class _Log:
 
 
 _tags = itertools.count(1)
+#: This process's mark in its tags: many processes (a load's workers, on many
+#: machines) share one mock, and each tag must name one stream.
+_PROCESS_MARK = secrets.token_hex(3)
 
 
 def _tag() -> str:
-    return f"k{int(time.time()) % 100000:05d}{next(_tags):05d}"
+    return f"k{int(time.time()) % 100000:05d}{next(_tags):05d}{_PROCESS_MARK}"
 
 
 async def _run_cell(
