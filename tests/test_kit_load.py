@@ -17,6 +17,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,19 @@ import pytest
 
 from kit_hops import BUFFER_ABOVE, LEAK_EVERY, MIX_ABOVE
 from streamwire.kit.cases import CASES, SALT_MARK, salted
-from streamwire.kit.check import CheckPlan, Route, run_check
+from streamwire.kit.check import CheckPlan, Route, _tag, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.load import LoadPlan, LoadReport, percentiles, run_load
-from streamwire.kit.mock import MockUpstream
+from streamwire.kit.httpio import Request
+from streamwire.kit.load import (
+    LoadPlan,
+    LoadReport,
+    Reservoir,
+    StreamRecord,
+    TargetRun,
+    percentiles,
+    run_load,
+)
+from streamwire.kit.mock import MockUpstream, RequestLog
 from streamwire.kit.report import build_report
 from streamwire.kit.verdicts import ACCEPTABLE
 
@@ -171,6 +181,102 @@ def test_the_mock_salts_a_tag_s_text_and_reports_its_connections() -> None:
     asyncio.run(go())
 
 
+def test_a_reservoir_is_exact_below_its_size_and_a_uniform_sample_beyond() -> None:
+    small = Reservoir(size=100)
+    for v in range(1, 101):
+        small.add(float(v))
+    assert small.percentiles() == percentiles([float(v) for v in range(1, 101)])
+    big = Reservoir(size=1000)
+    for v in range(100_000):
+        big.add(float(v))
+    assert len(big.values) == 1000 and big.n == 100_000
+    out = big.percentiles()
+    assert out["n"] == 100_000 and out["sampled"] == 1000
+    # Uniform: each tenth of the values holds about a tenth of the sample, and
+    # the median is near the middle (seeded: the same sample every run).
+    tenths = [sum(1 for v in big.values if k * 10_000 <= v < (k + 1) * 10_000) for k in range(10)]
+    assert all(60 <= n <= 140 for n in tenths), tenths
+    assert 45_000 <= out["p50"] <= 55_000
+    again = Reservoir(size=1000)
+    for v in range(100_000):
+        again.add(float(v))
+    assert again.values == big.values
+
+
+def _request(connection: int) -> Request:
+    return Request("POST", "/v1/chat/completions", "", [], b"{}", 0.0, "peer", connection)
+
+
+def test_the_mock_knows_running_requests_and_open_connections_past_its_log_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("streamwire.kit.mock.MAX_LOG", 3)
+    log = RequestLog()
+    running = log.add(_request(1), {})
+    log.tagged(running, "k0000100001")
+    for n in range(2, 12):
+        log.add(_request(n), {})["ended_at"] = 1.0
+    assert running not in log.entries()  # dropped from the log ...
+    assert log.in_flight() == [running]  # ... but still running, and the last of its connection
+    assert log.last_of_connections([1, 11, 99]) == {1: running, 11: log.entries()[-1]}
+    log.closed(1)
+    assert 1 not in log.last_of_connections([1])
+    running["ended_at"] = 2.0
+    assert log.in_flight() == []
+
+
+def _record(
+    tag: str, *, cancelled: bool = False, verdicts: Sequence[tuple[str, str]] = ()
+) -> StreamRecord:
+    return StreamRecord(
+        target="t",
+        case="cancel" if cancelled else "short-text",
+        client="openai-chat",
+        delivery="whole",
+        tag=tag,
+        verdicts=list(verdicts),
+        status=200,
+        error_type=None,
+        headers=0.01,
+        first_event=0.02,
+        total=0.05,
+        gaps=[0.01, 0.02],
+        events=3,
+        cancelled=cancelled,
+        inconclusive=False,
+        failed=bool(verdicts),
+        timed=[],
+    )
+
+
+def test_a_target_counts_its_streams_and_keeps_only_hang_ups_that_could_leak() -> None:
+    run = TargetRun("t", Route("http://127.0.0.1:1"))
+    tags = [_tag() for _ in range(4)]
+    run.add(_record(tags[0], verdicts=[("text_altered", "deltas"), ("text_altered", "text")]))
+    run.add(_record(tags[1], cancelled=True))
+    run.add(_record(tags[2], cancelled=True))
+    run.add(_record(tags[3]))
+    assert run.judged == 4 and run.events == 12
+    assert run.verdicts["text_altered"].streams == 1  # one stream, two layers
+    assert dict(run.verdicts["text_altered"].layers) == {"deltas": 1, "text": 1}
+    assert run.latencies["gap"].n == 4 and run.latencies["total"].n == 2  # not the hang-ups
+    assert run.ours(tags[2]) and not run.ours("k0000100001ffffff") and not run.ours(None)
+    later = max(run.hung_up.values()) + 1
+    # A partial listing says nothing of the connections it leaves out.
+    run.forget_closed({"open_connections": 5, "connections": []}, later)
+    assert set(run.hung_up) == {tags[1], tags[2]}
+    # tags[1]'s connection is open with it as its last request; tags[2]'s closed.
+    listing = [{"connection": 1, "last": {"tag": tags[1]}}, {"connection": 2, "last": None}]
+    run.forget_closed({"open_connections": 2, "connections": listing}, later)
+    assert set(run.hung_up) == {tags[1]}
+    # A hang-up added after the state was asked for is kept whatever it says.
+    asked = time.monotonic()
+    newest = _tag()
+    run.add(_record(newest, cancelled=True))
+    run.forget_closed({"open_connections": 0, "connections": []}, asked)
+    assert set(run.hung_up) == {newest}
+
+
 # --- hops right for one stream, wrong under load ------------------------------------------
 
 
@@ -299,6 +405,41 @@ def test_load_arguments_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         kit_main(["check", "http://127.0.0.1:9", "--client", "openai-chat", "--load-streams", "0"])
     assert "whole number" in capsys.readouterr().err
+
+
+def _with_open_files(soft: int, hard: int | None, code: str) -> subprocess.CompletedProcess[str]:
+    import resource
+
+    def limit() -> None:
+        current = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, current if hard is None else hard))
+
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        preexec_fn=limit,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_load_raises_its_open_file_limit_or_says_it_cannot() -> None:
+    raised = _with_open_files(
+        200,
+        None,
+        "import resource; from streamwire.kit.cli import _room_for_sockets; "
+        "print(_room_for_sockets(1000), resource.getrlimit(resource.RLIMIT_NOFILE)[0])",
+    )
+    assert raised.stdout.split() == ["None", "2064"], raised.stderr
+    refused = _with_open_files(
+        200,
+        200,
+        "import sys; from streamwire.kit.cli import main; sys.exit(main(['check', "
+        "'http://127.0.0.1:9', '--client', 'openai-chat', '--load', '--concurrency', '1000']))",
+    )
+    assert refused.returncode == 2
+    assert "need about 2064 open files" in refused.stderr and "ulimit -n 2064" in refused.stderr
 
 
 def test_a_report_renders_from_a_small_run() -> None:

@@ -19,9 +19,19 @@ import pytest
 from kit_hops import IDLE, Hop
 from kit_retry_gateways import RetryGateway
 from servers.nginx import Nginx, find_nginx
+from streamwire.kit.cases import (
+    CASES,
+    MAX_SLOW_BYTES,
+    MAX_SLOW_DELTAS,
+    SLOW_DELTA_CHARS,
+    SLOW_DELTAS,
+    sized,
+)
 from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.judge import HOLD_BOUND, _held
+from streamwire.kit.judge import HOLD_BOUND, _held, hold_bound, slow_reader_bytes
 from streamwire.kit.mock import MockUpstream
+from streamwire.kit.names import UPSTREAM_PROTOCOLS
+from streamwire.kit.render import render_stream, slow_reader_deltas
 from streamwire.kit.report import Report, build_report
 from streamwire.kit.verdicts import cell_verdicts, control_cells
 
@@ -123,6 +133,82 @@ def test_what_a_translating_hop_holds_is_counted_in_the_smaller_protocols_bytes(
     # are unknown, and a client that read past what the mock wrote holds nothing.
     assert _held(13_000_000, 0, 0, 0) == 13_000_000 > HOLD_BOUND
     assert _held(100, 1000, 200, 1000) == 0
+
+
+def test_the_slow_reader_answer_is_larger_than_what_the_sockets_can_take(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where tcp_rmem tops out at 32 MiB (and tcp_wmem at 4 MiB) an honest
+    # relay's pooled upstream connection took the whole 17 MB answer of 4,096
+    # deltas into its receive buffer while the client read nothing.
+    assert slow_reader_bytes() == hold_bound() + 8 * 1024 * 1024
+    monkeypatch.setattr("streamwire.kit.judge.hold_bound", lambda: 32 * 2**20 + 4 * 2**20 + 2**21)
+    need = slow_reader_bytes()
+    cap = 16 * 1024 * 1024  # streamwire's default line, event and message caps
+    for upstream in UPSTREAM_PROTOCOLS:
+        deltas = slow_reader_deltas(upstream, need)
+        units = render_stream(sized(CASES["slow-reader"], deltas), upstream, model="m", usage=True)
+        wire, largest = sum(len(u.data) for u in units), max(len(u.data) for u in units)
+        # Every event of it passes a hop that parses with the defaults.
+        assert largest < cap, (upstream, largest)
+        if upstream == "openai-responses":
+            # Its done events repeat the text: 4,096 deltas are 83 MB of events
+            # already, and more would make one event pass the cap.
+            assert deltas == SLOW_DELTAS and wire > 80_000_000
+            assert slow_reader_deltas(upstream, 10**9) * SLOW_DELTA_CHARS < cap
+        else:
+            assert need <= wire < need + 12_000, (upstream, deltas, wire)  # two deltas
+            assert slow_reader_deltas(upstream, 10**9) == MAX_SLOW_DELTAS
+        assert slow_reader_deltas(upstream, 1) == SLOW_DELTAS
+    case = CASES["slow-reader"]
+    assert len(case.text) == SLOW_DELTAS and case.usage[1] == SLOW_DELTAS
+    big = sized(case, 5000)
+    assert len(big.text) == 5000 and big.usage == (case.usage[0], 5000)
+    assert big.text[:SLOW_DELTAS] == case.text and {len(t) for t in big.text} == {SLOW_DELTA_CHARS}
+    assert sized(CASES["short-text"], 5000) is CASES["short-text"]
+    assert len(sized(case, 10**9).text) == MAX_SLOW_DELTAS
+
+
+def test_the_mock_writes_the_slow_reader_answer_the_tag_sized() -> None:
+    async def go() -> None:
+        from streamwire.kit.httpio import open_request
+
+        async with MockUpstream() as mock:
+            # 5,000 chat chunks' worth of bytes: 5,000 deltas from a chat
+            # upstream, the 4,096 least from Responses (five bytes a char).
+            need = 5000 * 4203
+            for n, (path, body, deltas) in enumerate(
+                [
+                    (
+                        "/v1/chat/completions",
+                        '{"model": "sw-slow-reader.whole.TAG", "stream": true, '
+                        '"messages": [{"role": "user", "content": "hi"}]}',
+                        5000,
+                    ),
+                    (
+                        "/v1/responses",
+                        '{"model": "sw-slow-reader.whole.TAG", "stream": true, "input": "hi"}',
+                        SLOW_DELTAS,
+                    ),
+                ]
+            ):
+                tag = f"k000030000{n}"
+                mock.set_tag_options(tag, {"answer_bytes": need})
+                response = await open_request(
+                    f"{mock.url}{path}",
+                    method="POST",
+                    headers=[("content-type", "application/json"), ("authorization", "Bearer k")],
+                    body=body.replace("TAG", tag).encode(),
+                    read_timeout=10.0,
+                )
+                text = (await response.read(200_000_000)).decode()
+                assert f"<{deltas - 1:04d}>" in text and f"<{deltas:04d}>" not in text
+                (entry,) = mock.log.entries(tag)
+                assert entry["deltas"] == deltas
+            with pytest.raises(ValueError):
+                mock.set_tag_options("k0000300009", {"answer_bytes": MAX_SLOW_BYTES + 1})
+
+    asyncio.run(go())
 
 
 # --- long silences -------------------------------------------------------------------

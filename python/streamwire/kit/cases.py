@@ -53,8 +53,12 @@ __all__ = [
     "CASES",
     "CASE_NAMES",
     "ERROR_KINDS",
+    "MAX_SLOW_BYTES",
+    "MAX_SLOW_DELTAS",
     "PROTOCOL_PARTS",
     "SALT_MARK",
+    "SLOW_DELTAS",
+    "SLOW_DELTA_CHARS",
     "TOOLS",
     "UNARY_CASES",
     "UPSTREAM_ERRORS",
@@ -65,6 +69,7 @@ __all__ = [
     "call_id",
     "salted",
     "script",
+    "sized",
     "truth",
     "upstream_error",
     "usage_of",
@@ -200,12 +205,33 @@ class Case:
         )
 
 
-def _slow_text() -> tuple[str, ...]:
-    # 4,096 deltas of 4,000 characters: 16,384,000 bytes of text, more than twice
-    # what the kernel buffers of a relay on loopback hold where tcp_rmem tops out
-    # at 6 MiB (~6.5 MB; judge.hold_bound).
+#: The slow-reader answer's deltas of ``SLOW_DELTA_CHARS`` characters unless
+#: sized (``sized``): 16,384,000 bytes of text, more than twice what the kernel
+#: buffers of a relay on loopback hold where tcp_rmem tops out at 6 MiB.
+SLOW_DELTAS = 4096
+SLOW_DELTA_CHARS = 4000
+#: The most deltas a sized slow-reader answer has (131 MB of text).
+MAX_SLOW_DELTAS = 32768
+#: The most text a sized slow-reader answer has, in bytes.
+MAX_SLOW_BYTES = MAX_SLOW_DELTAS * SLOW_DELTA_CHARS
+
+
+def _slow_text(deltas: int = SLOW_DELTAS) -> tuple[str, ...]:
     filler = "streamwire slow reader: every byte arrives, in order, once. " * 70
-    return tuple((f"<{i:04d}> " + filler)[:3999] + "\n" for i in range(4096))
+    return tuple((f"<{i:04d}> " + filler)[: SLOW_DELTA_CHARS - 1] + "\n" for i in range(deltas))
+
+
+def sized(case: Case, deltas: int) -> Case:
+    """The slow-reader ``case`` with ``deltas`` deltas of text (and as many
+    output tokens): an answer larger than what the hop's kernel buffers can
+    take, so that the mock finishing it while the client reads nothing is the
+    hop's buffering, not its sockets' (``render.slow_reader_deltas``: the mock
+    sizes it in its upstream's protocol, and logs the deltas for the judge).
+    Any other case is returned as it is."""
+    deltas = max(1, min(MAX_SLOW_DELTAS, deltas))
+    if not case.slow_reader or deltas == len(case.text):
+        return case
+    return replace(case, text=_slow_text(deltas), usage=(case.usage[0], deltas))
 
 
 def _long_text() -> tuple[str, ...]:
@@ -352,10 +378,11 @@ CASES: Mapping[str, Case] = {
         ),
         Case(
             "slow-reader",
-            "16 MB as fast as the gateway takes it while the client stops reading for 3 s: "
-            "every event arrives, the gateway holds a bounded amount, or says it gave up",
+            "16 MB (more where the sockets hold more) as fast as the gateway takes it while "
+            "the client stops reading for 3 s: every event arrives, the gateway holds a "
+            "bounded amount, or says it gave up",
             text=_slow_text(),
-            usage=(12, 4096),
+            usage=(12, SLOW_DELTAS),
             slow_reader=True,
             only=("whole",),
         ),

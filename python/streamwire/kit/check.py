@@ -31,12 +31,12 @@ from urllib.parse import quote, urlsplit
 from .. import __version__
 from ..errors import StreamwireError
 from ..io._wire import REQUEST_ID_HEADERS
-from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, truth
+from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
 from .cell import LAYERS, Cell, Check
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES, UNARY
 from .httpio import TransportError, open_request
-from .judge import inputs, judge, reference
+from .judge import inputs, judge, reference, slow_reader_bytes
 from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
 from .names import CLIENTS, SDKS
 from .render import DEFAULT_SILENCE
@@ -332,6 +332,15 @@ def _tag() -> str:
     return f"k{int(time.time()) % 100000:05d}{next(_tags):05d}{_PROCESS_MARK}"
 
 
+def tag_number(tag: str) -> int | None:
+    """The sequence number of a tag this process made (``_tag``: they rise in
+    the order streams start); None for another process's, or not a tag."""
+    if not tag.startswith("k") or not tag.endswith(_PROCESS_MARK):
+        return None
+    digits = tag[6 : len(tag) - len(_PROCESS_MARK)]
+    return int(digits) if len(digits) >= 5 and digits.isdigit() else None
+
+
 async def _run_cell(
     plan: CheckPlan, log: _Log, route: Route, case: Case, client: str, delivery: str
 ) -> Cell:
@@ -357,6 +366,11 @@ async def judged_stream(
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
     options: dict[str, float] = {}
+    plain = case
+    if case.slow_reader:
+        # An answer larger than what this machine's sockets can take, in the
+        # upstream's protocol: the mock sizes it and logs its deltas.
+        options["answer_bytes"] = slow_reader_bytes()
     if salt:
         options["salt"] = 1
         case = salted(case, tag)
@@ -401,6 +415,11 @@ async def judged_stream(
     if case.retry is not None:
         entries = await log.ended(tag, wait)
     first = _answering(case, entries, obs)
+    deltas = first.get("deltas") if first is not None else None
+    if plain.slow_reader and isinstance(deltas, int) and not isinstance(deltas, bool):
+        case = sized(plain, deltas)
+        if salt:
+            case = salted(case, tag)
     follow_obs: Observation | None = None
     follow_entry: dict[str, Any] | None = None
     if case.follow_up and obs.result is not None and obs.result.tool_calls:

@@ -560,6 +560,10 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
     except ValueError as exc:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
+    short = _room_for_sockets(concurrency)
+    if short:
+        print(f"streamwire: {short}", file=sys.stderr)
+        return 2
     progress = sys.stderr.isatty() and not args.quiet
     counted = [0]
 
@@ -595,6 +599,32 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
             with open(path, "w", encoding="utf-8") as out:
                 write(out)
     return report.exit_status
+
+
+def _room_for_sockets(concurrency: int) -> str | None:
+    """Raises the process's open-file limit (its soft one, up to the hard) to
+    what ``concurrency`` streams need: a socket each, another each at a mock in
+    this process (the mock's process inherits the limit), and some. The problem,
+    when the hard limit is lower."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: its own limits
+        return None
+    need = 2 * concurrency + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return None
+    allowed = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (allowed, hard))
+    except (ValueError, OSError):
+        allowed = soft
+    if allowed >= need:
+        return None
+    return (
+        f"{concurrency} streams in flight need about {need} open files and this process may "
+        f"open {allowed}: raise the limit (ulimit -n {need}) or lower --concurrency"
+    )
 
 
 def _header_value(cells: Sequence[Cell], header: str | None) -> str | None:

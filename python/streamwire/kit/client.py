@@ -34,7 +34,7 @@ from ..events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
 from ..io._wire import framing_of, media_type
 from ..metrics import Timing
 from ..result import StreamResult
-from .cases import TOOLS, Case
+from .cases import MAX_SLOW_BYTES, TOOLS, Case
 from .httpio import HttpTimeout, TransportError, open_request
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
@@ -58,10 +58,17 @@ ECHO_MARK = "[the kit's key]"
 MAX_ECHOES = 4
 KEEP_EVENTS = 24
 MAX_TIMES = 4000
-#: The most of an answer the judge reads: four times the largest case's body in
-#: its most verbose protocol (slow-reader's 16 MB of text as Responses events,
-#: whose done events repeat the whole text: ~68 MB).
-MAX_READ_BYTES = 256 * 1024 * 1024
+#: The most of an answer the judge reads: more than the largest case's body in
+#: its most verbose protocol (a sized slow-reader answer as Responses events,
+#: whose done events repeat the whole text: five bytes of events a byte of
+#: text, ~83 MB for the 16 MB of 4,096 deltas, ~250 MB where the sockets take
+#: 38 MB; ``cases.MAX_SLOW_DELTAS`` is 131 MB of text).
+MAX_READ_BYTES = 1024 * 1024 * 1024
+#: The largest SSE line or event the slow reader parses: a
+#: Responses done event repeats the whole text of the answer, and a hop that
+#: renders Responses from another upstream's sized answer writes the largest
+#: one (``cases.MAX_SLOW_BYTES`` of text, and its JSON escapes).
+SLOW_READER_EVENT_BYTES = 2 * MAX_SLOW_BYTES
 #: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
@@ -488,7 +495,8 @@ async def observe(
     seconds after sending, whichever comes first (before the response head,
     if the hop holds that too). ``pause_after``: stop reading after that many
     text deltas for ``pause_for`` seconds, with a receive buffer of
-    ``SLOW_READER_RCVBUF``, then read on. Every read has ``read_timeout``; the
+    ``SLOW_READER_RCVBUF``, then read on (its events up to
+    ``SLOW_READER_EVENT_BYTES`` each). Every read has ``read_timeout``; the
     whole answer ``total_timeout`` and ``MAX_READ_BYTES``. ``secrets``: strings
     the answer must not carry (the kit's key), looked for in its headers and
     its whole body, across piece boundaries (``Observation.echoed``).
@@ -545,9 +553,13 @@ async def observe(
             obs.echoed.append(f"header {name}")
     timing = obs.timing = Timing(time.time, started_at=obs.sent_at)
     start = obs.sent_at
-    stream = adapter(client, http_status=response.status, **(stream_options or {}))
     frames = framing_of(client) == "eventstream"
-    framer: Any = EventStreamDecoder() if frames else SseDecoder()
+    caps: dict[str, int] = {}
+    if pause_after is not None and not frames:
+        big = SLOW_READER_EVENT_BYTES
+        caps = {"max_line_bytes": big, "max_event_bytes": big}
+    framer: Any = EventStreamDecoder() if frames else SseDecoder(**caps)
+    stream = adapter(client, http_status=response.status, **caps, **(stream_options or {}))
     wire = _Sample(_frame_dict if frames else _sse_dict)
     unified = _Sample(_event_dict)
     digest = hashlib.sha256()

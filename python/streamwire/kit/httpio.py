@@ -310,9 +310,17 @@ class HttpServer:
     """An asyncio HTTP/1.1 server calling ``handler(request, responder)`` per request."""
 
     def __init__(
-        self, handler: Handler, *, host: str = "127.0.0.1", port: int = 0, idle_timeout: float = 60
+        self,
+        handler: Handler,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        idle_timeout: float = 60,
+        on_close: Callable[[int], None] | None = None,
     ) -> None:
         self.handler = handler
+        #: Called with a connection's number once it has closed.
+        self.on_close = on_close
         self.host = host
         self.port = port
         self.idle_timeout = idle_timeout
@@ -384,6 +392,8 @@ class HttpServer:
             with contextlib.suppress(Exception):
                 writer.close()
             self._open.pop(number, None)
+            if self.on_close is not None:
+                self.on_close(number)
             if task is not None:
                 self._connections.discard(task)
 

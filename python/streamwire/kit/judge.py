@@ -721,6 +721,23 @@ def hold_bound() -> int:
     return max(HOLD_BOUND, total + HOLD_SLACK)
 
 
+#: How much more than ``hold_bound`` a sized slow-reader answer carries.
+SLOW_MARGIN = 8 * 1024 * 1024
+
+
+def slow_reader_bytes() -> int:
+    """The least the slow-reader answer writes on the upstream's wire on this
+    machine (the mock's ``answer_bytes``; ``render.slow_reader_deltas`` turns it
+    into deltas of the upstream's protocol): ``SLOW_MARGIN`` more than
+    ``hold_bound``, so that an honest hop cannot take all of it into its
+    sockets' buffers while the client reads nothing, and the mock finishing it
+    then is the hop's own buffering. Where ``tcp_rmem`` tops out at 32 MiB, a
+    pooled upstream connection whose receive buffer had grown to it took the
+    whole 17 MB answer of 4,096 deltas through examples/gateway (``ss``:
+    13.5 MB queued on the gateway's upstream socket)."""
+    return hold_bound() + SLOW_MARGIN
+
+
 def _held(written: int, total: int, read: int, client_total: int) -> int:
     """What a hop held at least when the slow reader read on.
 

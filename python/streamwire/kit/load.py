@@ -28,9 +28,13 @@ request still in flight, is a leak: verdict ``upstream_leaked``, with the
 streams' tags and cases. When no mock URL is given, the mock runs in a
 process of its own, so that its CPU is not the generator's.
 
-Everything a run keeps is bounded: a record per stream (a few numbers, its
-verdicts, at most ``MAX_GAPS`` gaps), the evidence of the first
-``EVIDENCE_PER_VERDICT`` streams of each verdict, the samples.
+Everything a run keeps is bounded however long it runs: counts (streams,
+verdicts by layer and case, errors), for each latency metric a uniform
+sample of at most ``LATENCY_SAMPLE`` values (``Reservoir``: its percentiles
+are exact below that), the evidence of the first ``EVIDENCE_PER_VERDICT``
+streams of each verdict, the samples, the last ``KNOWN_TAGS`` streams' names
+(to name a stream whose text crossed into another) and the hang-ups whose
+connection the mock still has open.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import itertools
 import json
 import math
 import os
+import random
 import sys
 import time
 from collections import Counter
@@ -51,7 +56,7 @@ from typing import IO, Any
 
 from .cases import CASES, SALT_MARK
 from .cell import Cell, Check
-from .check import CheckPlan, Route, _Log, judged_stream
+from .check import CheckPlan, Route, _Log, judged_stream, tag_number
 from .client import Observation
 from .mock import MockUpstream
 from .timing import TIMING_TAGS
@@ -62,6 +67,7 @@ __all__ = [
     "LOAD_DELIVERIES",
     "LoadPlan",
     "LoadReport",
+    "Reservoir",
     "StreamRecord",
     "TargetRun",
     "percentiles",
@@ -75,6 +81,13 @@ LOAD_CASES = ("short-text", "split-anywhere", "single-tool", "parallel-tools", "
 LOAD_DELIVERIES = ("whole", "paced")
 #: The gaps between arrivals a stream's record keeps.
 MAX_GAPS = 64
+#: The latency metrics: to the head, to the first event, between events, to the end.
+_METRICS = ("headers", "first_event", "gap", "total")
+#: The values of each latency metric a target keeps (a uniform sample beyond).
+LATENCY_SAMPLE = 20_000
+#: The streams whose case and client a run remembers, to name a stream whose
+#: text turns up in another (the newest; an older one is named by its tag only).
+KNOWN_TAGS = 100_000
 #: The evidence (the cell, as a check reports it) kept for each verdict.
 EVIDENCE_PER_VERDICT = 3
 #: How often the mock's connections are sampled (seconds).
@@ -182,13 +195,74 @@ class StreamRecord:
     timed: list[str]
 
 
+class Reservoir:
+    """A uniform sample of at most ``size`` of the values added, each as likely
+    kept as any other (Vitter's algorithm R, seeded: the same values added keep
+    the same sample); ``n`` counts every value."""
+
+    def __init__(self, size: int = LATENCY_SAMPLE, seed: int = 0) -> None:
+        self.size = size
+        self.values: list[float] = []
+        self.n = 0
+        self._random = random.Random(seed)
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        if len(self.values) < self.size:
+            self.values.append(value)
+            return
+        slot = self._random.randrange(self.n)
+        if slot < self.size:
+            self.values[slot] = value
+
+    def percentiles(self, points: Sequence[int] = (50, 95, 99)) -> dict[str, Any]:
+        """``percentiles`` of the sample; ``n`` all values, ``sampled`` the
+        sample's size when it is not all of them."""
+        out = percentiles(self.values, points)
+        if self.n > len(self.values):
+            out["sampled"] = out["n"]
+        out["n"] = self.n
+        return out
+
+
+@dataclass
+class VerdictTally:
+    """A verdict's count over a target's streams."""
+
+    streams: int = 0
+    layers: Counter[str] = field(default_factory=Counter)
+    cases: Counter[str] = field(default_factory=Counter)
+    #: Every stream's clock decided it.
+    timed: bool = True
+
+
 @dataclass
 class TargetRun:
-    """One target's streams, samples and what stayed open after them."""
+    """One target's streams (counted as they are judged), samples and what
+    stayed open after them."""
 
     name: str
     route: Route
-    records: list[StreamRecord] = field(default_factory=list)
+    #: Streams judged, those the kit cut short, their events, and the hang-ups.
+    judged: int = 0
+    inconclusive: int = 0
+    events: int = 0
+    #: Each set of verdict names a stream had -> the streams with exactly it.
+    verdict_sets: Counter[frozenset[str]] = field(default_factory=Counter)
+    verdicts: dict[str, VerdictTally] = field(default_factory=dict)
+    #: Statuses other than 200 and in-stream error types, of streams of cases
+    #: that expect none (``LoadReport.errors``).
+    statuses: Counter[str] = field(default_factory=Counter)
+    error_types: Counter[str] = field(default_factory=Counter)
+    #: Each latency metric over the streams that ran to their end.
+    latencies: dict[str, Reservoir] = field(
+        default_factory=lambda: {m: Reservoir(seed=i) for i, m in enumerate(_METRICS)}
+    )
+    #: The lowest and highest sequence number of the run's tags (``tag_number``).
+    tag_span: tuple[int, int] | None = None
+    #: The tags of streams the client hung up on whose connection may still be
+    #: open, with when they were added (``monotonic``).
+    hung_up: dict[str, float] = field(default_factory=dict)
     #: (verdict, layer) -> the first few streams' evidence.
     evidence: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     #: [seconds since the start, open connections, in flight, loop lateness].
@@ -204,6 +278,65 @@ class TargetRun:
     #: Streams the kit itself failed to run (an exception of its own), and the first few.
     kit_errors: int = 0
     kit_error_examples: list[str] = field(default_factory=list)
+
+    def add(self, record: StreamRecord) -> None:
+        """Counts one judged stream."""
+        self.judged += 1
+        self.inconclusive += record.inconclusive
+        self.events += record.events
+        names = frozenset(v for v, _ in record.verdicts)
+        self.verdict_sets[names] += 1
+        for name in names:
+            tally = self.verdicts.setdefault(name, VerdictTally())
+            tally.streams += 1
+            tally.cases[record.case] += 1
+            tally.timed = tally.timed and name in record.timed
+        for name, layer in record.verdicts:
+            self.verdicts[name].layers[layer] += 1
+        if not CASES[record.case].error and not record.cancelled:
+            # (a hang-up may come before the answer)
+            if record.status is None:
+                self.statuses["no answer"] += 1
+            elif record.status != 200:
+                self.statuses[str(record.status)] += 1
+            elif record.error_type is not None:
+                self.error_types[record.error_type] += 1
+        if not record.cancelled and record.status == 200:
+            for metric in ("headers", "first_event", "total"):
+                value = getattr(record, metric)
+                if value is not None:
+                    self.latencies[metric].add(value)
+            for gap in record.gaps:
+                self.latencies["gap"].add(gap)
+        number = tag_number(record.tag)
+        if number is not None:
+            low, high = self.tag_span or (number, number)
+            self.tag_span = (min(low, number), max(high, number))
+        if record.cancelled:
+            self.hung_up[record.tag] = time.monotonic()
+
+    def ours(self, tag: object) -> bool:
+        """``tag`` is of a stream this run sent."""
+        number = tag_number(tag) if isinstance(tag, str) else None
+        return (
+            number is not None
+            and self.tag_span is not None
+            and (self.tag_span[0] <= number <= self.tag_span[1])
+        )
+
+    def forget_closed(self, state: dict[str, Any], asked: float) -> None:
+        """Drops the hang-ups whose connection ``state`` (the mock's, asked for
+        at ``asked``) shows closed, or carrying a later request: those can no
+        longer leak. Nothing is dropped when the state lists only some."""
+        rows = state.get("connections")
+        if not isinstance(rows, list) or len(rows) < state.get("open_connections", 0):
+            return
+        last = {
+            row["last"].get("tag")
+            for row in rows
+            if isinstance(row, dict) and isinstance(row.get("last"), dict)
+        }
+        self.hung_up = {t: at for t, at in self.hung_up.items() if at >= asked or t in last}
 
 
 def percentiles(values: Sequence[float], points: Sequence[int] = (50, 95, 99)) -> dict[str, Any]:
@@ -232,7 +365,12 @@ def _cross_talk(cell: Cell, obs: Observation, known: dict[str, tuple[str, str]])
     names = []
     for tag in foreign[:3]:
         case, client = known.get(tag, ("?", "?"))
-        names.append(f"{tag} ({case}, {client})" if case != "?" else f"{tag} (not this run's)")
+        if case != "?":
+            names.append(f"{tag} ({case}, {client})")
+        elif tag_number(tag) is not None:
+            names.append(f"{tag} (an earlier stream of this run)")
+        else:
+            names.append(f"{tag} (not this process's)")
     more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
     why = f"text written for stream {', '.join(names)}{more} arrived in this stream ({own})"
     old = cell.checks.get("deltas") or Check("not_applicable")
@@ -290,12 +428,14 @@ class _Sampler:
             asked = time.monotonic()
             await asyncio.sleep(SAMPLE_EVERY)
             late = max(0.0, time.monotonic() - asked - SAMPLE_EVERY)
+            asked = time.monotonic()
             state = await self.log.state()
             if state is None:
                 self.run.mock_answered = False
                 opened, flying = -1.0, -1.0
             else:
                 opened, flying = float(state["open_connections"]), float(state["in_flight"])
+                self.run.forget_closed(state, asked)
             self.run.samples.append(
                 [round(time.monotonic() - self.started, 3), opened, flying, round(late, 4)]
             )
@@ -304,7 +444,7 @@ class _Sampler:
 
 
 async def _settle(
-    log: _Log, run: TargetRun, hung_up: set[str], settle: float
+    log: _Log, run: TargetRun, settle: float
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The mock's state once nothing the run started is open (or ``settle``
     passed), and the leaks in it."""
@@ -313,7 +453,7 @@ async def _settle(
         state = await log.state()
         if state is None:
             return {}, []
-        leaks = _leaks(state, hung_up, set(run_tags(run)))
+        leaks = _leaks(state, run)
         if (not leaks and state["in_flight"] == 0) or time.monotonic() > deadline:
             return {
                 "open_connections": state["open_connections"],
@@ -322,20 +462,16 @@ async def _settle(
         await asyncio.sleep(0.1)
 
 
-def run_tags(run: TargetRun) -> list[str]:
-    return [r.tag for r in run.records]
-
-
-def _leaks(state: dict[str, Any], hung_up: set[str], ours: set[str]) -> list[dict[str, Any]]:
+def _leaks(state: dict[str, Any], run: TargetRun) -> list[dict[str, Any]]:
     """The run's requests still in flight, and the open connections whose last
     request was a stream the client hung up on and the gateway never closed."""
     out: list[dict[str, Any]] = []
     for row in state.get("requests", []):
-        if isinstance(row, dict) and row.get("tag") in ours:
+        if isinstance(row, dict) and run.ours(row.get("tag")):
             out.append({"kind": "in flight", "tag": row["tag"], "case": row.get("case")})
     for row in state.get("connections", []):
         last = row.get("last") if isinstance(row, dict) else None
-        if not isinstance(last, dict) or last.get("tag") not in hung_up:
+        if not isinstance(last, dict) or last.get("tag") not in run.hung_up:
             continue
         if last.get("ended") and not last.get("disconnected"):
             out.append({"kind": "connection open", "tag": last["tag"], "case": last.get("case")})
@@ -358,7 +494,6 @@ async def _target(
     cpu0 = time.process_time()
     stop_at = started + plan.duration if plan.duration is not None else math.inf
     sent = 0
-    hung_up: set[str] = set()
 
     async def worker() -> None:
         nonlocal sent
@@ -384,11 +519,11 @@ async def _target(
             cell.route = name
             tag = str(cell.evidence.get("tag", ""))
             known[tag] = (case_name, client)
+            if len(known) > KNOWN_TAGS:
+                del known[next(iter(known))]
             _cross_talk(cell, obs, known)
             record = _record(name, cell, obs)
-            if record.cancelled:
-                hung_up.add(tag)
-            run.records.append(record)
+            run.add(record)
             for verdict in record.verdicts:
                 kept = run.evidence.setdefault(verdict, [])
                 if len(kept) < EVIDENCE_PER_VERDICT:
@@ -403,7 +538,7 @@ async def _target(
         run.wall = time.monotonic() - started
         run.cpu = time.process_time() - cpu0
         run.machine_busy = _busy_share(machine0, _machine_times())
-        run.after, run.leaks = await _settle(log, run, hung_up, plan.settle)
+        run.after, run.leaks = await _settle(log, run, plan.settle)
     finally:
         sampler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -509,7 +644,6 @@ def _peak_rss() -> int:
 # --- the report ------------------------------------------------------------------------
 
 FORMAT = "streamwire-load/1"
-_METRICS = ("headers", "first_event", "gap", "total")
 
 
 @dataclass
@@ -527,33 +661,23 @@ class LoadReport:
 
     def latency(self, run: TargetRun) -> dict[str, dict[str, Any]]:
         """Percentiles of each metric over the streams that ran to their end."""
-        whole = [r for r in run.records if not r.cancelled and r.status == 200]
-        return {
-            "headers": percentiles([r.headers for r in whole if r.headers is not None]),
-            "first_event": percentiles([r.first_event for r in whole if r.first_event is not None]),
-            "gap": percentiles([g for r in whole for g in r.gaps]),
-            "total": percentiles([r.total for r in whole if r.total is not None]),
-        }
+        return {metric: run.latencies[metric].percentiles() for metric in _METRICS}
 
     def _direct(self) -> TargetRun | None:
         return next((r for r in self.runs if r.name == DIRECT), None)
-
-    def _verdict_rates(self, run: TargetRun) -> Counter[str]:
-        return Counter(name for r in run.records for name in {v for v, _ in r.verdicts})
 
     def generator(self) -> dict[str, Any]:
         """The generator's own figures, from the direct run (or the first)."""
         run = self._direct() or (self.runs[0] if self.runs else None)
         if run is None or run.wall <= 0:
             return {}
-        events = sum(r.events for r in run.records)
         cpu = max(run.cpu, 1e-6)
         return {
             "measured_on": run.name,
-            "streams": len(run.records),
-            "streams_per_second": round(len(run.records) / run.wall, 1),
-            "streams_per_cpu_second": round(len(run.records) / cpu, 1),
-            "events_judged_per_cpu_second": round(events / cpu, 1),
+            "streams": run.judged,
+            "streams_per_second": round(run.judged / run.wall, 1),
+            "streams_per_cpu_second": round(run.judged / cpu, 1),
+            "events_judged_per_cpu_second": round(run.events / cpu, 1),
             "busy_core_share": round(run.cpu / run.wall, 3),
             "peak_rss_bytes": self.peak_rss_bytes,
         }
@@ -578,22 +702,18 @@ class LoadReport:
         direct = self._direct()
         direct_rates = None
         if direct is not None and direct is not run:
-            direct_rates = self._verdict_rates(direct)
-        by_name: dict[str, dict[str, Any]] = {}
-        for record in run.records:
-            for name, layer in record.verdicts:
-                entry = by_name.setdefault(
-                    name,
-                    {"verdict": name, "streams": 0, "layers": {}, "cases": {}, "timed": True},
-                )
-                entry["streams"] += 1
-                entry["layers"][layer] = entry["layers"].get(layer, 0) + 1
-                entry["cases"][record.case] = entry["cases"].get(record.case, 0) + 1
-                entry["timed"] = entry["timed"] and name in record.timed
-        total = max(1, len(run.records))
+            direct_rates = {name: tally.streams for name, tally in direct.verdicts.items()}
+        total = max(1, run.judged)
         out = []
-        for name, entry in sorted(by_name.items()):
-            entry["share"] = round(entry["streams"] / total, 4)
+        for name, tally in sorted(run.verdicts.items()):
+            entry: dict[str, Any] = {
+                "verdict": name,
+                "streams": tally.streams,
+                "layers": dict(tally.layers),
+                "cases": dict(tally.cases),
+                "timed": tally.timed,
+                "share": round(tally.streams / total, 4),
+            }
             entry["evidence"] = [
                 e for (v, _), kept in run.evidence.items() if v == name for e in kept
             ][:EVIDENCE_PER_VERDICT]
@@ -625,7 +745,7 @@ class LoadReport:
                 )
                 fails = False
             elif fails and entry["timed"] and direct_rates is not None and direct is not None:
-                direct_share = direct_rates.get(name, 0) / max(1, len(direct.records))
+                direct_share = direct_rates.get(name, 0) / max(1, direct.judged)
                 entry["direct_share"] = round(direct_share, 4)
                 if direct_share >= GENERATOR_SHARE * entry["share"]:
                     entry["not_failing"] = (
@@ -655,19 +775,9 @@ class LoadReport:
     def errors(self, run: TargetRun) -> dict[str, Any]:
         """HTTP statuses other than 200 and in-stream error types, of the cases
         that expect none; 429s apart."""
-        statuses: Counter[str] = Counter()
-        types: Counter[str] = Counter()
-        for r in run.records:
-            if CASES[r.case].error or r.cancelled:  # a hang-up may come before the answer
-                continue
-            if r.status is None:
-                statuses["no answer"] += 1
-            elif r.status != 200:
-                statuses[str(r.status)] += 1
-            elif r.error_type is not None:
-                types[r.error_type] += 1
+        statuses = dict(run.statuses)
         limited = statuses.pop("429", 0)
-        return {"rate_limited": limited, "statuses": dict(statuses), "types": dict(types)}
+        return {"rate_limited": limited, "statuses": statuses, "types": dict(run.error_types)}
 
     def summary(self) -> dict[str, Any]:
         if self._summary is not None:
@@ -698,18 +808,16 @@ class LoadReport:
                     "target": run.name,
                     "base_url": run.route.base_url,
                     "model": run.route.model,
-                    "streams": len(run.records) + run.kit_errors,
-                    "judged": len(run.records),
-                    "inconclusive": sum(1 for r in run.records if r.inconclusive),
+                    "streams": run.judged + run.kit_errors,
+                    "judged": run.judged,
+                    "inconclusive": run.inconclusive,
                     "kit_errors": run.kit_errors,
                     "kit_error_examples": run.kit_error_examples,
                     "failing_streams": sum(
-                        1 for r in run.records if any(v in failing for v, _ in r.verdicts)
+                        n for names, n in run.verdict_sets.items() if names & failing
                     ),
                     "seconds": round(run.wall, 2),
-                    "streams_per_second": round(len(run.records) / run.wall, 1)
-                    if run.wall
-                    else None,
+                    "streams_per_second": round(run.judged / run.wall, 1) if run.wall else None,
                     "findings": findings,
                     "errors": self.errors(run),
                     "latency": latency,
@@ -879,12 +987,8 @@ class LoadReport:
                 w(f"\n`{t['target']}` was bounded by the generator: {t['bounded_by_generator']}.\n")
 
     def metric_values(self, run: TargetRun, metric: str) -> list[float]:
-        """Every value of ``metric`` the latency percentiles are taken over."""
-        whole = [r for r in run.records if not r.cancelled and r.status == 200]
-        if metric == "gap":
-            return [g for r in whole for g in r.gaps]
-        values = (getattr(r, metric) for r in whole)
-        return [v for v in values if isinstance(v, int | float)]
+        """The values of ``metric`` the latency percentiles are taken over (its sample)."""
+        return list(run.latencies[metric].values)
 
     def write_html(self, out: IO[str]) -> None:
         """One page: the summary, each metric's distribution per target drawn as

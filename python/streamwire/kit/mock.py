@@ -52,7 +52,9 @@ answers such a request as the provider would, HTTP 400 with its error JSON;
 a lenient one streams the case anyway), the case, delivery and tag, the
 tools the request declares (for a case that calls one), every write with its time (the first
 ``MAX_LOGGED_WRITES``), and when the client disconnected. Times are
-``time.time()`` seconds.
+``time.time()`` seconds. A request still running, and each open connection's
+newest request, stay known past those bounds (``GET /_sw/connections``), so
+that a leak is seen however long a load has run.
 """
 
 from __future__ import annotations
@@ -73,12 +75,12 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ..translate._base import dumps
-from .cases import CASE_NAMES, CASES, Case, salted
+from .cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
 from .contract import Problem, problems, refusal
 from .delivery import DELIVERIES, UNARY, schedule
 from .httpio import HttpServer, Request, Responder, TransportError
 from .names import UPSTREAM_PROTOCOLS, media_type
-from .render import render_json, render_stream, retry_error, usage_requested
+from .render import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
 from .toolturn import check_tool_result, declared_tools
 
 __all__ = [
@@ -102,6 +104,9 @@ MAX_LOG = 5000
 MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_LOGGED_BODY = 256 * 1024
 MAX_LOGGED_WRITES = 2000
+# How many ended requests the index of running ones may hold past the log's
+# bound before it is swept.
+_RUNNING_SLACK = 1024
 #: What one logged write ``[time, size, kinds]`` costs, roughly, in memory.
 _WRITE_BYTES = 128
 
@@ -113,6 +118,10 @@ TAG_OPTIONS: Mapping[str, tuple[float, float]] = {
     # 1: the case's text carries the tag (``cases.salted``), so that a stream's
     # text found in another's names the stream it came from (load runs).
     "salt": (0.0, 1.0),
+    # The least the slow-reader answer writes on the upstream's wire, in bytes:
+    # as many deltas as that takes in its protocol (``render.slow_reader_deltas``;
+    # its own 4,096 otherwise), logged as the entry's ``deltas``.
+    "answer_bytes": (1.0, float(MAX_SLOW_BYTES)),
 }
 #: ``load_state`` lists at most this many connections and requests in flight.
 MAX_STATE_ROWS = 20000
@@ -322,6 +331,7 @@ _ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "credentials": (list, _NONE),
     "request_problems": (list, _NONE),
     "request_id": (str, _NONE),
+    "deltas": (int, _NONE),
 }
 #: The fields of ``tool_result`` (``toolturn.check_tool_result``).
 _RESULT_FIELDS: Mapping[str, tuple[type, ...]] = {
@@ -388,6 +398,12 @@ class RequestLog:
         self._bytes = 0
         #: Entries dropped to keep within the bounds.
         self.dropped = 0
+        # Kept apart from the bounded log, so that a request still running, or
+        # the last request of a connection still open, is never forgotten (a
+        # leak seen an hour into a load): entry id -> entries not known to have
+        # ended, and connection -> its newest request, until it closes.
+        self._running: dict[int, dict[str, Any]] = {}
+        self._last: dict[int, dict[str, Any]] = {}
 
     def add(self, request: Request, body: Any) -> dict[str, Any]:
         """A new entry for ``request`` (its parsed JSON ``body``), kept as the newest."""
@@ -423,8 +439,20 @@ class RequestLog:
             "connection": request.connection,
         }
         self._entries.append(entry)
+        self._running[entry["id"]] = entry
+        if len(self._running) > MAX_LOG + _RUNNING_SLACK:
+            self._forget_ended()
+        if request.connection:
+            self._last[request.connection] = entry
         self._grow(len(request.body) if kept else 0)
         return entry
+
+    def closed(self, connection: int) -> None:
+        """``connection`` has closed: its newest request is no longer kept for it."""
+        self._last.pop(connection, None)
+
+    def _forget_ended(self) -> None:
+        self._running = {k: e for k, e in self._running.items() if e["ended_at"] is None}
 
     def tagged(self, entry: dict[str, Any], tag: str) -> None:
         """``entry`` is the request of ``tag``: ``entries(tag)`` finds it without a scan."""
@@ -459,6 +487,8 @@ class RequestLog:
                     del self._by_tag[old["tag"]]
             self._bytes -= len(old["writes"]) * _WRITE_BYTES
             self._bytes -= old["body_bytes"] if old["body"] is not None else 0
+            if old["ended_at"] is not None:
+                self._running.pop(old["id"], None)
             self.dropped += 1
 
     def entries(self, tag: str | None = None, since: int = 0) -> list[dict[str, Any]]:
@@ -468,20 +498,15 @@ class RequestLog:
         return [e for e in self._entries if e["id"] > since]
 
     def in_flight(self) -> list[dict[str, Any]]:
-        """The requests whose answer has not ended, oldest first."""
-        return [e for e in self._entries if e["ended_at"] is None]
+        """The requests whose answer has not ended, oldest first (those the log
+        has dropped included)."""
+        self._forget_ended()
+        return list(self._running.values())
 
     def last_of_connections(self, connections: list[int]) -> dict[int, dict[str, Any]]:
-        """The newest logged request of each of ``connections`` (``Request.connection``)."""
-        wanted = set(connections)
-        out: dict[int, dict[str, Any]] = {}
-        for entry in reversed(self._entries):
-            number = entry.get("connection")
-            if number in wanted and number not in out:
-                out[number] = entry
-                if len(out) == len(wanted):
-                    break
-        return out
+        """The newest request of each of ``connections`` (``Request.connection``)
+        that is open."""
+        return {n: self._last[n] for n in connections if n in self._last}
 
 
 class MockUpstream:
@@ -492,9 +517,9 @@ class MockUpstream:
     construction; by default it is refused as the provider would."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, lenient: bool = False) -> None:
-        self._server = HttpServer(self._handle, host=host, port=port)
-        self.lenient = lenient
         self.log = RequestLog()
+        self._server = HttpServer(self._handle, host=host, port=port, on_close=self.log.closed)
+        self.lenient = lenient
         self._tag_options: dict[str, dict[str, float]] = {}
         self._id_prefix = secrets.token_hex(4)
 
@@ -560,7 +585,8 @@ class MockUpstream:
 
     def set_tag_options(self, tag: str, options: Mapping[str, Any]) -> None:
         """What the requests of ``tag`` get (``TAG_OPTIONS``: ``silence``, ``stall``
-        seconds); ValueError for an unknown option or a value out of range."""
+        seconds, ``salt``, the slow reader's ``answer_bytes``); ValueError for an
+        unknown option or a value out of range."""
         checked: dict[str, float] = {}
         for key, value in options.items():
             low, high = TAG_OPTIONS.get(key, (None, None))
@@ -611,6 +637,11 @@ class MockUpstream:
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
+        if case.slow_reader:
+            if options.get("answer_bytes"):
+                deltas = slow_reader_deltas(upstream, int(options["answer_bytes"]))
+                case = sized(case, deltas)
+            entry["deltas"] = len(case.text)
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
         attempt = (

@@ -27,9 +27,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
-from .._core import SseDecoder
+from .._core import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    SseDecoder,
+)
 from ..events import (
     ErrorReceived,
     Event,
@@ -52,7 +58,18 @@ from .bedrock import (
     invoke_unit,
     invoke_units,
 )
-from .cases import UPSTREAM_ERRORS, Case, script, truth, upstream_error, usage_of
+from .cases import (
+    CASES,
+    MAX_SLOW_DELTAS,
+    SLOW_DELTAS,
+    UPSTREAM_ERRORS,
+    Case,
+    script,
+    sized,
+    truth,
+    upstream_error,
+    usage_of,
+)
 from .client import SLOW_READER_AFTER
 from .delivery import Unit
 from .names import adapter, encoder
@@ -64,6 +81,7 @@ __all__ = [
     "render_json",
     "render_stream",
     "retry_error",
+    "slow_reader_deltas",
     "usage_requested",
 ]
 
@@ -170,6 +188,45 @@ def _slow_reader_head(units: list[Unit]) -> list[Unit]:
     at = texts[SLOW_READER_AFTER + 1]
     paused = replace(units[at], pause=max(units[at].pause, SLOW_READER_HEAD_PAUSE))
     return [*units[:at], paused, *units[at + 1 :]]
+
+
+#: Room under streamwire's default caps (one SSE line or event, one EventStream
+#: message) that the largest event of a sized slow-reader answer leaves.
+_CAP_ROOM = 64 * 1024
+_LARGEST_EVENT = (
+    min(DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_MESSAGE_BYTES) - _CAP_ROOM
+)
+
+
+@lru_cache(maxsize=16)
+def _slow_growth(upstream: str) -> tuple[float, float, float]:
+    """What one more delta of the slow-reader answer adds to ``upstream``'s
+    wire (bytes), and to its largest event (a Responses done event repeats the
+    whole text; a chat chunk is one delta's), and that event's fixed part:
+    measured on answers of two and four deltas."""
+    sizes = []
+    for deltas in (2, 4):
+        units = render_stream(sized(CASES["slow-reader"], deltas), upstream, model="m", usage=True)
+        sizes.append((sum(len(u.data) for u in units), max(len(u.data) for u in units)))
+    (wire2, big2), (wire4, big4) = sizes
+    per_delta, big_per_delta = (wire4 - wire2) / 2, (big4 - big2) / 2
+    return per_delta, big_per_delta, big2 - 2 * big_per_delta
+
+
+def slow_reader_deltas(upstream: str, answer_bytes: int) -> int:
+    """The deltas of a slow-reader answer (``cases.sized``) that ``upstream``
+    writes as at least ``answer_bytes`` on its wire, never fewer than
+    ``SLOW_DELTAS`` nor more than ``MAX_SLOW_DELTAS``, and never so many that
+    one of its events passes streamwire's default caps: a hop that parses the
+    upstream with the defaults must take every event of it. A Responses
+    stream writes five bytes a byte of text (its four done events repeat the
+    whole text), so its 4,096 deltas are 83 MB already; a chat or Anthropic
+    stream writes one."""
+    per_delta, big_per_delta, big_fixed = _slow_growth(upstream)
+    deltas = max(SLOW_DELTAS, min(MAX_SLOW_DELTAS, -(-answer_bytes // max(1, int(per_delta)))))
+    if big_per_delta > 0:
+        deltas = min(deltas, int((_LARGEST_EVENT - big_fixed) // big_per_delta))
+    return max(1, deltas)
 
 
 def _units(
