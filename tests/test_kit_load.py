@@ -35,6 +35,7 @@ from streamwire.kit.load import (
     Reservoir,
     StreamRecord,
     TargetRun,
+    _leaks,
     percentiles,
     run_load,
 )
@@ -275,6 +276,28 @@ def test_a_target_counts_its_streams_and_keeps_only_hang_ups_that_could_leak() -
     run.add(_record(newest, cancelled=True))
     run.forget_closed({"open_connections": 0, "connections": []}, asked)
     assert set(run.hung_up) == {newest}
+
+
+def test_a_mock_over_http_listing_tags_of_another_type_names_no_stream() -> None:
+    # The mock's state comes over HTTP (--mock URL): a tag that is a list is
+    # unhashable, and must neither raise out of the load nor name a leak.
+    run = TargetRun("t", Route("http://127.0.0.1:1"))
+    tag = _tag()
+    run.add(_record(tag, cancelled=True))
+    odd = [
+        {"connection": 1, "last": {"tag": [tag], "ended": True}},
+        {"connection": 2, "last": {"tag": {"t": tag}, "ended": True}},
+        {"connection": 3, "last": ["not", "a", "dict"]},
+        "not a row",
+    ]
+    state = {"open_connections": 4, "in_flight": 0, "connections": odd, "requests": []}
+    assert _leaks(state, run) == []
+    run.forget_closed(state, max(run.hung_up.values()) + 1)
+    assert run.hung_up == {}
+    # The same connection with the tag as a string is a leak.
+    run.add(_record(tag, cancelled=True))
+    state["connections"] = [{"connection": 1, "last": {"tag": tag, "ended": True}}]
+    assert _leaks(state, run) == [{"kind": "connection open", "tag": tag, "case": None}]
 
 
 # --- hops right for one stream, wrong under load ------------------------------------------

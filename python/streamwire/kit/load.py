@@ -331,12 +331,17 @@ class TargetRun:
         rows = state.get("connections")
         if not isinstance(rows, list) or len(rows) < state.get("open_connections", 0):
             return
-        last = {
-            row["last"].get("tag")
-            for row in rows
-            if isinstance(row, dict) and isinstance(row.get("last"), dict)
-        }
+        last = {tag for row in rows if (tag := _last_tag(row)) is not None}
         self.hung_up = {t: at for t, at in self.hung_up.items() if at >= asked or t in last}
+
+
+def _last_tag(row: object) -> str | None:
+    """The tag of the last request on one of the mock's connection rows, if
+    it is a string: the rows come over HTTP (``--mock URL``), and a value of
+    another type (a list is unhashable) names no stream of ours."""
+    last = row.get("last") if isinstance(row, dict) else None
+    tag = last.get("tag") if isinstance(last, dict) else None
+    return tag if isinstance(tag, str) else None
 
 
 def percentiles(values: Sequence[float], points: Sequence[int] = (50, 95, 99)) -> dict[str, Any]:
@@ -470,11 +475,12 @@ def _leaks(state: dict[str, Any], run: TargetRun) -> list[dict[str, Any]]:
         if isinstance(row, dict) and run.ours(row.get("tag")):
             out.append({"kind": "in flight", "tag": row["tag"], "case": row.get("case")})
     for row in state.get("connections", []):
-        last = row.get("last") if isinstance(row, dict) else None
-        if not isinstance(last, dict) or last.get("tag") not in run.hung_up:
+        tag = _last_tag(row)
+        if tag is None or tag not in run.hung_up:
             continue
+        last = row["last"]
         if last.get("ended") and not last.get("disconnected"):
-            out.append({"kind": "connection open", "tag": last["tag"], "case": last.get("case")})
+            out.append({"kind": "connection open", "tag": tag, "case": last.get("case")})
     return out
 
 
