@@ -296,8 +296,8 @@ def test_captured_strs_are_what_python_builds(prefix: str, widest: str) -> None:
 
 @pytest.mark.parametrize("widest", _EDGES)
 def test_long_captured_strs_with_ascii_runs_are_what_python_builds(widest: str) -> None:
-    """Past 64 bytes, ASCII runs are copied in bulk: runs of every length
-    around the eight-byte step, with wide characters between them."""
+    """ASCII runs are widened sixteen bytes at a time (tests/test_str_build.py):
+    runs of every length around a block, with wide characters between them."""
     matcher = ShapeMatcher([("message", {"a": "$str"})])
     for run in range(20):
         for tail in (0, 1, 7, 8, 9, 70):
@@ -310,7 +310,7 @@ def test_long_captured_strs_with_ascii_runs_are_what_python_builds(widest: str) 
 
 @given(st.text(), st.booleans())
 def test_any_captured_str_is_what_python_builds(text: str, long: bool) -> None:
-    if long:  # past 64 bytes, where ASCII runs are copied in bulk
+    if long:  # past several sixteen-byte blocks of ASCII
         text = "ascii prefix of some length " * 3 + text
     got = ShapeMatcher([("message", {"a": "$str"})]).match(
         json.dumps({"a": text}, ensure_ascii=False)

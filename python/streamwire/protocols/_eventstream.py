@@ -74,7 +74,7 @@ from .._core import (
 from .._json import ACCELERATED, WIDE_INT_DIGITS, check_depth, failure, loads
 from ..errors import FramingError, UsageError
 from ..events import Event
-from ._base import Stream, feed_framed, retryable_hint
+from ._base import FramedStream, retryable_hint
 
 __all__ = ["FOREIGN_BODY_CAP", "EventStreamStream", "exception_retryable", "loads_payload"]
 
@@ -153,7 +153,7 @@ def _text_like(first: int) -> bool:
     return first >= 0x20 or first in (0x09, 0x0A, 0x0D)
 
 
-class EventStreamStream(Stream):
+class EventStreamStream(FramedStream):
     """Base of the EventStream protocols: framing by the Rust ``EventStreamDecoder``."""
 
     #: The payload shapes of the protocol's fast path, matched in Rust while
@@ -178,8 +178,6 @@ class EventStreamStream(Stream):
         self._decoder = EventStreamDecoder(max_message_bytes=max_message_bytes)
         self._max_message_bytes = max_message_bytes
         self._http_status = options.get("http_status")
-        self._framing_failed = False
-        self._ignored_bytes = 0
         self._started = False
         #: The body, when it is not EventStream (see the module docstring).
         self._foreign: bytearray | None = None
@@ -212,7 +210,7 @@ class EventStreamStream(Stream):
                 self._foreign = bytearray()
         if self._foreign is not None:
             return self._emit(self._collect_foreign(data))
-        return feed_framed(self, data, self._on_messages)
+        return super().feed(data)
 
     def _end_input(self, out: list[Event]) -> None:
         if self._foreign is not None:
@@ -233,6 +231,9 @@ class EventStreamStream(Stream):
             )
 
     # --- dispatch --------------------------------------------------------------
+
+    def _interpret(self, units: list[Any], out: list[Event]) -> None:
+        self._on_messages(units, out)
 
     def _on_messages(self, messages: list[EventStreamMessage], out: list[Event]) -> None:
         for message in messages:

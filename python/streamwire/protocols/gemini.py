@@ -38,7 +38,7 @@ from .._json import failure, loads
 from ..errors import UsageError
 from ..events import Event
 from ..result import StreamResult
-from ._base import SseStream, feed_framed
+from ._base import SseStream
 from .gemini_chunks import SHAPES, GeminiChunks
 from .gemini_json import JsonBody, sync_json_counters
 
@@ -76,9 +76,8 @@ class GeminiStream(SseStream):
         self._skipped = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
-        if self._mode == "sse" and not self._closed:  # SseStream.feed, without its frame
-            self._acc.cached = None
-            return feed_framed(self, data, self._on_sse)
+        if self._mode == "sse":
+            return super().feed(data)
         if self._mode == "sniff" and not self._closed:
             head = bytes(data).lstrip(_BLANK)
             if head[:1] in (b"{", b"["):

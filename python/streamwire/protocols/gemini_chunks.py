@@ -217,6 +217,10 @@ SHAPES = ShapeMatcher(
 class GeminiChunks:
     """Applies Gemini response chunks to a stream's accumulator (one per stream)."""
 
+    #: As the stream's match sink (``arm``), ``settle`` takes over the usage
+    #: the taker read (``MatchSink``).
+    settles = True
+
     def __init__(self, acc: Accumulator, *, max_candidates: int = 128) -> None:
         self._acc = acc
         self._max_candidates = max_candidates

@@ -205,11 +205,13 @@ SHAPES = ShapeMatcher(SHAPE_SPECS, runs=True)
 
 class _TextSink:
     """The fast path's text chunks of choice 0, taken in Rust as the
-    decoder's sink (``_core.TextTaker``; ``feed_framed``) while that choice is
+    decoder's sink (``_core.TextTaker``; ``FramedStream.feed``) while that choice is
     running: each one's text appended to the choice and its ``TextDelta``
     built, exactly what ``_on_sse`` does with a run of them."""
 
     __slots__ = ("_choices", "_stream", "_taker")
+    #: The taker appends the texts and events itself: nothing to settle.
+    settles = False
 
     def __init__(self, stream: OpenAIChatStream) -> None:
         self._stream = stream

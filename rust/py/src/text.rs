@@ -31,54 +31,46 @@ pub(crate) fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, P
 #[cfg(not(feature = "abi3"))]
 pub(crate) fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyString>> {
     let bytes = text.as_bytes();
-    if bytes.is_ascii() {
-        if bytes.len() <= SHORT_TEXT {
-            return Ok(PyString::new(py, text));
-        }
-        // CPython's decoder checks every byte again before it copies; a long
-        // ASCII text (a base64 audio delta) is copied at once instead
-        // (callgrind: 0.9 instructions a byte there, 0.1 here).
-        let size = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
-            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long for a str"))?;
-        // SAFETY: as below, with `max_char` 127: a compact ASCII string of
-        // `bytes.len()` one-byte units, all written by the copy (each byte is
-        // ASCII, checked above).
-        unsafe {
-            let obj = pyo3::ffi::PyUnicode_New(size, 127);
-            let string = Bound::from_owned_ptr_or_err(py, obj)?.downcast_into_unchecked::<PyString>();
-            let data = pyo3::ffi::PyUnicode_DATA(obj).cast::<u8>();
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
-            return Ok(string);
-        }
+    if bytes.len() <= 1 {
+        // CPython keeps the empty string and each one-character Latin-1
+        // string once: its own constructor returns those.
+        return Ok(PyString::new(py, text));
     }
     // Continuation bytes (0x80..=0xBF) sort below every lead byte of a
     // multi-byte sequence, so the largest byte is the largest lead byte, and it
-    // fixes the widest character: 0xC2..=0xC3 start U+0080..=U+00FF (1 byte
-    // per character in CPython's storage), 0xC4..=0xEF the rest of the BMP (2
-    // bytes), 0xF0..=0xF4 the supplementary planes (4 bytes). CPython requires
-    // the narrowest storage that fits (string comparison relies on it).
+    // fixes the widest character: ASCII below 0x80 (1 byte per character in
+    // CPython's storage, a compact ASCII string), 0xC2..=0xC3 start
+    // U+0080..=U+00FF (1 byte), 0xC4..=0xEF the rest of the BMP (2 bytes),
+    // 0xF0..=0xF4 the supplementary planes (4 bytes). CPython requires the
+    // narrowest storage that fits (string comparison relies on it).
     let (widest, chars) = widest_and_chars(bytes);
-    let (max_char, width) = match widest {
-        0xF0.. => (0x10_FFFF, 4),
-        0xC4.. => (0xFFFF, 2),
-        _ => (0xFF, 1),
+    let max_char = match widest {
+        0xF0.. => 0x10_FFFF,
+        0xC4.. => 0xFFFF,
+        0x80.. => 0xFF,
+        _ => 0x7F,
     };
     let size = pyo3::ffi::Py_ssize_t::try_from(chars)
         .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long for a str"))?;
     // SAFETY: PyUnicode_New returns a new reference (or NULL with an
     // exception set), which `from_owned_ptr_or_err` takes over. Its data area
-    // holds exactly `chars` code units of `width` bytes, suitably aligned, and
-    // nothing else refers to the new object until it is returned. `text` has
-    // exactly `chars` characters (valid UTF-8: one non-continuation byte
-    // each), so `fill` writes every unit, each with a code point that fits the
+    // holds exactly `chars` code units of the width `max_char` needs,
+    // suitably aligned, and nothing else refers to the new object until it is
+    // returned. `text` has exactly `chars` characters (valid UTF-8: one
+    // non-continuation byte each), so the copy (ASCII: one byte a character)
+    // or `fill` writes every unit, each with a code point that fits the
     // width (`widest` bounds every character of `text`).
     unsafe {
         let obj = pyo3::ffi::PyUnicode_New(size, max_char);
         let string = Bound::from_owned_ptr_or_err(py, obj)?.downcast_into_unchecked::<PyString>();
         let data = pyo3::ffi::PyUnicode_DATA(obj);
-        match width {
-            1 => fill(data.cast::<u8>(), chars, text),
-            2 => fill(data.cast::<u16>(), chars, text),
+        match max_char {
+            // CPython's decoder checks every byte again before it copies;
+            // ASCII (a base64 audio delta) is copied at once instead
+            // (callgrind: 0.9 instructions a byte there, 0.1 here).
+            0x7F => std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()),
+            0xFF => fill(data.cast::<u8>(), chars, text),
+            0xFFFF => fill(data.cast::<u16>(), chars, text),
             _ => fill(data.cast::<u32>(), chars, text),
         }
         Ok(string)
@@ -86,132 +78,181 @@ pub(crate) fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, P
 }
 
 /// The largest byte of `bytes` and its number of characters (bytes that are
-/// not UTF-8 continuation bytes, 0x80..=0xBF), in one pass of sixteen-byte
-/// blocks: on x86_64 an SSE2 unsigned max and a compare whose mask is
-/// counted, elsewhere a byte loop the compiler vectorizes.
+/// not UTF-8 continuation bytes, 0x80..=0xBF).
+///
+/// On x86_64, sixteen-byte SSE2 blocks: an unsigned max, and a compare
+/// whose -1s each lane sums (up to 255 blocks, then the lanes are added up:
+/// x86_64's baseline has no popcount). The last bytes, fewer than sixteen,
+/// are the tail of one more block that ends with the text, its lanes already
+/// counted masked off; the lanes' max is folded by shifts. A text shorter
+/// than a block is read a byte at a time.
 #[cfg(not(feature = "abi3"))]
 fn widest_and_chars(bytes: &[u8]) -> (u8, usize) {
-    let mut blocks = bytes.chunks_exact(16);
+    let n = bytes.len();
     #[cfg(target_arch = "x86_64")]
-    let (mut widest, mut continuations) = {
-        use std::arch::x86_64::*;
-        let mut continuations = 0u64;
-        let mut lanes = [0u8; 16];
-        let mut sums = [0u64; 2];
-        // SAFETY: SSE2 is part of x86_64; each load reads one 16-byte block,
-        // the stores write the 16 bytes of `lanes` and of `sums`.
+    if n >= 16 {
+        // SAFETY: SSE2 is part of x86_64. Every load reads sixteen bytes
+        // within `bytes` (`i + 16 <= n` in the loop, `n - 16` after it) or
+        // within `TAIL_MASK` (`r` <= 15, so `r + 16` <= 31).
         unsafe {
-            let (zero, mut most) = (_mm_setzero_si128(), _mm_setzero_si128());
+            use std::arch::x86_64::*;
+            let p = bytes.as_ptr();
+            let zero = _mm_setzero_si128();
             // A continuation byte is below -0x40 as a signed byte.
             let bound = _mm_set1_epi8(-0x40);
-            // Each lane counts its continuation bytes (a compare is -1 where
-            // true), summed into the two halves' totals before a lane can
-            // wrap: x86_64's baseline has no popcount instruction, and a
-            // count per block cost more than the rest of the loop.
-            let mut counts = zero;
-            let mut rounds = 0;
-            for block in &mut blocks {
-                let v = _mm_loadu_si128(block.as_ptr().cast());
-                most = _mm_max_epu8(most, v);
-                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(v, bound));
-                rounds += 1;
-                if rounds == 255 {
-                    _mm_storeu_si128(sums.as_mut_ptr().cast(), _mm_sad_epu8(counts, zero));
-                    continuations += sums[0] + sums[1];
-                    (counts, rounds) = (zero, 0);
+            let sum = |counts: __m128i| {
+                let s = _mm_sad_epu8(counts, zero);
+                (_mm_cvtsi128_si64(s) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s))) as usize
+            };
+            let (mut most, mut continuations, mut i) = (zero, 0, 0);
+            while i + 16 <= n {
+                let last = (n - 16).min(i + 254 * 16);
+                let mut counts = zero;
+                while i <= last {
+                    let v = _mm_loadu_si128(p.add(i).cast());
+                    most = _mm_max_epu8(most, v);
+                    counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(v, bound));
+                    i += 16;
                 }
+                continuations += sum(counts);
             }
-            _mm_storeu_si128(sums.as_mut_ptr().cast(), _mm_sad_epu8(counts, zero));
-            continuations += sums[0] + sums[1];
-            _mm_storeu_si128(lanes.as_mut_ptr().cast(), most);
-        }
-        (lanes.iter().copied().max().unwrap_or(0), usize::try_from(continuations).unwrap_or(0))
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let (mut widest, mut continuations) = {
-        let (mut widest, mut continuations) = (0u8, 0usize);
-        for block in &mut blocks {
-            let (mut most, mut count) = (0u8, 0u8);
-            for &b in block {
-                most = most.max(b);
-                count += u8::from((b as i8) < -0x40);
+            let r = n - i;
+            if r > 0 {
+                let v = _mm_loadu_si128(p.add(n - 16).cast());
+                most = _mm_max_epu8(most, v);
+                let mask = _mm_loadu_si128(TAIL_MASK.as_ptr().add(r).cast());
+                let found = _mm_and_si128(_mm_cmplt_epi8(v, bound), mask);
+                continuations += sum(_mm_sub_epi8(zero, found));
             }
-            widest = widest.max(most);
-            continuations += usize::from(count);
+            most = _mm_max_epu8(most, _mm_srli_si128::<8>(most));
+            most = _mm_max_epu8(most, _mm_srli_si128::<4>(most));
+            most = _mm_max_epu8(most, _mm_srli_si128::<2>(most));
+            most = _mm_max_epu8(most, _mm_srli_si128::<1>(most));
+            return ((_mm_cvtsi128_si32(most) & 0xFF) as u8, n - continuations);
         }
-        (widest, continuations)
-    };
-    for &b in blocks.remainder() {
+    }
+    let (mut widest, mut continuations) = (0u8, 0usize);
+    for &b in bytes {
         widest = widest.max(b);
         continuations += usize::from((b as i8) < -0x40);
     }
-    (widest, bytes.len() - continuations)
+    (widest, n - continuations)
 }
 
-/// Writes the first `units` code points of `text` at `data`, one unit each.
+/// `TAIL_MASK[r..r + 16]` sets the last `r` of sixteen lanes (`r` < 16).
+#[cfg(all(not(feature = "abi3"), target_arch = "x86_64"))]
+static TAIL_MASK: [u8; 32] = {
+    let mut mask = [0u8; 32];
+    let mut k = 16;
+    while k < 32 {
+        mask[k] = 0xFF;
+        k += 1;
+    }
+    mask
+};
+
+/// A code unit of a `str`'s storage: one, two or four bytes.
+#[cfg(not(feature = "abi3"))]
+trait Unit: Copy {
+    /// The unit holding code point `code` (which fits: see `new_str`).
+    fn of(code: u32) -> Self;
+}
+
+#[cfg(not(feature = "abi3"))]
+impl Unit for u8 {
+    #[inline(always)]
+    fn of(code: u32) -> Self {
+        code as u8
+    }
+}
+
+#[cfg(not(feature = "abi3"))]
+impl Unit for u16 {
+    #[inline(always)]
+    fn of(code: u32) -> Self {
+        code as u16
+    }
+}
+
+#[cfg(not(feature = "abi3"))]
+impl Unit for u32 {
+    #[inline(always)]
+    fn of(code: u32) -> Self {
+        code
+    }
+}
+
+/// Writes the `units` code points of `text` at `data`, one unit each.
 ///
-/// A delta (short) goes character by character. A longer text, which in
-/// provider JSON is mostly ASCII around the odd wide character, has its ASCII
-/// widened sixteen bytes at a time (`widen16`), and a run of wide characters
-/// goes on without a block test per character. Measured (callgrind, the
-/// benches' chat stream with every event's data read): `new_str` took
-/// ~1,050 instructions an event; ~900 with `widen16` and `widest_and_chars`
-/// on SSE2 blocks; ~810 with the continuation bytes summed per lane and the
-/// runs of wide characters.
+/// Provider JSON is mostly ASCII around the odd wide character, and so are
+/// most deltas: while sixteen bytes and sixteen units are left, the ASCII
+/// that starts the next sixteen bytes is widened at once (`widen16`), and a
+/// run of wide characters goes on without a block test per character; the
+/// rest, a character at a time.
+///
+/// Measured with callgrind on the benches' chat stream, every event's data
+/// read (`new_str` a call, `PyUnicode_New`'s ~270 included): ~1,050
+/// instructions at first; ~900 with `widen16` and `widest_and_chars` on
+/// SSE2 blocks; ~810 with the continuation bytes summed per lane and the
+/// runs of wide characters (not counting `PyUnicode_New`); 1,092 with it,
+/// while texts of up to 64 bytes went a character at a time, a long one's
+/// last sixteen bytes too, ASCII was checked in a pass of its own, and
+/// `widest_and_chars` went through an iterator, copied its last bytes to a
+/// zeroed block and folded its max lane by lane. 866 as now.
 ///
 /// # Safety
-/// `data` is valid for writes of `units` units of `T`, suitably aligned.
+/// `data` is valid for writes of `units` units of `T`, suitably aligned,
+/// and `units` is the number of characters of `text`.
 #[cfg(not(feature = "abi3"))]
-unsafe fn fill<T: From<u8> + TryFrom<u32> + Default>(data: *mut T, units: usize, text: &str) {
-    if text.len() <= SHORT_TEXT {
-        for (o, c) in text.chars().take(units).enumerate() {
-            // A character too wide for `T` cannot occur (see `new_str`).
-            data.add(o).write(T::try_from(u32::from(c)).unwrap_or_default());
-        }
-        return;
-    }
+unsafe fn fill<T: Unit>(data: *mut T, units: usize, text: &str) {
     let bytes = text.as_bytes();
+    let n = bytes.len();
     let (mut i, mut o) = (0, 0);
-    while o < units {
-        // The ASCII bytes that start the next sixteen are as many
-        // characters: widened at once (the rest of the sixteen units written
-        // are written again below, in order).
-        if i + 16 <= bytes.len() && o + 16 <= units {
-            let ascii = widen16(bytes.as_ptr().add(i), data.add(o));
-            i += ascii;
-            o += ascii;
-            if ascii == 16 {
-                continue;
-            }
+    while i + 16 <= n && o + 16 <= units {
+        // The units past the ASCII that starts the block are written again
+        // below, in order.
+        let ascii = widen16(bytes.as_ptr().add(i), data.add(o));
+        i += ascii;
+        o += ascii;
+        if ascii == 16 {
+            continue;
         }
-        // Then one character, and those that follow it up to the next ASCII
-        // byte (a run of CJK goes on without a block test per character).
+        // The byte at `i` is not ASCII: that character, and those that
+        // follow it up to the next ASCII byte (a run of CJK).
         loop {
-            let Some((code, len)) = code_point(bytes, i) else { return };
-            data.add(o).write(T::try_from(code).unwrap_or_default());
+            let (code, len) = wide(bytes, i);
+            data.add(o).write(T::of(code));
             i += len;
             o += 1;
-            if o >= units || bytes.get(i).map_or(true, u8::is_ascii) {
+            if bytes.get(i).map_or(true, u8::is_ascii) {
                 break;
             }
         }
     }
+    while o < units {
+        let Some(&byte) = bytes.get(i) else { return };
+        let (code, len) = if byte.is_ascii() { (u32::from(byte), 1) } else { wide(bytes, i) };
+        data.add(o).write(T::of(code));
+        i += len;
+        o += 1;
+    }
 }
 
-/// The code point of the UTF-8 sequence at `bytes[i]` and its length; None
-/// past the end. (`bytes` is valid UTF-8, so the sequence is whole.)
+/// The code point of the multi-byte UTF-8 sequence at `bytes[i]` (a lead
+/// byte) and its length. (`bytes` is valid UTF-8, so the sequence is whole;
+/// a byte past the end would read as 0.)
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-fn code_point(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
-    let byte = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0) & 0x3F);
-    let lead = *bytes.get(i)?;
-    let lead32 = u32::from(lead);
-    Some(match lead {
-        0x00..=0x7F => (lead32, 1),
-        0xC0..=0xDF => (((lead32 & 0x1F) << 6) | byte(i + 1), 2),
-        0xE0..=0xEF => (((lead32 & 0x0F) << 12) | (byte(i + 1) << 6) | byte(i + 2), 3),
-        _ => (((lead32 & 0x07) << 18) | (byte(i + 1) << 12) | (byte(i + 2) << 6) | byte(i + 3), 4),
-    })
+fn wide(bytes: &[u8], i: usize) -> (u32, usize) {
+    let at = |k: usize| u32::from(bytes.get(i + k).copied().unwrap_or(0));
+    let lead = at(0);
+    if lead < 0xE0 {
+        (((lead & 0x1F) << 6) | (at(1) & 0x3F), 2)
+    } else if lead < 0xF0 {
+        (((lead & 0x0F) << 12) | ((at(1) & 0x3F) << 6) | (at(2) & 0x3F), 3)
+    } else {
+        (((lead & 0x07) << 18) | ((at(1) & 0x3F) << 12) | ((at(2) & 0x3F) << 6) | (at(3) & 0x3F), 4)
+    }
 }
 
 /// Writes the sixteen bytes at `src`, zero-extended, as sixteen units of `T`
@@ -225,7 +266,7 @@ fn code_point(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
 /// `T`, suitably aligned; `T` is 1, 2 or 4 bytes wide.
 #[cfg(not(feature = "abi3"))]
 #[inline(always)]
-unsafe fn widen16<T: From<u8>>(src: *const u8, dst: *mut T) -> usize {
+unsafe fn widen16<T: Unit>(src: *const u8, dst: *mut T) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -253,15 +294,11 @@ unsafe fn widen16<T: From<u8>>(src: *const u8, dst: *mut T) -> usize {
     {
         let block = std::slice::from_raw_parts(src, 16);
         for (k, &b) in block.iter().enumerate() {
-            dst.add(k).write(T::from(b));
+            dst.add(k).write(T::of(u32::from(b)));
         }
         block.iter().take_while(|b| b.is_ascii()).count()
     }
 }
-
-/// Texts up to this many bytes are filled character by character.
-#[cfg(not(feature = "abi3"))]
-const SHORT_TEXT: usize = 64;
 
 /// The length of `text` in UTF-8 bytes, a lone surrogate counting 3 (as
 /// `len(text.encode("utf-8", "surrogatepass"))`, without building the bytes).
