@@ -8,13 +8,18 @@ the ASCII that starts each next sixteen bytes widened at once, the rest a
 character at a time. Each is compared with the ``str`` CPython's own decoder
 makes of the same bytes: equal, the same hash, and the same size (CPython
 compares storage widths before characters, so a str stored wider than it
-needs would be unequal to the same text built by Python).
+needs would be unequal to the same text built by Python). On a CPU with
+AVX2 the blocks are AVX2's; the tests run again in a process that keeps to
+SSE2 (``STREAMWIRE_NO_AVX2``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -66,7 +71,7 @@ def test_ascii_of_every_length() -> None:
 
 @given(
     st.lists(
-        st.sampled_from(["a", " ", "\n\\\"", *WIDE]) | st.text(max_size=20),
+        st.sampled_from(["a", " ", '\n\\"', *WIDE]) | st.text(max_size=20),
         max_size=40,
     )
 )
@@ -76,3 +81,16 @@ def test_any_mix_of_ascii_runs_and_wide_characters(pieces: list[str]) -> None:
         return  # lone surrogates have no UTF-8 form
     for got in _built(text):
         _same(got, text)
+
+
+def test_the_same_without_avx2() -> None:
+    """The tests above in a process that keeps to SSE2 (read once, at the
+    first str built: a process of its own)."""
+    if os.environ.get("STREAMWIRE_NO_AVX2"):
+        return  # this is that process
+    env = dict(os.environ, STREAMWIRE_NO_AVX2="1")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    done = subprocess.run(
+        [*cmd, str(Path(__file__))], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

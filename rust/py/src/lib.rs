@@ -20,6 +20,8 @@ mod snapshot;
 mod sse;
 mod taker;
 mod text;
+#[cfg(not(feature = "abi3"))]
+mod units;
 
 /// The extension module.
 #[pymodule]
