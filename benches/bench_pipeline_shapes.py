@@ -36,6 +36,29 @@ Implementations, in the same run:
 * ``openai-sdk`` (Realtime): the SDK's per-message work, ``json.loads`` and
   ``construct_type_unchecked`` of ``RealtimeServerEvent``, plus a plain
   accumulator over the typed events (the SDK has none);
+* ``google-genai`` (``gemini-tools``, ``gemini-live-tools``; google-genai
+  3.6.1, checked 2026-12-06): the SDK's per-chunk work, its own functions
+  step by step, plus a plain accumulator over its typed objects (it has
+  none). SSE: what ``client.models.generate_content_stream`` does with each
+  event (``bench_pipeline_gemini.google_genai_responses``: its line reader
+  over the chunks, ``json.loads``, ``json.dumps`` and ``json.loads`` again,
+  ``_GenerateContentResponse_from_mldev``,
+  ``GenerateContentResponse._from_response``, ``StreamContinuation.observe``),
+  then each response's text parts joined, its ``function_call`` parts' name
+  and ``args`` collected, the last ``finish_reason`` and ``usage_metadata``
+  (output tokens: ``candidates_token_count`` plus ``thoughts_token_count``);
+  the ``thoughtSignature`` arrives as ``Part.thought_signature`` (decoded to
+  bytes), which the output does not compare. Live: what
+  ``AsyncSession.receive`` does with each message
+  (``bench_pipeline_websocket.google_genai_live_messages``: ``json.loads``,
+  ``_LiveServerMessage_from_mldev``, ``LiveServerMessage._from_response``;
+  ``_is_interaction_complete`` for the turn's end), then per turn the
+  ``model_turn`` text parts joined, ``tool_call.function_calls`` collected
+  (a tool-call message ends its answer, as for the naive reader) and the
+  turn's ``usage_metadata``. ``test_google_genai_live_is_the_sdks_path``
+  checks the Live steps against the SDK's own ``receive`` over a stub socket
+  (``bench_pipeline_gemini.py`` checks the SSE ones). The JSON array
+  (``gemini-json-tools``) has no SDK peer: google-genai never reads it;
 * ``naive``: the speed reference, ``orjson.loads`` per event (after a
   ``bytes.find`` splitter, or the array's separators) and a plain-dict walk
   that collects what the check compares: fast, and not correct (no line
@@ -63,6 +86,8 @@ import orjson
 import pytest
 
 import streamwire as sw
+from bench_pipeline_gemini import google_genai_responses
+from bench_pipeline_websocket import google_genai_live_messages
 from rounds import best_times
 from workloads import gemini_tools_facts, workload
 
@@ -197,6 +222,25 @@ def run_naive_json(chunks: Sequence[bytes]) -> GeminiOutput:
     if buffer.endswith(b"]"):
         _gemini_walk(orjson.loads(buffer[:-1]), state)
     return _gemini_output(state)
+
+
+def run_google_genai_sse(chunks: Sequence[bytes]) -> GeminiOutput:
+    text: list[str] = []
+    calls: list[Call] = []
+    finish = None
+    usage: Any = None
+    for response in google_genai_responses(chunks):
+        for candidate in response.candidates or ():
+            for part in (candidate.content.parts if candidate.content else None) or ():
+                if part.text is not None:
+                    text.append(part.text)
+                elif part.function_call is not None:
+                    calls.append((part.function_call.name or "", part.function_call.args))
+            finish = candidate.finish_reason or finish
+        usage = response.usage_metadata or usage
+    output = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+    figures = (usage.prompt_token_count, output, usage.total_token_count)
+    return "".join(text), tuple(calls), None if finish is None else finish.value, figures
 
 
 # --- OpenAI Realtime ------------------------------------------------------------------------
@@ -577,6 +621,82 @@ def run_naive_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
     return tuple(answers)
 
 
+def run_google_genai_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
+    from google.genai.live import _is_interaction_complete
+
+    answers: list[Answer] = []
+    text: list[str] = []
+    calls: list[Call] = []
+    for message in google_genai_live_messages(messages):
+        content = message.server_content
+        if content is not None and content.model_turn is not None:
+            for part in content.model_turn.parts or ():
+                if part.text is not None:
+                    text.append(part.text)
+        if message.tool_call is not None:
+            calls = [(c.name or "", c.args) for c in message.tool_call.function_calls or ()]
+            answers.append(("".join(text), tuple(calls), (None, None)))
+            text, calls = [], []
+        if _is_interaction_complete(content):
+            usage = message.usage_metadata
+            figures = (
+                (None, None)
+                if usage is None
+                else (usage.prompt_token_count, usage.response_token_count)
+            )
+            answers.append(("".join(text), tuple(calls), figures))
+            text, calls = [], []
+    return tuple(answers)
+
+
+class _Socket:
+    """A Live session's socket that answers ``recv`` with the given messages."""
+
+    def __init__(self, messages: Sequence[bytes | str]) -> None:
+        self._messages = iter(messages)
+
+    async def recv(self, decode: bool = True) -> bytes | str:
+        return next(self._messages)
+
+
+def _sdk_live(messages: Sequence[bytes | str]) -> list[Any]:
+    """What google-genai's own ``AsyncSession.receive`` yields, called once a
+    turn, when its socket receives ``messages`` (the Gemini API's session)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from google.genai.live import AsyncSession
+
+    async def receive_all() -> list[Any]:
+        client: Any = SimpleNamespace(vertexai=False)
+        session = AsyncSession(api_client=client, websocket=_Socket(messages))  # type: ignore[arg-type]
+        out: list[Any] = []
+        while len(out) < len(messages):
+            out += [message async for message in session.receive()]
+        return out
+
+    return asyncio.run(receive_all())
+
+
+def test_google_genai_live_is_the_sdks_path() -> None:
+    """The ``google-genai`` Live peer's steps yield what the SDK's session
+    itself yields: on ``gemini-live-tools`` with most text messages left out
+    (both turns' ends and the tool call kept), binary frames as the server
+    sends them, and on the start and end of ``gemini-live`` (text frames)."""
+    import bench_pipeline_websocket
+
+    frames = load("gemini-live-tools").units
+    kept = [
+        f for i, f in enumerate(frames) if i < 30 or i > len(frames) - 30 or b"modelTurn" not in f
+    ]
+    texts, _ = bench_pipeline_websocket.load("gemini-live")
+    for messages in (kept, [*texts[:30], *texts[-30:]]):
+        assert list(google_genai_live_messages(messages)) == _sdk_live(messages)
+    typed = list(google_genai_live_messages(kept))
+    assert sum(m.tool_call is not None for m in typed) == 1
+    assert sum(bool(m.server_content and m.server_content.turn_complete) for m in typed) == 2
+
+
 # --- the workloads --------------------------------------------------------------------------
 
 
@@ -600,6 +720,7 @@ WORKLOADS = ("gemini-tools", "gemini-json-tools", "openai-realtime-voice", "gemi
 IMPLEMENTATIONS: dict[str, dict[str, Callable[[Sequence[Any]], Any]]] = {
     "gemini-tools": {
         "streamwire": partial(run_streamwire_http, "gemini"),
+        "google-genai": run_google_genai_sse,
         "naive": run_naive_sse,
     },
     "gemini-json-tools": {
@@ -611,7 +732,11 @@ IMPLEMENTATIONS: dict[str, dict[str, Callable[[Sequence[Any]], Any]]] = {
         "openai-sdk": run_openai_sdk_realtime,
         "naive": run_naive_realtime,
     },
-    "gemini-live-tools": {"streamwire": run_streamwire_live, "naive": run_naive_live},
+    "gemini-live-tools": {
+        "streamwire": run_streamwire_live,
+        "google-genai": run_google_genai_live,
+        "naive": run_naive_live,
+    },
 }
 
 

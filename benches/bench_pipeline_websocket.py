@@ -23,6 +23,19 @@ Implementations, in the same run:
   3.57.0), plus, for Responses, ``ResponseStreamState.handle_event`` (the SDK's
   accumulator) and ``get_final_response``; the Realtime SDK has no
   accumulator, so its row only types the events: a lower bar;
+* ``google-genai`` (``gemini-live``): what the SDK's Live session does per
+  message (google-genai 3.6.1, checked 2026-12-06), step by step with its
+  own functions (:func:`google_genai_live_messages`):
+  ``AsyncSession._receive``'s ``types.LiveServerMessage()`` and its
+  ``model_dump()`` (the ``kwargs`` it validates with), ``json.loads``,
+  ``_LiveServerMessage_from_mldev``, ``types.LiveServerMessage._from_response``,
+  then ``AsyncSession.receive``'s ``_is_interaction_complete`` (where its
+  turn ends); plus a plain accumulator over the typed messages, as the SDK
+  has none (``server_content.model_turn`` text parts joined, the last
+  ``usage_metadata``). The socket's ``recv`` and the ``async`` machinery are
+  left out, as the other peers leave out their sockets;
+  ``bench_pipeline_shapes.py`` checks these steps against the SDK's own
+  ``receive`` over a stub socket;
 * ``naive``: ``orjson.loads`` and a plain-dict accumulator keyed on the type,
   kept as the speed reference (no statuses, no checks, no caps).
 
@@ -36,7 +49,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache, partial
 from typing import Any
 
@@ -270,6 +283,48 @@ def run_openai_sdk(protocol: str, messages: Sequence[str]) -> Output:
     return response.output_text, response.usage.input_tokens, response.usage.output_tokens
 
 
+def google_genai_live_messages(messages: Sequence[str | bytes]) -> Iterator[Any]:
+    """The ``LiveServerMessage`` objects google-genai's Live session
+    (``AsyncSession.receive``, Gemini API) yields for these messages as its
+    socket's ``recv`` returns them, each made by ``AsyncSession._receive``'s
+    steps with the SDK's own functions."""
+    from google.genai import _live_converters, types
+
+    for raw_response in messages:
+        parameter_model = types.LiveServerMessage()
+        if raw_response:
+            try:
+                response = json.loads(raw_response)
+            except json.decoder.JSONDecodeError:
+                raise ValueError(f"Failed to parse response: {raw_response!r}") from None
+        else:
+            response = {}
+        response_dict = _live_converters._LiveServerMessage_from_mldev(response)
+        if not response_dict and response:
+            raise RuntimeError(response)  # the SDK's APIError
+        yield types.LiveServerMessage._from_response(
+            response=response_dict, kwargs=parameter_model.model_dump()
+        )
+
+
+def run_google_genai(protocol: str, messages: Sequence[str]) -> Output:
+    from google.genai.live import _is_interaction_complete
+
+    assert protocol == "gemini-live"
+    text: list[str] = []
+    usage: Any = None
+    for message in google_genai_live_messages(messages):
+        content = message.server_content
+        if content is not None and content.model_turn is not None:
+            for part in content.model_turn.parts or ():
+                if part.text is not None:
+                    text.append(part.text)
+        usage = message.usage_metadata or usage
+        if _is_interaction_complete(content):
+            break  # AsyncSession.receive ends its turn here
+    return "".join(text), usage.prompt_token_count, usage.response_token_count
+
+
 def run_naive(protocol: str, messages: Sequence[str]) -> Output:
     text: list[str] = []
     usage: dict[str, Any] = {}
@@ -298,17 +353,23 @@ def run_naive(protocol: str, messages: Sequence[str]) -> Output:
 IMPLEMENTATIONS: dict[str, Callable[[str, Sequence[str]], Output]] = {
     "streamwire": run_streamwire,
     "openai-sdk": run_openai_sdk,
+    "google-genai": run_google_genai,
     "naive": run_naive,
+}
+#: The SDK paths, each with the workloads of its protocols (the others run on all).
+SDK_WORKLOADS = {
+    "openai-sdk": ("openai-responses-ws", "openai-realtime"),
+    "google-genai": ("gemini-live",),
 }
 
 
+def runs_on(impl: str, workload: str) -> bool:
+    """Whether the implementation ``impl`` reads the workload ``workload``."""
+    return workload in SDK_WORKLOADS.get(impl, (workload,))
+
+
 def _pairs() -> list[tuple[str, str]]:
-    return [
-        (w, i)
-        for w in WORKLOADS
-        for i in IMPLEMENTATIONS
-        if not (i == "openai-sdk" and w == "gemini-live")
-    ]
+    return [(w, i) for w in WORKLOADS for i in IMPLEMENTATIONS if runs_on(i, w)]
 
 
 @pytest.mark.parametrize(("workload_name", "impl_name"), _pairs())
@@ -329,11 +390,7 @@ def main(argv: list[str]) -> None:
     rounds = int(argv[0]) if argv else 5
     for name in WORKLOADS:
         messages, expected = load(name)
-        impls = {
-            impl: fn
-            for impl, fn in IMPLEMENTATIONS.items()
-            if (impl, name) != ("openai-sdk", "gemini-live")
-        }
+        impls = {impl: fn for impl, fn in IMPLEMENTATIONS.items() if runs_on(impl, name)}
         assert impls["streamwire"](name, messages) == expected
         best = best_times({impl: partial(fn, name, messages) for impl, fn in impls.items()}, rounds)
         rates = {impl: len(messages) / seconds for impl, seconds in best.items()}

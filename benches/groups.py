@@ -33,7 +33,8 @@ import streamwire as sw
 from gate import Group, Ratio, peak_memory
 from workloads import CHUNKINGS, ES_CHUNKINGS, WORKLOADS, chunked, es_chunked
 
-SDKS = ("openai-sdk", "anthropic-sdk", "botocore")
+#: The SDK paths: reported as ``vs <name>`` with the other peers, left out of the quick mode.
+SDKS = ("openai-sdk", "anthropic-sdk", "botocore", "google-genai")
 
 
 def largest_event(wire: bytes) -> int:
@@ -224,16 +225,18 @@ def pipeline_groups(mode: str) -> Iterator[Group]:
             ratios,
             _stream_memory(protocol, data.chunks, largest_event(data.wire)),
         )
-    yield from _gemini_groups()
+    yield from _gemini_groups(mode)
     yield from _bedrock_groups(mode)
     yield from _websocket_groups(mode)
     yield from _shaped_groups(mode)
 
 
-def _gemini_groups() -> Iterator[Group]:
+def _gemini_groups(mode: str) -> Iterator[Group]:
     sse, array = bench_pipeline_gemini.load("gemini"), bench_pipeline_gemini.load("gemini-json")
     runs: dict[str, Callable[[], Any]] = {
-        n: partial(fn, sse.chunks) for n, fn in bench_pipeline_gemini.IMPLEMENTATIONS.items()
+        n: partial(fn, sse.chunks)
+        for n, fn in bench_pipeline_gemini.IMPLEMENTATIONS.items()
+        if not (mode == "quick" and n in SDKS)
     }
     runs["streamwire-json"] = partial(bench_pipeline_gemini.run_streamwire_json, array.chunks)
 
@@ -297,7 +300,7 @@ def _websocket_groups(mode: str) -> Iterator[Group]:
         impls = {
             n: fn
             for n, fn in ws.IMPLEMENTATIONS.items()
-            if not (n == "openai-sdk" and (name == "gemini-live" or mode == "quick"))
+            if ws.runs_on(n, name) and not (mode == "quick" and n in SDKS)
         }
         runs: dict[str, Callable[[], Any]] = {
             n: partial(fn, name, messages) for n, fn in impls.items()

@@ -25,6 +25,8 @@ from typing import Any
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN, END = "<!-- gate:begin -->", "<!-- gate:end -->"
 SSE_PEERS = ("openai-sdk", "httpx-sse", "sseclient-py", "naive-split")
+#: The pipeline table's "vs SDK path" peers (``groups.SDKS``); a group has at most one.
+SDK_PEERS = ("openai-sdk", "anthropic-sdk", "botocore", "google-genai")
 
 
 def _x(value: float | None) -> str:
@@ -129,8 +131,7 @@ def pipeline_table(groups: list[dict[str, Any]]) -> list[str]:
     ]
     for g in groups:
         sdk_label = next(
-            (k for k in g["ratios"] if k in ("vs openai-sdk", "vs anthropic-sdk", "vs botocore")),
-            None,
+            (k for k in g["ratios"] if k.startswith("vs ") and k[3:] in SDK_PEERS), None
         )
         sdk = (
             "—" if sdk_label is None else f"{_cell(g, sdk_label, sdk_label[3:])} ({sdk_label[3:]})"
