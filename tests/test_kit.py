@@ -452,6 +452,17 @@ RULES = [
         "stream_cut",
         "completion",
     ),
+    # Cut before the client could hang up: the cut, not the usage nor the text
+    # the client never got to.
+    (
+        "cut_midway",
+        "openai-chat",
+        "anthropic",
+        ["cancel"],
+        ["whole"],
+        "stream_cut",
+        "completion",
+    ),
 ]
 
 

@@ -9,7 +9,8 @@ The layers and their verdicts (``pass``, ``fail``, ``degraded``,
 ``deltas``      text (and reasoning, its signature) exact: nothing lost, nothing doubled
 ``tool_calls``  count, ids present and unique, names, arguments as exact JSON
 ``tool_results`` the failed result reached the upstream correlated to its call
-``completion``  status and stop reason mapped right; an error kept, with its type
+``completion``  status and stop reason mapped right; an error kept, with its type; the
+                cancel case's stream not ended before its client hung up
 ``usage``       the upstream's final figures, not missing, not invented
 ``streaming``   events arrive spread as the mock paced them, not in one burst
 ``cancel``      the upstream connection closed soon after the client hung up
@@ -490,6 +491,8 @@ def _completion(x: Inputs) -> Check:
         return Check("not_applicable", "the client got the failure: see retries")
     if x.obs.failure:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
+    if x.case.cancel_after is not None:
+        return _ended_before_hang_up(x, result, t)
     if x.case.name == "truncated-tool" and result.executable:
         return Check(
             "fail",
@@ -526,6 +529,26 @@ def _completion(x: Inputs) -> Check:
     tag = "truncation" if t.status == "truncated" and result.status != "truncated" else ""
     return _compare(
         "status and stop reason", got, want, refgot, _loss(ref, "stop_reason"), _plain, tag
+    )
+
+
+def _ended_before_hang_up(x: Inputs, result: StreamResult, t: Truth) -> Check:
+    """A cancel case's stream that ended before its client hung up (after
+    ``cancel_after`` text deltas, or its timer): the upstream was still
+    streaming, so only its whole answer could have ended it."""
+    if result.status == "completed" and result.text == t.text:
+        return Check("pass", "the whole answer arrived before the client could hang up")
+    how = (
+        "without its end event"
+        if result.status in ("in_progress", "incomplete")
+        else (f"as {result.status}")
+    )
+    return Check(
+        "fail",
+        f"the stream ended {how} after {len(result.text)} of the upstream's {len(t.text)} "
+        f"characters, before the client hung up (after {x.case.cancel_after} text deltas): "
+        "the upstream was still streaming",
+        ("broken",),
     )
 
 
@@ -1069,7 +1092,13 @@ LAYER_RULES: Mapping[str, Rule] = {
     "deltas": Rule(lambda x: bool(x.case.text or x.case.reasoning), _deltas),
     "tool_calls": Rule(lambda x: bool(x.case.calls), _tool_calls),
     "tool_results": Rule(lambda x: bool(x.case.follow_up), _tool_results),
-    "completion": Rule(lambda x: x.case.cancel_after is None, _completion, before_http=True),
+    # The cancel case's ending is the client's hang-up, unless the stream
+    # ended before the client could hang up: then how it ended is judged.
+    "completion": Rule(
+        lambda x: x.case.cancel_after is None or x.obs.cancelled_at is None,
+        _completion,
+        before_http=True,
+    ),
     "usage": Rule(lambda x: not x.case.error, _usage),
     "streaming": Rule(
         lambda x: (
