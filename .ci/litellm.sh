@@ -19,7 +19,8 @@
 #   Environment: PYTHON (the interpreter the venv and the kit use; default python3),
 #   KIT_CASES, KIT_DELIVERY (the check's --cases and --delivery; default all and
 #   whole,paced), KIT_UNARY (--unary, the default: the non-streaming cells too;
-#   or --no-unary), KIT_SDK and KIT_BEDROCK_SDK (the check's --sdk: the official
+#   or --no-unary), KIT_BEDROCK_CASES (the pass-through's --cases; default
+#   KIT_CASES), KIT_SDK and KIT_BEDROCK_SDK (the check's --sdk: the official
 #   SDKs that read the cases too; default openai,anthropic,google-genai and boto3),
 #   LITELLM_DOCS=1 (rewrite the worked example instead of holding
 #   the run to it: docs/kit/examples-litellm.md, docs/kit/litellm-expected.json and
@@ -194,7 +195,7 @@ rm -f "$OUT/check-bedrock.json"
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" \
     --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client bedrock-converse,bedrock-invoke \
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
-    --cases "${KIT_CASES:-all}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
+    --cases "${KIT_BEDROCK_CASES:-${KIT_CASES:-all}}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
     --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
     --sdk "${KIT_BEDROCK_SDK:-boto3}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
