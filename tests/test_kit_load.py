@@ -36,6 +36,7 @@ from streamwire.kit.load import (
     StreamRecord,
     TargetRun,
     _leaks,
+    _Sampler,
     percentiles,
     run_load,
 )
@@ -298,6 +299,34 @@ def test_a_mock_over_http_listing_tags_of_another_type_names_no_stream() -> None
     run.add(_record(tag, cancelled=True))
     state["connections"] = [{"connection": 1, "last": {"tag": tag, "ended": True}}]
     assert _leaks(state, run) == [{"kind": "connection open", "tag": tag, "case": None}]
+
+
+class _SwallowingLog:
+    """A mock's log whose poll swallows a cancel that arrives while it runs, as
+    Python 3.11's ``asyncio.wait_for`` does when its read completes just then."""
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    async def state(self) -> None:
+        self.polls += 1
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(1.0)
+
+
+def test_the_sampler_stops_when_a_poll_swallows_its_cancel() -> None:
+    # The load hung after its streams in CI, polling the mock's connections for
+    # ever: the sampler's cancel had been swallowed by a poll in flight.
+    async def main() -> int:
+        log = _SwallowingLog()
+        sampler = _Sampler(log, TargetRun("t", Route("http://127.0.0.1:1")), time.monotonic())  # type: ignore[arg-type]
+        sampling = asyncio.ensure_future(sampler())
+        while log.polls == 0:
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(sampler.stop(sampling), 5.0)
+        return log.polls
+
+    assert asyncio.run(main()) == 1
 
 
 # --- hops right for one stream, wrong under load ------------------------------------------

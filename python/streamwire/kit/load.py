@@ -427,9 +427,21 @@ class _Sampler:
 
     def __init__(self, log: _Log, run: TargetRun, started: float) -> None:
         self.log, self.run, self.started = log, run, started
+        self.stopped = False
+
+    async def stop(self, sampling: asyncio.Future[None]) -> None:
+        """Ends ``sampling`` (this sampler's task). Its cancel alone does not:
+        a poll of the mock in flight can swallow it (Python 3.11's
+        ``asyncio.wait_for`` returns the inner result when it completes as the
+        cancel arrives), and the loop then polled the mock for ever after the
+        run; the flag ends it at its next turn."""
+        self.stopped = True
+        sampling.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampling
 
     async def __call__(self) -> None:
-        while True:
+        while not self.stopped:
             asked = time.monotonic()
             await asyncio.sleep(SAMPLE_EVERY)
             late = max(0.0, time.monotonic() - asked - SAMPLE_EVERY)
@@ -537,7 +549,8 @@ async def _target(
             if on_stream is not None:
                 on_stream(record)
 
-    sampler = asyncio.ensure_future(_Sampler(log, run, started)())
+    sampler = _Sampler(log, run, started)
+    sampling = asyncio.ensure_future(sampler())
     machine0 = _machine_times()
     try:
         await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
@@ -546,9 +559,7 @@ async def _target(
         run.machine_busy = _busy_share(machine0, _machine_times())
         run.after, run.leaks = await _settle(log, run, plan.settle)
     finally:
-        sampler.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sampler
+        await sampler.stop(sampling)
     return run
 
 
