@@ -130,6 +130,7 @@ def test_the_whole_tool_stream_is_executable_when_read_to_the_end(server: Stream
     assert result.usage is not None and result.usage.final
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize(("client", "how"), CANCEL_CASES, ids=[f"{c}-{h}" for c, h in CANCEL_CASES])
 def test_client_cancel_is_a_disconnect_within_100ms(
     server: StreamServer, client: str, how: str
@@ -152,6 +153,7 @@ def test_client_cancel_is_a_disconnect_within_100ms(
     assert out.ended_at - out.started_at < HOLD / 2
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_idle_timeout_fires_as_configured(server: StreamServer, client: str) -> None:
     url = server.add(Scenario(body=b"".join(TOOL_EVENTS), chunks=STALLING, delay=HOLD))
@@ -170,6 +172,7 @@ def test_idle_timeout_fires_as_configured(server: StreamServer, client: str) -> 
     assert visit.completed is None
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_first_event_timeout_fires_as_configured(server: StreamServer, client: str) -> None:
     url = server.add(Scenario(body=b"".join(TOOL_EVENTS), chunks=TOOL_EVENTS, first_delay=HOLD))
@@ -187,6 +190,7 @@ def test_first_event_timeout_fires_as_configured(server: StreamServer, client: s
     server.wait_for(url, "disconnected")
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_total_timeout_ends_a_stream_that_keeps_going(server: StreamServer, client: str) -> None:
     chunks = [_text(i) for i in range(200)]
@@ -201,6 +205,7 @@ def test_total_timeout_ends_a_stream_that_keeps_going(server: StreamServer, clie
     server.wait_for(url, "disconnected")
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_gaps_shorter_than_the_idle_timeout_do_not_end_the_stream(
     server: StreamServer, client: str
@@ -214,6 +219,7 @@ def test_gaps_shorter_than_the_idle_timeout_do_not_end_the_stream(
     assert result.metrics.largest_gap is not None and result.metrics.largest_gap >= 0.02
 
 
+@pytest.mark.timed
 @pytest.mark.parametrize("client", CLIENTS)
 def test_keepalives_reset_the_idle_timer_only_when_asked(server: StreamServer, client: str) -> None:
     # Keep-alive comments every 40 ms for 0.4 s between two events.
