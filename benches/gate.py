@@ -118,6 +118,9 @@ class Group:
     #: bytes, the largest unit a step holds: an event, or the chunk if larger)``.
     memory: Callable[[], tuple[int, int]] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Called (untimed) before each timed run: ``rounds.release_free_memory``
+    #: for the workloads whose time is mostly page faults.
+    settle: Callable[[], object] | None = None
 
 
 # --- measuring ----------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def peak_memory(steps: Iterable[Callable[[], Any]], rust_peak: Callable[[], int]
 
 def run_group(group: Group, rounds: int) -> dict[str, Any]:
     correct = {impl: bool(group.check(impl, run())) for impl, run in group.runs.items()}
-    best = best_times(group.runs, rounds)
+    best = best_times(group.runs, rounds, group.settle)
     ratios: dict[str, float] = {}
     targets: dict[str, dict[str, Any]] = {}
     for r in group.ratios:

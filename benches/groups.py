@@ -31,6 +31,7 @@ import bench_pipeline_websocket
 import bench_sse
 import streamwire as sw
 from gate import Group, Ratio, peak_memory
+from rounds import release_free_memory
 from workloads import CHUNKINGS, ES_CHUNKINGS, WORKLOADS, chunked, es_chunked
 
 #: The SDK paths: reported as ``vs <name>`` with the other peers, left out of the quick mode.
@@ -98,6 +99,8 @@ def sse_groups(mode: str) -> Iterator[Group]:
                 ratios,
                 memory,
                 {"bytes": len(load.wire)},
+                # Each run from the same allocator state (see release_free_memory).
+                settle=release_free_memory if name == "one-8mib-event" else None,
             )
             if "httpx-sse" in impls and name != "one-8mib-event":
                 yield _str_floor_group(f"{name}/{chunking.label}", load, runs["httpx-sse"])

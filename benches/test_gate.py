@@ -3,16 +3,19 @@
 The timing itself is the benches' own (``rounds.py``); what is tested here is
 what makes the gate pass or fail: a ratio below its margin, a peak memory
 that grew, a group or ratio gone missing, streamwire's wrong output, the
-LiteLLM groups without their venv, and the margins a baseline takes from the
-spread of its runs.
+LiteLLM groups without their venv, the margins a baseline takes from the
+spread of its runs, and the untimed step a group may take before each run.
 """
 
 from __future__ import annotations
 
 import copy
+import time
+from functools import partial
 from typing import Any
 
 import gate
+import rounds
 
 
 def _run(ratio: float = 10.0, memory: float = 2.0, lower: float = 2.5) -> dict[str, Any]:
@@ -185,3 +188,19 @@ def test_the_median_run_keeps_a_wrong_output_and_the_largest_memory() -> None:
     judged = gate.median_run([fine, wrong, _quick()])
     assert judged["groups"][0]["failed"] == "streamwire's output is wrong"
     assert judged["groups"][0]["memory"] == {"ratio": 3.0}
+
+
+def test_the_settle_step_runs_before_every_timed_run_and_is_not_timed() -> None:
+    calls: list[str] = []
+
+    def burn() -> None:  # 50 ms of CPU, which must not count
+        calls.append("settle")
+        end = time.process_time() + 0.05
+        while time.process_time() < end:
+            pass
+
+    runs = {name: partial(calls.append, name) for name in ("a", "b")}
+    best = rounds.best_times(runs, 2, burn)
+    assert calls == ["settle", "a", "settle", "b"] * 2
+    assert max(best.values()) < 0.025
+    rounds.release_free_memory()  # callable wherever the gate runs (a no-op off glibc)
