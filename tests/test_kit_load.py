@@ -28,7 +28,7 @@ from kit_hops import BUFFER_ABOVE, LEAK_EVERY, MIX_ABOVE
 from streamwire.kit.cases import CASES, SALT_MARK, salted
 from streamwire.kit.check import CheckPlan, Route, _tag, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.httpio import Request
+from streamwire.kit.httpio import HttpServer, Request, Responder, within
 from streamwire.kit.load import (
     LoadPlan,
     LoadReport,
@@ -327,6 +327,63 @@ def test_the_sampler_stops_when_a_poll_swallows_its_cancel() -> None:
         return log.polls
 
     assert asyncio.run(main()) == 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 has no asyncio.timeout")
+def test_a_kit_limit_never_swallows_a_cancel_that_arrives_as_it_completes() -> None:
+    # The class of the sampler's bug: the awaited result and the task's cancel
+    # in the same turn of the loop. asyncio.wait_for on 3.11 returns the
+    # result and loses the cancel; every limit in the kit goes through within.
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        inner: asyncio.Future[int] = loop.create_future()
+        waiting = asyncio.ensure_future(within(inner, 5.0))
+        await asyncio.sleep(0)  # it is awaiting the inner future now
+
+        def both() -> None:
+            inner.set_result(1)
+            waiting.cancel()
+
+        loop.call_soon(both)
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        assert waiting.cancelled()
+
+    asyncio.run(main())
+
+
+def test_a_kept_alive_connection_serves_a_second_streamed_request() -> None:
+    # The watcher of a streamed response reads the connection until the
+    # response ends; the next request's read must wait until the cancelled
+    # watcher has left its read (asyncio allows one reader): the server raised
+    # "read() called while another coroutine is already waiting" under load.
+    async def handler(request: Request, responder: Responder) -> None:
+        await responder.start(200, [("content-type", "text/plain")])
+        await responder.write(request.path.encode())
+        await asyncio.sleep(0.01)  # the watcher is in its read now
+        await responder.end()
+
+    async def main() -> list[bytes]:
+        server = HttpServer(handler)
+        await server.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        answers = []
+        for path in ("/one", "/two"):
+            writer.write(f"GET {path} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+            answer = b""
+            while not answer.endswith(b"0\r\n\r\n"):
+                data = await asyncio.wait_for(reader.read(4096), 5.0)
+                if not data:
+                    break
+                answer += data
+            answers.append(answer)
+        writer.close()
+        await server.close()
+        return answers
+
+    one, two = asyncio.run(main())
+    assert one.startswith(b"HTTP/1.1 200") and b"/one" in one
+    assert two.startswith(b"HTTP/1.1 200") and b"/two" in two
 
 
 # --- hops right for one stream, wrong under load ------------------------------------------

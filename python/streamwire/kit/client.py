@@ -35,7 +35,7 @@ from ..io._wire import framing_of, media_type
 from ..metrics import Timing
 from ..result import StreamResult
 from .cases import MAX_SLOW_BYTES, TOOLS, Case
-from .httpio import HttpTimeout, TransportError, open_request
+from .httpio import HttpTimeout, TransportError, open_request, within
 from .names import CLIENTS, adapter
 from .names import media_type as media_type_of
 from .unary import MAX_BODY, read_answer, unary_result
@@ -524,7 +524,7 @@ async def observe(
         # The whole answer's limit holds for its head too (a head that trickles
         # in a byte at a time never trips the per-read timeout).
         limit = total_timeout if hang_up_at is None else max(0.0, hang_up_at - time.time())
-        response = await asyncio.wait_for(opening, limit)
+        response = await within(opening, limit)
     except asyncio.TimeoutError:
         obs.connected_at = connected[0] if connected else None
         if hang_up_at is None:

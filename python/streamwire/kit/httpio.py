@@ -26,9 +26,11 @@ import itertools
 import re
 import socket
 import ssl
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "Responder",
     "TransportError",
     "open_request",
+    "within",
 ]
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -65,6 +68,25 @@ _REASONS = {
 }
 
 
+_T = TypeVar("_T")
+
+
+async def within(awaitable: Awaitable[_T], seconds: float | None) -> _T:
+    """``await awaitable``, given up after ``seconds`` (None: no limit) with
+    ``asyncio.TimeoutError``.
+
+    Every limit in the kit goes through here, not through ``asyncio.wait_for``:
+    on Python 3.11 ``wait_for`` returns the awaitable's result when it completes
+    just as the awaiting task is cancelled, and the cancel is lost (the load's
+    sampler polled the mock for ever that way). ``asyncio.timeout`` (3.11+)
+    never loses one; on 3.10, which has no ``asyncio.timeout``, ``wait_for``.
+    """
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - 3.10
+
+
 class TransportError(Exception):
     """The connection failed: refused, reset, closed early, or spoke no HTTP."""
 
@@ -87,7 +109,7 @@ class _Buffered:
         if self.eof:
             return False
         try:
-            data = await asyncio.wait_for(self.reader.read(READ_SIZE), timeout)
+            data = await within(self.reader.read(READ_SIZE), timeout)
         except asyncio.TimeoutError:
             raise HttpTimeout(f"no data within {timeout} s") from None
         except (ConnectionError, OSError) as exc:
@@ -215,6 +237,8 @@ class Responder:
         self.disconnected = asyncio.Event()
         self.disconnected_at: float | None = None
         self._watcher: asyncio.Task[None] | None = None
+        #: Watchers cancelled but perhaps not yet ended (still reading).
+        self._stopped: list[asyncio.Task[None]] = []
 
     async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
         """Sends the status and headers of a streamed (chunked) response."""
@@ -291,7 +315,18 @@ class Responder:
     def _stop_watching(self) -> None:
         if self._watcher is not None:
             self._watcher.cancel()
+            self._stopped.append(self._watcher)
             self._watcher = None
+
+    async def released(self) -> None:
+        """Waits until every watcher stopped has ended: a cancelled watcher
+        still waits in its read until its task runs again, and the
+        connection's next read (a request on a kept-alive connection) must not
+        start before (asyncio allows one reader at a time)."""
+        self._stop_watching()
+        stopped, self._stopped = self._stopped, []
+        if stopped:
+            await asyncio.wait(stopped)  # never raises their cancel; ours propagates
 
     def abort(self) -> None:
         """Drops the connection without ending the body (an upstream that breaks off)."""
@@ -350,7 +385,7 @@ class HttpServer:
                 task.cancel()
             await asyncio.gather(*self._connections, return_exceptions=True)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+                await within(self._server.wait_closed(), 2.0)
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -384,6 +419,7 @@ class HttpServer:
                     responder._stop_watching()
                 if not responder.keep_alive or responder.disconnected.is_set():
                     break
+                await responder.released()
         except TransportError:
             pass
         except asyncio.CancelledError:
@@ -551,9 +587,7 @@ async def open_request(
     port = parts.port or (443 if parts.scheme == "https" else 80)
     context = ssl.create_default_context() if parts.scheme == "https" else None
     try:
-        reader, writer = await asyncio.wait_for(
-            _connect(host, port, context, recv_buffer), connect_timeout
-        )
+        reader, writer = await within(_connect(host, port, context, recv_buffer), connect_timeout)
     except asyncio.TimeoutError:
         raise HttpTimeout(f"connecting to {host}:{port} took over {connect_timeout} s") from None
     except (OSError, ssl.SSLError) as exc:
@@ -571,7 +605,7 @@ async def open_request(
     conn = _Buffered(reader)
     try:
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        await asyncio.wait_for(writer.drain(), read_timeout)
+        await within(writer.drain(), read_timeout)
         head = await conn.head(read_timeout)
     except asyncio.TimeoutError:
         writer.close()

@@ -58,6 +58,7 @@ from .cases import CASES, SALT_MARK
 from .cell import Cell, Check
 from .check import CheckPlan, Route, _Log, judged_stream, tag_number
 from .client import Observation
+from .httpio import within
 from .mock import MockUpstream
 from .timing import TIMING_TAGS
 from .verdicts import ACCEPTABLE, cell_verdicts
@@ -430,11 +431,12 @@ class _Sampler:
         self.stopped = False
 
     async def stop(self, sampling: asyncio.Future[None]) -> None:
-        """Ends ``sampling`` (this sampler's task). Its cancel alone does not:
-        a poll of the mock in flight can swallow it (Python 3.11's
-        ``asyncio.wait_for`` returns the inner result when it completes as the
-        cancel arrives), and the loop then polled the mock for ever after the
-        run; the flag ends it at its next turn."""
+        """Ends ``sampling`` (this sampler's task). Its cancel alone did not:
+        a poll of the mock in flight swallowed it (``asyncio.wait_for``, which
+        the kit's limits used, returns the inner result when it completes as
+        the cancel arrives; they now go through ``httpio.within``, but 3.10's
+        still does), and the loop then polled the mock for ever after the run;
+        the flag ends it at its next turn."""
         self.stopped = True
         sampling.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -597,7 +599,7 @@ async def _mock_process(lenient: bool) -> tuple[asyncio.subprocess.Process, str]
     )
     assert proc.stdout is not None
     try:
-        line = await asyncio.wait_for(proc.stdout.readline(), 30.0)
+        line = await within(proc.stdout.readline(), 30.0)
     except asyncio.TimeoutError:
         line = b""
     text = line.decode("utf-8", "replace").strip()

@@ -78,7 +78,7 @@ from ..translate._base import dumps
 from .cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
 from .contract import Problem, problems, refusal
 from .delivery import DELIVERIES, UNARY, schedule
-from .httpio import HttpServer, Request, Responder, TransportError
+from .httpio import HttpServer, Request, Responder, TransportError, within
 from .names import UPSTREAM_PROTOCOLS, media_type
 from .render import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
 from .toolturn import check_tool_result, declared_tools
@@ -677,9 +677,7 @@ class MockUpstream:
             if failing == "stall":
                 responder.watch()
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(
-                        responder.disconnected.wait(), options.get("stall", DEFAULT_STALL)
-                    )
+                    await within(responder.disconnected.wait(), options.get("stall", DEFAULT_STALL))
                 if responder.disconnected.is_set():
                     entry["disconnected_at"] = responder.disconnected_at
                     entry["ended_at"] = time.time()
@@ -773,14 +771,14 @@ class MockUpstream:
                 # that hangs up meanwhile is seen going).
                 responder.watch()
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(responder.disconnected.wait(), stall)
+                    await within(responder.disconnected.wait(), stall)
                 if responder.disconnected.is_set():
                     return
             await responder.start(200, headers)
             for write in writes:
                 if write.delay:
                     with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(responder.disconnected.wait(), write.delay)
+                        await within(responder.disconnected.wait(), write.delay)
                 if responder.disconnected.is_set():
                     break
                 await responder.write(write.data)

@@ -50,6 +50,7 @@ from typing import Any
 from .cases import Case
 from .cell import Check, Reference
 from .client import client_request
+from .httpio import within
 from .names import SDKS
 from .unary import MAX_ITEMS, read_answer, unary_result
 
@@ -520,7 +521,7 @@ async def ask(
     started = time.monotonic()
     try:
         call = _CALLS[sdk](client, base_url.rstrip("/"), key, model, body, out)
-        await asyncio.wait_for(call, timeout)
+        await within(call, timeout)
     except api_error as exc:
         out.error = describe(exc)
     except asyncio.TimeoutError:
