@@ -30,6 +30,7 @@ from streamwire.kit.check import CheckPlan, Route, _tag, run_check
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.httpio import HttpServer, Request, Responder, within
 from streamwire.kit.load import (
+    MACHINE_BUSY,
     LoadPlan,
     LoadReport,
     Reservoir,
@@ -431,8 +432,17 @@ def test_a_hop_that_buffers_above_a_concurrency_is_not_streaming() -> None:
         cases=("short-text", "split-anywhere"),
         deliveries=("paced",),
     )
-    failing = _failing(_target(report, "buffer_above"))
-    assert set(failing) == {"not_streaming"}, failing
+    target = _target(report, "buffer_above")
+    held = next(f for f in target["findings"] if f["verdict"] == "not_streaming")
+    assert held["timed"] and held["share"] > 0.5, held
+    if (target["machine_busy"] or 0.0) >= MACHINE_BUSY:
+        # A machine busy to the last cycle (tools/timed.py --load) leaves a
+        # clock's verdict unproven: the kit reports it, says why, and does not
+        # fail on it.
+        assert not held["fails"] and held["not_failing"], held
+        assert not _failing(target), target["findings"]
+    else:
+        assert set(_failing(target)) == {"not_streaming"}, target["findings"]
     assert not _untimed(_target(report, "direct"))
 
 
