@@ -203,8 +203,8 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet
 echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
-# LiteLLM's own process crashing (a CI run saw it die of SIGSEGV inside
-# libpython, mid-check, once in about ten runs) leaves every later cell
+# LiteLLM's own process crashing (a clean-clone CI run saw it die of SIGSEGV
+# inside libpython, mid-check, once) leaves every later cell
 # failing against a closed port: no verdict about LiteLLM's streaming, nor
 # a test of the kit. Said so, with its own exit status (75), for .ci/run to
 # run the step once more.
