@@ -16,6 +16,13 @@ behaviour          what it does                                                 
 ``batch``          sends the upstream's bytes on in batches every ``BATCH``     haproxy's defaults
                    seconds
 ``close_late``     closes the upstream ``BATCH`` seconds after the client went  haproxy's defaults
+``close_quarter``  closes the upstream ``QUARTER`` seconds after the client went (a gateway that
+                   notices a hang-up on its next write)
+``late_head``      sends the upstream's answer on only after a delay drawn from (a busy
+                   ``LATE_HEAD`` for each request: the cancel case's timer      gateway)
+                   fires before or after the head by chance
+``fail_every_second`` cuts every second stream of each (path, case, delivery) (a race:
+                   after its first bytes                                        flaky)
 ``fail_early``     answers HTTP 400 to a request asking for reasoning, without  lm-proxy, LiteLLM
                    calling the upstream
 ``hold_arguments`` (SSE, Chat Completions) holds every chunk of a tool call     (a gateway that
@@ -81,12 +88,22 @@ import asyncio
 import contextlib
 import itertools
 import json
+import random
 import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["BATCH", "BEHAVIOURS", "BUFFER_ABOVE", "LEAK_EVERY", "MIX_ABOVE", "Hop"]
+__all__ = [
+    "BATCH",
+    "BEHAVIOURS",
+    "BUFFER_ABOVE",
+    "LATE_HEAD",
+    "LEAK_EVERY",
+    "MIX_ABOVE",
+    "QUARTER",
+    "Hop",
+]
 
 #: haproxy's measured batching and close delay with its defaults.
 BATCH = 0.2
@@ -99,6 +116,9 @@ BEHAVIOURS = (
     "hold_no_cancel",
     "batch",
     "close_late",
+    "close_quarter",
+    "late_head",
+    "fail_every_second",
     "fail_early",
     "hold_arguments",
     "keepalive_kills",
@@ -119,6 +139,12 @@ BEHAVIOURS = (
     "drop_usage",
     "late_block_stop",
 )
+#: ``close_quarter`` closes the upstream this long after the client hung up.
+QUARTER = 0.25
+#: ``late_head``'s delay before the answer goes on, drawn anew for each request.
+LATE_HEAD = (0.5, 1.5)
+#: ``fail_every_second`` cuts a stream after this many bytes of its answer.
+CUT_AFTER = 300
 #: ``mix_above`` mixes streams up, and ``buffer_above`` holds them, above this many in flight.
 MIX_ABOVE = 4
 BUFFER_ABOVE = 8
@@ -150,6 +176,9 @@ class Hop:
         #: ``mix_above``: per request path, the stream that wrote a text event last, and it.
         self._last_text: dict[bytes, tuple[int, bytes]] = {}
         self._hang_ups = 0
+        #: ``fail_every_second``: streams seen per (case, delivery) of the model name.
+        self._seen: dict[bytes, int] = {}
+        self._random = random.Random()
         #: ``leak_cancel``'s upstream connections, never closed until the hop is.
         self.leaked: list[asyncio.StreamWriter] = []
 
@@ -207,7 +236,8 @@ class Hop:
             await up_writer.drain()
             if self.behaviour == "echo_key":
                 writer = _EchoKey(writer, _client_key(head))
-            await self._relay(reader, writer, up_reader, up_writer, head.split(b" ")[1])
+            cut = self.behaviour == "fail_every_second" and self._second(head + body)
+            await self._relay(reader, writer, up_reader, up_writer, head.split(b" ")[1], cut)
         except (ConnectionError, asyncio.IncompleteReadError, OSError, IndexError):
             pass
         finally:
@@ -223,6 +253,7 @@ class Hop:
         up_reader: asyncio.StreamReader,
         up_writer: asyncio.StreamWriter,
         path: bytes = b"",
+        cut: bool = False,
     ) -> None:
         behaviour = self.behaviour
         if behaviour in _TRANSFORMS:
@@ -241,6 +272,10 @@ class Hop:
             pump = self._idle(up_reader, writer)
         elif behaviour == "drop_request_id":
             pump = self._without_ids(up_reader, writer)
+        elif behaviour == "late_head":
+            pump = self._late(up_reader, writer, self._random.uniform(*LATE_HEAD))
+        elif cut:
+            pump = self._cut(up_reader, writer)
         else:
             pump = self._copy(up_reader, writer)
         relay = asyncio.ensure_future(pump)
@@ -253,6 +288,8 @@ class Hop:
                     await relay  # reads the upstream to its end regardless
                 elif behaviour == "close_late":
                     await asyncio.sleep(BATCH)
+                elif behaviour == "close_quarter":
+                    await asyncio.sleep(QUARTER)
                 elif behaviour == "leak_cancel":
                     self._hang_ups += 1
                     leak = self._hang_ups % LEAK_EVERY == 0
@@ -284,6 +321,28 @@ class Hop:
             return [event]
 
         return transform
+
+    def _second(self, request: bytes) -> bool:
+        """Whether this is an even-numbered stream of its (path, case, delivery)."""
+        found = re.search(rb"sw-([a-z0-9-]+\.[a-z]+)\.", request)
+        path = request.split(b" ")[1].split(b"sw-")[0] if b" " in request else b""
+        key = path + (found.group(1) if found else b"")
+        self._seen[key] = self._seen.get(key, 0) + 1
+        return self._seen[key] % 2 == 0
+
+    async def _late(
+        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float
+    ) -> None:
+        await asyncio.sleep(delay)  # the upstream's bytes wait in the socket meanwhile
+        await self._copy(up, writer)
+
+    async def _cut(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sent = 0
+        while sent < CUT_AFTER and (data := await up.read(CUT_AFTER - sent)):
+            writer.write(data)
+            sent += len(data)
+        await writer.drain()
+        writer.transport.abort()
 
     async def _copy(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while data := await up.read(65536):

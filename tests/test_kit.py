@@ -517,11 +517,15 @@ def test_each_rule_catches_its_broken_gateway(
             assert report.exit_status == 1
             (found,) = [v for v in report.verdicts if v["name"] == verdict]
             assert set(found) >= {"name", "client", "upstream", "cases", "why"}  # the keys
-            # Only what a clock measured is marked so (CI on a busy machine gates the rest):
-            # a held answer is; an upstream that ran to its end after the hang-up is a
-            # fact of the mock's log.
-            timed = layer == "streaming"
-            assert found["timed_cases"] == (found["cases"] if timed else [])
+            # Only what a clock decided is marked so (CI on a busy machine gates the
+            # rest): a held answer whose content came seconds past its bound is a
+            # fact (firm), as is an upstream that ran to its end after the hang-up
+            # (the mock's log); only a finding near its bound is timed.
+            streaming = [c.checks["streaming"] for c in cells if c.layers["streaming"] == "fail"]
+            near = any(not c.details.get("firm") for c in streaming)
+            if layer == "streaming":
+                assert all(c.details["margin_ms"] is not None for c in streaming), streaming
+            assert found["timed_cases"] == (found["cases"] if near else [])
             # One cause, one verdict: nothing else was raised.
             assert names == {verdict}, report.verdicts
 

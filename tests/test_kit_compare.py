@@ -318,3 +318,190 @@ def test_events_a_clock_decided_are_timed_and_others_not() -> None:
         assert timed[case, "fact events"] and timed[case, "fact order"], timed
     for case in ("retry-before-output", "short-text"):
         assert not timed[case, "fact events"] and not timed[case, "fact order"], timed
+
+
+# --- what a clock decides is never gated, as a class -----------------------------------
+
+
+def _cell(case: str, **client: Any) -> dict[str, Any]:
+    """A cell of a report as a run writes it, with the client's side given."""
+    record = {
+        k: client.pop(k) for k in ("status", "completion", "stop_reason", "usage") if k in client
+    }
+    count = client.pop("events", 5)
+    sample = [{"event": "MessageStarted"}, *([{"event": "TextDelta"}] * max(0, count - 1))]
+    layers = client.pop("layers", {"http": "pass", "cancel": "pass"})
+    notes = client.pop("notes", {})
+    return {
+        "case": case,
+        "client": "openai-chat",
+        "route": "gateway",
+        "delivery": "paced",
+        "inconclusive": client.pop("inconclusive", False),
+        "layers": layers,
+        "evidence": {
+            "layers": notes,
+            "record": record,
+            "client": {**client, "unified_events": {"count": count, "sample": sample}},
+        },
+    }
+
+
+def _report(*cells: dict[str, Any], verdicts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {"cells": list(cells), "verdicts": list(verdicts), "routes": [{"label": "gateway"}]}
+
+
+def test_a_cancel_cell_whose_client_hung_up_on_its_timer_before_the_head_is_not_gated() -> None:
+    # A busy gateway's head came after the client's 1 s timer: the client saw no
+    # status, no completion and no event (LiteLLM in a loaded CI run).
+    deltas = _cell(
+        "cancel",
+        status=200,
+        completion="cancelled",
+        events=5,
+        cancel_reason="deltas",
+        cancelled_at=0.4,
+        times={"headers": 0.2},
+    )
+    timer = _cell(
+        "cancel",
+        status=None,
+        completion=None,
+        events=0,
+        cancel_reason="timer",
+        cancelled_at=1.0,
+        times={"headers": None},
+    )
+    comparison = compare(_report(deltas), _report(timer))
+    changed = {c.what: c for c in comparison.changes}
+    assert {"fact status", "fact completion", "fact events"} <= set(changed), changed
+    assert comparison.regressions == [] and comparison.exit_status == 0
+    for what in ("fact status", "fact completion", "fact events"):
+        assert changed[what].timed and "hung up on its timer" in changed[what].reason
+    assert {c.what for c in comparison.timed_changes} >= {"fact status", "fact completion"}
+    text = compare_text(comparison)
+    assert "decided by a clock (not gated)" in text and "before the response head" in text
+    # Both ways, and only what the hang-up decided: the cancel layer is the mock's log.
+    back = compare(_report(timer), _report(deltas))
+    assert back.exit_status == 0
+    worse = _cell(
+        "cancel",
+        status=None,
+        completion=None,
+        events=0,
+        cancel_reason="timer",
+        cancelled_at=1.0,
+        times={"headers": None},
+        layers={"http": "pass", "cancel": "fail"},
+        notes={"cancel": {"verdict": "fail", "tags": ["kept_open"]}},
+    )
+    gated = compare(_report(deltas), _report(worse))
+    assert _gated(gated) == {("cancel openai-chat gateway paced", "layer cancel")}
+    # --gate-timing gates them all the same.
+    assert compare(_report(deltas), _report(timer), gate_timing=True).exit_status == 1
+
+
+def test_a_cancel_cell_that_hung_up_on_its_deltas_both_times_keeps_its_facts_gated() -> None:
+    one = _cell("cancel", status=200, completion="cancelled", cancel_reason="deltas")
+    other = _cell("cancel", status=502, completion="cancelled", cancel_reason="deltas")
+    assert _gated(compare(_report(one), _report(other))) == {
+        ("cancel openai-chat gateway paced", "fact status")
+    }
+
+
+def _streaming(verdict: str, tags: list[str], margin_ms: float | None, firm: bool) -> dict:
+    return {"streaming": {"verdict": verdict, "tags": tags, "margin_ms": margin_ms, "firm": firm}}
+
+
+def test_a_timed_finding_near_its_bound_is_timed_and_a_firm_one_gates() -> None:
+    ok = _cell("short-text", layers={"streaming": "pass"}, status=200)
+    # Delayed by 76 ms past the 50 ms bound: a loaded machine moves that.
+    late = _cell(
+        "short-text",
+        layers={"streaming": "degraded"},
+        notes=_streaming("degraded", ["delayed"], 76.0, False),
+        status=200,
+    )
+    # Held whole: the first content seconds after the mock's last write (Kong 3.8 -> 3.9).
+    held = _cell(
+        "short-text",
+        layers={"streaming": "fail"},
+        notes=_streaming("fail", ["held"], 2950.0, True),
+        status=200,
+    )
+    near = compare(_report(ok), _report(late))
+    (change,) = near.changes
+    assert change.timed and "too near its bound" in change.reason and near.exit_status == 0
+    far = compare(_report(ok), _report(held))
+    assert _gated(far) == {("short-text openai-chat gateway paced", "layer streaming")}
+    for _ in range(3):  # every time
+        assert compare(_report(ok), _report(held)).exit_status == 1
+
+
+def _verdict(name: str, cases: list[str], timed: list[str], client: str = "openai-chat") -> dict:
+    return {
+        "name": name,
+        "route": "gateway",
+        "client": client,
+        "cases": cases,
+        "timed_cases": timed,
+    }
+
+
+def test_a_verdict_only_clocks_raised_is_timed_added_or_gone() -> None:
+    cell = _cell("short-text", status=200)
+    delayed = _verdict("stream_delayed", ["short-text"], ["short-text"])
+    added = compare(_report(cell), _report(cell, verdicts=[delayed]))
+    (change,) = added.changes
+    assert change.kind == "added" and change.timed and added.exit_status == 0
+    gone = compare(_report(cell, verdicts=[delayed]), _report(cell))
+    assert [c.kind for c in gone.changes] == ["gone"] and gone.changes[0].timed
+    # A verdict with a firm case gates when it is added.
+    masked = _verdict("error_masked", ["short-text"], [])
+    assert compare(_report(cell), _report(cell, verdicts=[masked])).exit_status == 1
+
+
+def test_an_inconclusive_cell_is_not_compared() -> None:
+    # A slow reader cut by the kit's own timeout: 6,136 events, then 7,738.
+    a = _cell("slow-reader", events=6136, status=200)
+    b = _cell("slow-reader", events=7738, status=200, inconclusive=True)
+    comparison = compare(_report(a), _report(b))
+    assert [(c.kind, c.what) for c in comparison.changes] == [("inconclusive", "inconclusive")]
+    assert comparison.exit_status == 0
+    assert "inconclusive (not compared)" in compare_text(comparison)
+
+
+def test_cells_and_verdicts_the_old_run_did_not_have_are_new() -> None:
+    cell = _cell("short-text", status=200)
+    sdk = {**_cell("short-text", status=200), "client": "openai-chat via openai"}
+    limit = _verdict("sdk_incompatible", ["short-text"], [], client="openai-chat via openai")
+    comparison = compare(_report(cell), _report(cell, sdk, verdicts=[limit]))
+    kinds = {(c.kind, c.what) for c in comparison.changes}
+    assert kinds == {("new", "new"), ("new", "verdict sdk_incompatible")}
+    assert comparison.exit_status == 0
+    assert "new verdicts" in compare_text(comparison)
+
+
+def test_repeated_runs_compare_their_outcome_sets() -> None:
+    def repeated(*outcomes: str) -> dict[str, Any]:
+        worst = "fail" if "fail" in outcomes else "pass"
+        cell = _cell("in-stream-error", layers={"completion": worst}, status=200)
+        cell["repeat"] = {
+            "count": len(outcomes),
+            "runs": [{"layers": {"completion": o}, "inconclusive": False} for o in outcomes],
+        }
+        return cell
+
+    steady = repeated("pass", "pass", "pass")
+    flaky = repeated("pass", "fail", "pass")
+    worse = compare(_report(steady), _report(flaky))
+    assert _gated(worse) == {("in-stream-error openai-chat gateway paced", "layer completion")}
+    # The same outcomes in another order are the same set.
+    assert compare(_report(flaky), _report(repeated("fail", "pass", "pass"))).changes == []
+    assert compare(_report(flaky), _report(steady)).changes[0].kind == "fixed"
+
+
+def compare_text(comparison: Comparison) -> str:
+    from streamwire.kit.compare import render_text
+
+    return render_text(comparison) + comparison.markdown()

@@ -13,16 +13,45 @@ The rules themselves are ``judge.py`` (content) and ``timing.py`` (timing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..result import StreamResult
 from .cases import Case, Truth
 from .client import Observation
 
-__all__ = ["LAYERS", "Cell", "Check", "Inputs", "Reference", "Verdict"]
+__all__ = [
+    "FIRM_MARGIN",
+    "LAYERS",
+    "TIMING_TAGS",
+    "Cell",
+    "Check",
+    "Inputs",
+    "Reference",
+    "Verdict",
+    "clock_decided",
+    "repeated",
+]
 
 Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
+#: The tags of the timed layers' findings (``timing.py``) that a clock decided
+#: (the others: ``not_streamed``, the gateway's request to the mock said
+#: ``stream: false``, and ``kept_open``, the mock wrote its whole answer after
+#: the hang-up, are facts of the log whatever the machine's load).
+TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow"})
+#: A timed finding this far past its bound (``details["margin_ms"]``) is a fact
+#: of the hop, not of the clock (``details["firm"]``).
+FIRM_MARGIN = 0.5
+
+
+def clock_decided(tags: Sequence[str], details: Mapping[str, Any]) -> bool:
+    """A finding a clock alone raised, too near its bound to be a fact: all its
+    tags are ``TIMING_TAGS`` and it is not ``firm``."""
+    found = set(tags)
+    return bool(found) and found <= TIMING_TAGS and details.get("firm") is not True
+
+
 LAYERS = (
     "http",
     "framing",
@@ -72,6 +101,9 @@ class Cell:
     checks: dict[str, Check]
     evidence: dict[str, Any]
     route: str = ""
+    #: The cell's runs when it ran more than once (``--repeat``), oldest first:
+    #: this cell is the worst of them (``repeated``).
+    runs: list[Cell] = field(default_factory=list)
 
     @property
     def layers(self) -> dict[str, Verdict]:
@@ -98,13 +130,68 @@ class Cell:
         """No layer failed and some layer is a declared downgrade."""
         return not self.failed and any(c.verdict == "degraded" for c in self.checks.values())
 
+    @property
+    def flaky(self) -> bool:
+        """Its repeated runs differ in a verdict no clock decided (``outcome``)."""
+        outcomes = {run.outcome for run in self.runs if not run.inconclusive}
+        return len(outcomes) > 1
+
+    @property
+    def outcome(self) -> tuple[tuple[str, str], ...]:
+        """What the cell found, less what a clock decided: each layer's verdict,
+        a clock-decided finding (``timing.clock_decided``) counted as a pass."""
+        return tuple(
+            (layer, "pass" if _clocked(c) else c.verdict) for layer, c in self.checks.items()
+        )
+
+    @property
+    def state(self) -> str:
+        """``flaky``, ``fail``, ``degraded``, ``inconclusive`` or ``pass``."""
+        if self.flaky:
+            return "flaky"
+        if self.failed:
+            return "fail"
+        if self.degraded:
+            return "degraded"
+        return "inconclusive" if self.inconclusive else "pass"
+
+    def repeat_record(self) -> dict[str, Any] | None:
+        """The repeated runs in brief: each one's layers and failing reasons,
+        how many failed, and each layer's verdicts counted."""
+        if not self.runs:
+            return None
+        per_layer: dict[str, dict[str, int]] = {}
+        for run in self.runs:
+            for layer, verdict in run.layers.items():
+                counts = per_layer.setdefault(layer, {})
+                counts[verdict] = counts.get(verdict, 0) + 1
+        return {
+            "count": len(self.runs),
+            "failed": sum(run.failed for run in self.runs),
+            "flaky": self.flaky,
+            "layers": {k: v for k, v in per_layer.items() if len(v) > 1},
+            "runs": [
+                {
+                    "tag": run.evidence.get("tag"),
+                    "layers": run.layers,
+                    "inconclusive": run.inconclusive,
+                    "failing": {
+                        layer: c.why
+                        for layer, c in run.checks.items()
+                        if c.verdict in ("fail", "degraded")
+                    },
+                }
+                for run in self.runs
+            ],
+        }
+
     def as_dict(self) -> dict[str, Any]:
         notes = {
             layer: {"verdict": c.verdict, "why": c.why, "tags": list(c.tags), **c.details}
             for layer, c in self.checks.items()
             if c.verdict != "not_applicable" or c.why
         }
-        return {
+        out = {
             "case": self.case,
             "client": self.client,
             "upstream": self.upstream,
@@ -114,6 +201,29 @@ class Cell:
             "layers": self.layers,
             "evidence": {"layers": notes, **self.evidence},
         }
+        repeat = self.repeat_record()
+        if repeat is not None:
+            out["flaky"] = self.flaky
+            out["repeat"] = repeat
+        return out
+
+
+def _clocked(check: Check) -> bool:
+    return clock_decided(check.tags, check.details)
+
+
+def repeated(runs: list[Cell]) -> Cell:
+    """One cell from its repeated runs: the worst conclusive run (a failing
+    layer first, then a degraded one), carrying them all."""
+    rank = {"fail": 2, "degraded": 1}
+
+    def badness(run: Cell) -> tuple[int, int, int]:
+        worst = max((rank.get(c.verdict, 0) for c in run.checks.values()), default=0)
+        bad = sum(rank.get(c.verdict, 0) for c in run.checks.values())
+        return (not run.inconclusive, worst, bad)
+
+    chosen = max(runs, key=badness)
+    return replace(chosen, runs=list(runs))
 
 
 @dataclass

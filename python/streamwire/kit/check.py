@@ -32,7 +32,7 @@ from .. import __version__
 from ..errors import StreamwireError
 from ..io._wire import REQUEST_ID_HEADERS
 from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
-from .cell import LAYERS, Cell, Check
+from .cell import LAYERS, Cell, Check, repeated
 from .client import SLOW_READER_AFTER, Observation, client_request, observe
 from .delivery import DELIVERIES, UNARY
 from .httpio import TransportError, open_request
@@ -160,6 +160,9 @@ class CheckPlan:
     sdks: Sequence[str] = ()
     #: A response header that names the gateway's version: each cell keeps its value.
     version_header: str | None = None
+    #: Each cell runs this many times; one whose runs differ in a verdict no
+    #: clock decided is ``flaky`` (``Cell.flaky``), and fails the run.
+    repeat: int = 1
 
     def sdk_keys(self) -> list[tuple[Route, str, str, str, str]]:
         """(route, case, SDK, client, delivery) of every SDK cell, in plan order."""
@@ -219,6 +222,8 @@ class CheckPlan:
         self.canary = f"swc-{self.run_id}"
         if self.key is None:
             self.key = f"sk-swkit-{self.run_id}"
+        if self.repeat < 1:
+            raise ValueError(f"--repeat must be at least 1, not {self.repeat}")
         self.routes = _labelled(self.routes)
         names = [r.name for r in self.routes]
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -722,6 +727,13 @@ async def run_check(
         confirmed: dict[tuple[str, ...], int] = {}
 
         async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
+            runs = [await confirmed_run(route, case, client, delivery) for _ in range(plan.repeat)]
+            cell = runs[0] if len(runs) == 1 else repeated(runs)
+            if on_cell is not None:
+                on_cell(cell)
+            return cell
+
+        async def confirmed_run(route: Route, case: Case, client: str, delivery: str) -> Cell:
             async with semaphore:
                 cell = await _run_cell(plan, log, route, case, client, delivery)
             timed = [layer for layer in TIMED_LAYERS if _suspect(cell.checks[layer])]
@@ -753,8 +765,6 @@ async def run_check(
                 ):
                     confirmed[finding] = confirmed.get(finding, 0) + 1
                 cell = again
-            if on_cell is not None:
-                on_cell(cell)
             return cell
 
         keys = plan.keys()
@@ -776,8 +786,13 @@ async def run_check(
 
         async def by_sdk(key: tuple[Route, str, str, str, str]) -> Cell:
             route, name, sdk, client, delivery = key
-            async with semaphore:
-                cell = await _run_sdk_cell(plan, log, route, CASES[name], sdk, client, delivery)
+            runs = []
+            for _ in range(plan.repeat):
+                async with semaphore:
+                    runs.append(
+                        await _run_sdk_cell(plan, log, route, CASES[name], sdk, client, delivery)
+                    )
+            cell = runs[0] if len(runs) == 1 else repeated(runs)
             if on_cell is not None:
                 on_cell(cell)
             return cell

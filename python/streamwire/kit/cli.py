@@ -17,7 +17,8 @@
     progress line (not with ``--quiet``). Exit status 0 when every cell
     passed and no verdict but ``semantic_downgrade`` was found, 1 otherwise,
     3 when nothing failed but a cell was inconclusive (cut by the kit's own
-    timeout), 2 for bad arguments.
+    timeout), 2 for bad arguments. ``--repeat N`` runs each cell N times: a
+    cell whose runs differ in a verdict no clock decided is flaky (exit 1).
 
 ``streamwire check --upstream URL --key-env VAR --protocol P``
     Live mode (``live.py``): the practice's minimal requests straight to a
@@ -122,7 +123,7 @@ examples:
       --key-env ANTHROPIC_KEY --out fixtures/live
 
 exit status: 0 when every cell passed (or degraded) and no verdict but
-semantic_downgrade was found; 1 otherwise; 3 when nothing failed but a cell
+semantic_downgrade was found; 1 otherwise (a flaky cell too); 3 when nothing failed but a cell
 was cut by the kit's own timeout (inconclusive); 2 for bad arguments.
 See docs/kit.md.
 """
@@ -251,6 +252,11 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
         "--accepted", metavar="FILE", help="the reviewed accepted changes (streamwire compare)"
     )
     against.add_argument(
+        "--gate-timing",
+        action="store_true",
+        help="changes a clock decided gate too (by default they are reported, not gated)",
+    )
+    against.add_argument(
         "--gateway",
         metavar="NAME@VERSION",
         help="the gateway under test and its version, kept in the report (e.g. litellm@1.110.2)",
@@ -296,6 +302,14 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     limits = check.add_argument_group("limits")
     limits.add_argument(
         "--concurrency", type=_count, default=8, metavar="N", help="cells in flight (default 8)"
+    )
+    limits.add_argument(
+        "--repeat",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="run each cell N times: a cell whose runs differ in a verdict no clock decided "
+        "is flaky, and fails the run (default 1)",
     )
     limits.add_argument(
         "--timeout",
@@ -460,6 +474,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             mock_port=args.mock_port,
             lenient_mock=args.lenient_mock,
             concurrency=args.concurrency,
+            repeat=args.repeat,
             key=_key(args),
             read_timeout=args.timeout,
             silence=args.silence,
@@ -532,7 +547,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if earlier is not None:
         from .compare import compare, render_text
 
-        comparison = compare(earlier[0], report.as_dict(), earlier[1])
+        comparison = compare(earlier[0], report.as_dict(), earlier[1], gate_timing=args.gate_timing)
         print()
         print(render_text(comparison), end="")
         return comparison.exit_status
@@ -661,9 +676,10 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gate-timing",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="clock-decided changes (a held or delayed stream, a late close) gate too "
-        "(default); --no-gate-timing reports them only, for a loaded CI machine",
+        default=False,
+        help="changes a clock decided (a timed finding near its bound, a hang-up on the "
+        "kit's timer: each cell's evidence says) gate too; by default they are reported "
+        "under their own heading, with why, and not gated",
     )
     parser.add_argument("--json", metavar="FILE", help="the whole comparison as JSON")
     parser.add_argument(

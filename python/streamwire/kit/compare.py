@@ -10,27 +10,38 @@ templates in the same order are matched route by route.
 For each matched cell:
 
 * each layer: ``regressed`` (worse: pass or n/a < degraded < fail),
-  ``fixed`` (better), or unchanged; a change of a layer a clock decided (its
-  tags, on either side, among ``timing.TIMING_TAGS``: a held answer, a
-  delay, held arguments, a late close) is ``timing``, reported and not
-  gated, as is a verdict all of whose cases a clock decided (its
-  ``timed_cases``): a loaded machine can move them between identical runs;
+  ``fixed`` (better), or unchanged;
 * the facts the practice names, both values side by side: the number of
   unified events, their order (the event types, runs of one type counted
   once), the error's phase and type, the completion status and stop reason,
-  usage present, the HTTP status; any change is a regression;
+  usage present, the HTTP status: a change is ``changed``;
 * the clock's facts, time to first content (``ttft``) and the total: a
-  change is reported, never gated, when it is both more than
-  ``TIME_FLOOR`` seconds and more than ``TIME_RATIO`` times the old value
-  (a loaded machine moves them less than that between identical runs).
+  change is ``timing`` when it is both more than ``TIME_FLOOR`` seconds and
+  more than ``TIME_RATIO`` times the old value; never gated.
 
-A cell only in the new report is ``new``, only in the old one ``missing``
-(a missing cell is a regression: the run no longer judges it). Verdicts
-are compared by (name, route, client): ``added`` ones are regressions,
-``gone`` ones are reported.
+What a clock decided is never gated, as a class: each cell's own evidence
+says whether a change could have gone the other way on another run
+(``clock_facts``, ``_clocked_layer``), and such a change is marked
+``timed`` with the reason: a finding of the timed layers too near its bound
+to be firm (``timing.clock_decided``: a firm one, content seconds after the
+mock's last write, is a fact and gates); a cancel cell whose client hung up
+on its own timer (before the head or the third delta: every fact of the
+client's view is the timer's); how many events arrived before a hang-up,
+a retry's break or a cut. A verdict of timed cases only is timed when it
+is added or gone. ``--gate-timing`` gates them all the same.
 
-The gate (``Comparison.regressions``) is every regression not accepted: an
-accepted-changes file (``--accepted FILE``, JSON, reviewed in the
+A cell only in the new report is ``new`` and one only in the old ``missing``
+(a regression: the run no longer judges it); a cell the kit's own timeout
+cut on either side is ``inconclusive``: its layers and facts are not
+compared. Verdicts are compared by (name, route, client): ``added`` ones are
+regressions unless none of their firm cases was judged in the old run
+(then ``new``: a new cell or SDK column), ``gone`` ones are reported.
+Cells run ``--repeat`` times compare their outcome sets: a layer regressed
+when its worst outcome is worse, and a firm outcome the old run never saw
+is ``regressed`` too (a cell turned flaky).
+
+The gate (``Comparison.regressions``) is every gated change not accepted:
+an accepted-changes file (``--accepted FILE``, JSON, reviewed in the
 repository) lists changes with a reason each, ``{"accepted": [{"cell":
 "<case> <client> <route> <delivery>", "what": "layer streaming" | "fact
 stop_reason" | "verdict <name> <route> <client>" | "missing", "reason":
@@ -48,7 +59,7 @@ from typing import Any
 
 from .. import __version__
 from .cases import CASES
-from .timing import TIMING_TAGS
+from .timing import clock_decided
 
 __all__ = [
     "ACCEPTED_FORMAT",
@@ -58,6 +69,7 @@ __all__ = [
     "Change",
     "Comparison",
     "accept",
+    "clock_facts",
     "compare",
     "load_accepted",
 ]
@@ -122,23 +134,26 @@ class Change:
     #: ``<case> <client> <route> <delivery>``; a verdict's: ``<route> <client>``.
     cell: str
     #: ``layer <name>``, ``fact <name>``, ``time <name>``, ``verdict <name>``,
-    #: ``new`` or ``missing``.
+    #: ``new``, ``missing`` or ``inconclusive``.
     what: str
-    #: ``regressed``, ``fixed``, ``changed`` (a fact), ``new``, ``missing``,
-    #: ``added``, ``gone`` (a verdict), ``timing`` (a time to first content or in
-    #: all past the tolerance: never gated).
+    #: ``regressed``, ``fixed``, ``changed`` (a fact), ``new`` (a cell, or a verdict
+    #: of cells the old run did not judge), ``missing``, ``added``, ``gone`` (a
+    #: verdict), ``timing`` (a time to first content or in all past the
+    #: tolerance), ``inconclusive`` (the kit's timeout cut the cell in a run).
     kind: str
     old: Any = None
     new: Any = None
-    #: A clock decided it (a timed layer's change, a verdict of timed cases only).
+    #: A clock decided it: another run could have gone the other way.
     timed: bool = False
+    #: Why it is timed (or new, or not compared), from the cells' own evidence.
+    reason: str = ""
 
     @property
     def gated(self) -> bool:
         return self.kind in ("regressed", "changed", "missing", "added")
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "cell": self.cell,
             "what": self.what,
             "kind": self.kind,
@@ -146,6 +161,9 @@ class Change:
             "new": self.new,
             "timed": self.timed,
         }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass
@@ -158,8 +176,8 @@ class Comparison:
     matched: int
     #: (cell, what) -> reason, from the accepted-changes file.
     accepted: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: Clock-decided changes gate too (off: they are reported only).
-    gate_timing: bool = True
+    #: Clock-decided changes gate too (by default they are reported only).
+    gate_timing: bool = False
 
     def _gates(self, change: Change) -> bool:
         return change.gated and (self.gate_timing or not change.timed)
@@ -175,7 +193,7 @@ class Comparison:
 
     @property
     def timed_changes(self) -> list[Change]:
-        """What a clock decided, and does not gate (``gate_timing`` off)."""
+        """What a clock decided, reported and not gated (unless ``gate_timing``)."""
         return [c for c in self.changes if c.gated and c.timed and not self.gate_timing]
 
     @property
@@ -185,7 +203,8 @@ class Comparison:
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for change in self.changes:
-            out[change.kind] = out.get(change.kind, 0) + 1
+            kind = f"{change.kind} (timed)" if change.gated and change.timed else change.kind
+            out[kind] = out.get(kind, 0) + 1
         return dict(sorted(out.items()))
 
     def as_dict(self) -> dict[str, Any]:
@@ -203,13 +222,14 @@ class Comparison:
                 {**c.as_dict(), "reason": self.accepted[c.cell, c.what]}
                 for c in self.accepted_changes
             ],
+            "timed": [c.as_dict() for c in self.timed_changes],
             "changes": [c.as_dict() for c in self.changes],
             "exit_status": self.exit_status,
         }
 
     def markdown(self, limit: int = 40) -> str:
         """A pull-request comment: the verdict, the regressions (at most
-        ``limit`` rows), the fixes, and what was accepted."""
+        ``limit`` rows), the fixes, what a clock decided, and what was accepted."""
         old, new = _about(self.old), _about(self.new)
         regressions = self.regressions
         head = "regressions" if regressions else "no regression"
@@ -235,6 +255,14 @@ class Comparison:
                 f"- `{c.cell}` {c.what}: {_cellv(c.old)} → {_cellv(c.new)}" for c in fixed[:limit]
             ]
             lines.append("")
+        timed = self.timed_changes
+        if timed:
+            lines.append(f"Decided by a clock, not gated ({len(timed)}):")
+            for reason, group in _by_reason(timed).items():
+                cells = ", ".join(f"`{c.cell}` {c.what}" for c in group[:6])
+                more = f" and {len(group) - 6} more" if len(group) > 6 else ""
+                lines.append(f"- {reason}: {cells}{more}")
+            lines.append("")
         timing = [c for c in self.changes if c.kind == "timing"]
         if timing:
             lines.append(
@@ -250,6 +278,13 @@ class Comparison:
             ]
             lines.append("")
         return "\n".join(lines)
+
+
+def _by_reason(changes: Sequence[Change]) -> dict[str, list[Change]]:
+    out: dict[str, list[Change]] = {}
+    for change in changes:
+        out.setdefault(change.reason or "a clock decided it", []).append(change)
+    return out
 
 
 def _cellv(value: Any) -> str:
@@ -287,10 +322,73 @@ def _route_names(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, st
     return {str(x): str(x) for x in labels_a}
 
 
-def _timed_layer(cell: Mapping[str, Any], layer: str) -> bool:
-    notes = _d(_d(_d(cell.get("evidence")).get("layers")).get(layer))
-    tags = notes.get("tags")
-    return isinstance(tags, list) and bool(TIMING_TAGS & {t for t in tags if isinstance(t, str)})
+#: The layers judged from the mock's log, not from what the client saw: a
+#: hang-up's timing does not decide them.
+_LOG_LAYERS = frozenset({"cancel", "request", "credentials", "retries", "backpressure"})
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _timer_hang_up(cell: Mapping[str, Any]) -> str | None:
+    """Why the cell's client view is its hang-up timer's, or None: the cancel
+    case's client hung up on its own timer (before the head came, or before
+    the deltas it hangs up on)."""
+    client = _d(_d(cell.get("evidence")).get("client"))
+    if client.get("cancel_reason") != "timer":
+        return None
+    at = _seconds(client.get("cancelled_at"))
+    head = _seconds(_d(client.get("times")).get("headers"))
+    when = f" at {at:.2f} s" if at is not None else ""
+    if head is None or (at is not None and at <= head):
+        return f"the client hung up on its timer{when}, before the response head came"
+    return f"the client hung up on its timer{when}, before the deltas it waits for"
+
+
+def clock_facts(cell: Mapping[str, Any]) -> dict[str, str]:
+    """The facts of one cell (``FACTS``) that a clock decided, each with why,
+    read from the cell's own evidence."""
+    case = CASES.get(str(cell.get("case")))
+    out: dict[str, str] = {}
+    record = _d(_d(cell.get("evidence")).get("record"))
+
+    def events(reason: str) -> None:
+        out.setdefault("events", reason)
+        out.setdefault("order", reason)
+
+    timer = _timer_hang_up(cell)
+    if timer is not None:
+        for name in FACTS:
+            out[name] = timer
+    if case is not None and case.cancel_after is not None:
+        events("how many events arrived before the client hung up is the clock's")
+    if case is not None and case.retry in ("after_text", "after_tool", "stall"):
+        events(
+            "whether the gateway passed the failed attempt's output on before it read "
+            "the break is the clock's"
+        )
+    if case is not None and case.silence is not None:
+        events("how many keep-alives a silence holds is the clock's")
+    if record.get("completion") == "incomplete":
+        events("how many events arrived before the stream was cut is the clock's")
+    return out
+
+
+def _clocked_layer(cell: Mapping[str, Any], layer: str) -> str | None:
+    """Why a clock decided this layer's verdict in the cell, or None."""
+    if layer not in _LOG_LAYERS:
+        timer = _timer_hang_up(cell)
+        if timer is not None:
+            return timer
+    note = _d(_d(_d(cell.get("evidence")).get("layers")).get(layer))
+    tags = note.get("tags")
+    tags = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+    if not clock_decided(tags, note):
+        return None
+    margin = _seconds(note.get("margin_ms"))
+    past = f", {margin:.0f} ms past its bound" if margin is not None else ""
+    return f"a timed finding ({', '.join(tags)}{past}) too near its bound to be firm"
 
 
 def _timed_verdict(verdict: Mapping[str, Any]) -> bool:
@@ -298,6 +396,12 @@ def _timed_verdict(verdict: Mapping[str, Any]) -> bool:
     if not isinstance(cases, list) or not isinstance(timed, list) or not cases:
         return False
     return set(map(str, cases)) <= set(map(str, timed))
+
+
+def _firm_cases(verdict: Mapping[str, Any]) -> set[str]:
+    cases, timed = verdict.get("cases"), verdict.get("timed_cases")
+    found = set(map(str, cases)) if isinstance(cases, list) else set()
+    return found - (set(map(str, timed)) if isinstance(timed, list) else set())
 
 
 def _key(cell: Mapping[str, Any], route: str) -> str:
@@ -310,12 +414,45 @@ def _time_changed(old: Any, new: Any) -> bool:
     return abs(new - old) > TIME_FLOOR and abs(new - old) > TIME_RATIO * abs(old)
 
 
+def _outcomes(cell: Mapping[str, Any], layer: str) -> list[str]:
+    """A layer's verdicts over the cell's repeated runs (its own verdict when
+    it ran once)."""
+    runs = _d(cell.get("repeat")).get("runs")
+    found = [
+        str(_d(_d(run).get("layers")).get(layer))
+        for run in (runs if isinstance(runs, list) else [])
+        if not _d(run).get("inconclusive")
+    ]
+    return found or [str(_d(cell.get("layers")).get(layer))]
+
+
+def _layer_change(
+    key: str, layer: str, was: Mapping[str, Any], cell: Mapping[str, Any]
+) -> Change | None:
+    a, b = _d(was.get("layers")).get(layer), _d(cell.get("layers")).get(layer)
+    seen_a, seen_b = _outcomes(was, layer), _outcomes(cell, layer)
+    worst_a = max(_RANK.get(v, 0) for v in seen_a)
+    worst_b = max(_RANK.get(v, 0) for v in seen_b)
+    reason = _clocked_layer(was, layer) or _clocked_layer(cell, layer)
+    if worst_b != worst_a:
+        kind = "regressed" if worst_b > worst_a else "fixed"
+        return Change(key, f"layer {layer}", kind, a, b, reason is not None, reason or "")
+    # Repeated runs: an outcome the old runs never had, worse than pass, is new flakiness.
+    added = {v for v in seen_b if _RANK.get(v, 0) > 0} - set(seen_a)
+    if added:
+        old, new = sorted(set(seen_a)), sorted(set(seen_b))
+        return Change(
+            key, f"layer {layer}", "regressed", old, new, reason is not None, reason or ""
+        )
+    return None
+
+
 def compare(
     old: Mapping[str, Any],
     new: Mapping[str, Any],
     accepted: Mapping[tuple[str, str], str] | None = None,
     *,
-    gate_timing: bool = True,
+    gate_timing: bool = False,
 ) -> Comparison:
     """Every difference between the reports ``old`` and ``new`` (parsed JSON)."""
     names = _route_names(old, new)
@@ -326,36 +463,44 @@ def compare(
     after = {_key(c, str(c.get("route"))): c for c in map(_d, new.get("cells") or [])}
     changes: list[Change] = []
     matched = 0
+    #: (case, client, route) of the cells judged in both runs -> whether a clock
+    #: decided a change there (a hang-up on the timer).
+    judged: dict[tuple[str, str, str], bool] = {}
     for key, cell in after.items():
         was = before.get(key)
         if was is None:
             changes.append(Change(key, "new", "new", None, _d(cell.get("layers"))))
             continue
         matched += 1
+        if was.get("inconclusive") is True or cell.get("inconclusive") is True:
+            side = "old" if was.get("inconclusive") is True else "new"
+            changes.append(
+                Change(
+                    key,
+                    "inconclusive",
+                    "inconclusive",
+                    reason=f"the kit's own timeout cut the cell in the {side} run: not compared",
+                )
+            )
+            continue
+        where = (str(cell.get("case")), str(cell.get("client")), str(cell.get("route")))
+        timer = _timer_hang_up(was) or _timer_hang_up(cell)
+        judged[where] = judged.get(where, False) or timer is not None
         layers_a, layers_b = _d(was.get("layers")), _d(cell.get("layers"))
         for layer in dict.fromkeys([*layers_a, *layers_b]):
-            a, b = layers_a.get(layer), layers_b.get(layer)
-            if a == b:
-                continue
-            ra, rb = _RANK.get(str(a), 0), _RANK.get(str(b), 0)
-            if ra == rb:
-                continue
-            kind = "regressed" if rb > ra else "fixed"
-            timed = _timed_layer(was, layer) or _timed_layer(cell, layer)
-            changes.append(Change(key, f"layer {layer}", kind, a, b, timed))
+            change = _layer_change(key, layer, was, cell)
+            if change is not None:
+                changes.append(change)
         fa, fb = facts(was), facts(cell)
-        # How many events arrived is the clock's in a case the client hangs up
-        # on (a read that brought one more before the hang-up), and in a retry
-        # case whose first attempt breaks off mid-stream or stalls (whether the
-        # gateway passed the attempt's text on before it read the break).
-        case = CASES.get(str(cell.get("case")))
-        clocked = case is not None and (
-            case.cancel_after is not None or case.retry in ("after_text", "after_tool", "stall")
-        )
+        # The side whose client hung up on its timer says why first.
+        sides = sorted((was, cell), key=lambda c: _timer_hang_up(c) is not None)
+        clocked = {**clock_facts(sides[0]), **clock_facts(sides[1])}
         for name in FACTS:
             if fa[name] != fb[name]:
-                timed = clocked and name in ("events", "order")
-                changes.append(Change(key, f"fact {name}", "changed", fa[name], fb[name], timed))
+                why = clocked.get(name, "")
+                changes.append(
+                    Change(key, f"fact {name}", "changed", fa[name], fb[name], bool(why), why)
+                )
         for name in _TIMED:
             if _time_changed(fa[name], fb[name]):
                 changes.append(Change(key, f"time {name}", "timing", fa[name], fb[name]))
@@ -367,17 +512,53 @@ def compare(
             str(v.get("name")),
             names.get(str(v.get("route")), str(v.get("route"))),
             str(v.get("client")),
-        )
+        ): v
         for v in map(_d, old.get("verdicts") or [])
     }
     found_b = {
-        (str(v.get("name")), str(v.get("route")), str(v.get("client")))
+        (str(v.get("name")), str(v.get("route")), str(v.get("client"))): v
         for v in map(_d, new.get("verdicts") or [])
     }
-    for name, route, client in sorted(found_b - found_a):
-        changes.append(Change(f"{route} {client}", f"verdict {name}", "added", None, name))
-    for name, route, client in sorted(found_a - found_b):
-        changes.append(Change(f"{route} {client}", f"verdict {name}", "gone", name, None))
+    for name, route, client in sorted(set(found_b) - set(found_a)):
+        verdict = found_b[name, route, client]
+        pair = f"{route} {client}"
+        what = f"verdict {name}"
+        firm = [(case, client, route) for case in sorted(_firm_cases(verdict))]
+        if _timed_verdict(verdict):
+            changes.append(
+                Change(pair, what, "added", None, name, True, "raised by timed findings only")
+            )
+        elif not any(w in judged for w in firm):
+            changes.append(
+                Change(pair, what, "new", None, name, reason="in cells the old run did not judge")
+            )
+        elif all(judged.get(w, True) for w in firm):
+            changes.append(
+                Change(
+                    pair,
+                    what,
+                    "added",
+                    None,
+                    name,
+                    True,
+                    "in cancel cells the hang-up timer decided",
+                )
+            )
+        else:
+            changes.append(Change(pair, what, "added", None, name))
+    for name, route, client in sorted(set(found_a) - set(found_b)):
+        timed = _timed_verdict(found_a[name, route, client])
+        changes.append(
+            Change(
+                f"{route} {client}",
+                f"verdict {name}",
+                "gone",
+                name,
+                None,
+                timed,
+                "raised by timed findings only" if timed else "",
+            )
+        )
     return Comparison(old, new, changes, matched, dict(accepted or {}), gate_timing)
 
 
@@ -417,7 +598,8 @@ def accept(comparison: Comparison, reason: str, earlier: str | None = None) -> s
 
 
 def render_text(comparison: Comparison, limit: int = 60) -> str:
-    """The terminal's summary: counts, then each regression and fix."""
+    """The terminal's summary: counts, then each regression, fix and
+    clock-decided change (with why)."""
     lines = [
         f"streamwire compare: {comparison.matched} cells matched; "
         + (", ".join(f"{n} {k}" for k, n in comparison.counts().items()) or "no change")
@@ -426,15 +608,24 @@ def render_text(comparison: Comparison, limit: int = 60) -> str:
         ("regressions (the gate fails on these)", comparison.regressions),
         ("accepted", comparison.accepted_changes),
         ("fixed", [c for c in comparison.changes if c.kind in ("fixed", "gone")]),
-        ("decided by a clock (--no-gate-timing: not gated)", comparison.timed_changes),
+        ("decided by a clock (not gated)", comparison.timed_changes),
         ("timing (not gated)", [c for c in comparison.changes if c.kind == "timing"]),
-        ("new cells", [c for c in comparison.changes if c.kind == "new"]),
+        ("inconclusive (not compared)", changes_of(comparison, ["inconclusive"])),
+        ("new cells", [c for c in comparison.changes if c.kind == "new" and c.what == "new"]),
+        ("new verdicts", [c for c in comparison.changes if c.kind == "new" and c.what != "new"]),
     ):
         if not group:
             continue
         lines.append(f"{title}:")
+        if title.startswith("new cells"):
+            lines.append(f"  {len(group)} cells the old run did not have")
+            continue
         for c in group[:limit]:
-            lines.append(f"  {c.cell}: {c.what}: {_cellv(c.old)} -> {_cellv(c.new)}")
+            why = f" ({c.reason})" if c.reason and c.kind != "inconclusive" else ""
+            if c.kind == "inconclusive":
+                lines.append(f"  {c.cell}: {c.reason}")
+                continue
+            lines.append(f"  {c.cell}: {c.what}: {_cellv(c.old)} -> {_cellv(c.new)}{why}")
         if len(group) > limit:
             lines.append(f"  ... {len(group) - limit} more (--json has them all)")
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ h3{font-size:15px;margin:18px 0 4px}
 td,th{border:1px solid #d8dce4;padding:6px 10px;text-align:left;vertical-align:top}
 th{background:#f3f5f8;font-weight:600} code{font:12px ui-monospace,Menlo,monospace}
 .pass{background:#e3f6e8} .degraded{background:#fff3d6} .fail{background:#fde2e1}
+.flaky{background:repeating-linear-gradient(135deg,#fde2e1 0 8px,#fff3d6 8px 16px)}
 .badge{display:inline-block;font:11px ui-monospace,monospace;padding:1px 6px;border-radius:9px;
 background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
 .v{margin:6px 0;padding:8px 10px;border-left:4px solid #c33;background:#fafafa}
@@ -181,7 +182,9 @@ def _matrix(report: Report) -> str:
                 continue
             badges = "".join(f'<span class="badge">{escape(n)}</span>' for n in pair["verdicts"])
             label = report.label(pair)
-            status = pair["status"] if pair["status"] in ("pass", "degraded", "fail") else ""
+            status = (
+                pair["status"] if pair["status"] in ("pass", "degraded", "fail", "flaky") else ""
+            )
             tools = pair.get("tools") or {}
             if tools.get("safe") is False:
                 reasons = "; ".join(tools.get("why") or [])

@@ -4,7 +4,7 @@ The JSON document (``--json FILE``) is stable, keys fixed::
 
     {"format": "streamwire-check/2", "streamwire": "<version>",
      "summary": {"cells", "passed", "degraded", "failed", "inconclusive",
-                 "verdicts", "exit_status", ...},
+                 "verdicts", "exit_status", ["flaky", "repeat"] (with --repeat), ...},
      "routes": [{"label", "base_url", "model"}],
      "run": {"id", "canary", "key", "key_sha256", "lenient_mock"},
      "matrix": {route: {"upstream": [protocols],
@@ -21,7 +21,14 @@ The JSON document (``--json FILE``) is stable, keys fixed::
                                              "more_events", "reads", "layers",
                                              "verdicts_added"}}},   (with --path only)
      "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
-                "layers": {layer: verdict}, "evidence": {...}}]}
+                "layers": {layer: verdict}, "evidence": {...},
+                ["flaky", "repeat": {"count", "failed", "flaky", "layers", "runs"}]}]}
+
+A cell's states (``Cell.state``): ``pass``, ``degraded``, ``fail``,
+``inconclusive``, and with ``--repeat N`` ``flaky``: its runs differ in a
+verdict no clock decided. ``repeat`` keeps each run's layers and failing
+reasons, how many runs failed, and each layer whose verdicts differed with
+them counted; the cell's own layers and evidence are its worst run's.
 
 ``evidence`` holds, per layer, the verdict, why and figures; the client's
 side (status, content type, the first and last raw bytes, the provider
@@ -102,15 +109,20 @@ class Report:
         return exit_status(self.cells, self.verdicts)
 
     def summary(self) -> dict[str, Any]:
-        failed = sum(c.failed for c in self.cells)
-        degraded = sum(c.degraded for c in self.cells)
-        inconclusive = sum(c.inconclusive and not c.failed for c in self.cells)
-        return {
+        states = [c.state for c in self.cells]
+        out = {
             "cells": len(self.cells),
-            "passed": len(self.cells) - failed - degraded - inconclusive,
-            "degraded": degraded,
-            "failed": failed,
-            "inconclusive": inconclusive,
+            "passed": states.count("pass"),
+            "degraded": states.count("degraded"),
+            "failed": states.count("fail"),
+            "inconclusive": states.count("inconclusive"),
+        }
+        repeats = {len(c.runs) for c in self.cells if c.runs}
+        if repeats:
+            out["flaky"] = states.count("flaky")
+            out["repeat"] = max(repeats)
+        return {
+            **out,
             "verdicts": sorted({v["name"] for v in self.verdicts}),
             "exit_status": self.exit_status,
             **{k: v for k, v in self.meta.items() if k not in ("routes", "run")},
@@ -141,6 +153,8 @@ class Report:
         line = (
             f"{s['cells']} cells: {s['passed']} pass, {s['degraded']} degraded, {s['failed']} fail"
         )
+        if s.get("flaky"):
+            line += f", {s['flaky']} flaky (their {s['repeat']} runs differ)"
         if s["inconclusive"]:
             line += f", {s['inconclusive']} inconclusive (cut by the kit's own timeout)"
         return line
@@ -163,6 +177,8 @@ class Report:
         """A matrix entry in words: ``pass``, ``degraded``, ``FAIL 3/45``."""
         if pair["status"] == "fail":
             return f"FAIL {pair['failed']}/{pair['cells']}"
+        if pair["status"] == "flaky":
+            return f"FLAKY {pair.get('flaky', 0)}/{pair['cells']}"
         return str(pair["status"])
 
     @classmethod
@@ -222,6 +238,23 @@ class Report:
             layers = cell.failing
             if layers:
                 out.append((cell, layers, cell.checks[layers[0]].why))
+        return out
+
+    def flaky(self) -> list[tuple[Cell, str]]:
+        """(cell, its runs in words) of every flaky cell: how many runs failed,
+        each layer whose verdicts differed, and the first reason a run gave."""
+        out = []
+        for cell in self.cells:
+            record = cell.repeat_record()
+            if record is None or not cell.flaky:
+                continue
+            counts = "; ".join(
+                f"{layer} " + ", ".join(f"{v} {n}x" for v, n in sorted(seen.items()))
+                for layer, seen in record["layers"].items()
+            )
+            why = next((w for run in record["runs"] for w in run["failing"].values() if w), "")
+            words = f"{record['failed']} of {record['count']} runs failed; {counts}"
+            out.append((cell, words + (f"; {why}" if why else "")))
         return out
 
     def by_verdict(self) -> dict[tuple[str, str], dict[tuple[str, str, str], list[str]]]:
@@ -320,7 +353,18 @@ class Report:
                 out.write(f"  {name} / {layer} ({sum(len(d) for d in where.values())} cells):\n")
                 for line in _compact(where):
                     out.write(items.fill(terminal_text(line)) + "\n")
-        inconclusive = [c for c in self.cells if c.inconclusive and not c.failed]
+        flaky = self.flaky()
+        if flaky:
+            out.write(
+                f"\nflaky cells ({len(flaky)}): their runs differ in a verdict no clock "
+                "decided (a defect that shows in some runs is a defect):\n"
+            )
+            for cell, words in flaky:
+                place = (
+                    f"{cell.case} {terminal_text(cell.route)} <- {cell.client} ({cell.delivery})"
+                )
+                out.write(wrap.fill(f"  {place}: {terminal_text(words)}") + "\n")
+        inconclusive = [c for c in self.cells if c.state == "inconclusive"]
         if inconclusive:
             out.write(f"\ninconclusive cells ({len(inconclusive)}), cut by the kit's timeout:\n")
             entries = [
@@ -402,6 +446,15 @@ class Report:
                     f"({v['cells']} cells; {', '.join(v['layers'])}), cases "
                     f"{', '.join(f'`{c}`' for c in v['cases'])}: {markdown_text(v['why'])} "
                     f"*Do:* {v['advice']}\n"
+                )
+        flaky = self.flaky()
+        if flaky:
+            out.write("\n## Flaky cells\n\n")
+            out.write("Their runs differ in a verdict no clock decided:\n\n")
+            for cell, words in flaky:
+                out.write(
+                    f"* `{cell.case}` {_md_code(cell.route)} ← `{cell.client}` "
+                    f"({cell.delivery}): {markdown_text(words)}\n"
                 )
         grouped = self.by_verdict()
         if grouped:

@@ -37,6 +37,15 @@ Only a figure near its bound (``details["borderline"]``) is confirmed by a
 second run of the cell with nothing else in flight (``check.py``): the
 judge's own event loop, busy with other cells, can delay the arrivals it
 stamps by tens of milliseconds, never by the spans these rules rest on.
+
+Each finding says how far its figure lies past the bound that raised it
+(``details["margin_ms"]``): how late an honest hop's content would have to
+be, by the judge's clock, to give the same finding. A finding at least
+``FIRM_MARGIN`` past its bound is ``firm`` (content seconds after the
+mock's last write, against the milliseconds a busy machine adds): it is a
+fact about the hop, gated like any other. The rest are *clock-decided*
+(``clock_decided``), and so is a finding the client's own hang-up timer
+raised: another run on a loaded machine could tell it otherwise.
 """
 
 from __future__ import annotations
@@ -47,23 +56,20 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from .cell import Check, Inputs
+from .cell import FIRM_MARGIN, TIMING_TAGS, Check, Inputs, clock_decided
 from .client import CANCEL_TIMER
 
 __all__ = [
     "ARGUMENTS_SPAN",
     "CANCEL_WITHIN",
     "DELAY_BOUND",
+    "FIRM_MARGIN",
     "TIMING_TAGS",
     "cancel",
+    "clock_decided",
     "streaming",
 ]
 
-#: The tags of the timed layers' findings that a clock decided (the others:
-#: ``not_streamed``, the gateway's request to the mock said ``stream: false``,
-#: and ``kept_open``, the mock wrote its whole answer after the hang-up, are
-#: facts of the log whatever the machine's load).
-TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow"})
 #: A hop may delay the content by this much (the median of its lags) and still pass.
 DELAY_BOUND = 0.05
 #: A call's arguments are judged for streaming when the mock spread them over
@@ -76,6 +82,13 @@ CANCEL_WITHIN = 1.0
 WHOLE_CALLS = frozenset({"gemini"})
 #: A held answer needs the mock's writes to span at least this long.
 HELD_SPAN = 1.0
+
+
+def _margin(details: dict[str, Any], margin: float | None) -> None:
+    """Records how far past its bound a finding is, and whether that makes it firm."""
+    details["margin_ms"] = _ms(margin)
+    details["firm"] = margin is not None and margin >= FIRM_MARGIN
+
 
 Series = list[tuple[float, str, int]]
 
@@ -174,6 +187,7 @@ def streaming(x: Inputs) -> Check:
         # upstream answer): its head is all there is to time. One whose content
         # was lost is the deltas layer's.
         if obs.result is None and obs.head_at is not None and obs.head_at >= last_write:
+            _margin(details, obs.head_at - first_send - DELAY_BOUND)
             return Check(
                 "fail",
                 f"held: the mock spread its answer over "
@@ -187,6 +201,8 @@ def streaming(x: Inputs) -> Check:
     first_arrival = arrivals[0][0]
     details["first_content_after_last_write_ms"] = _ms(first_arrival - last_write)
     if first_arrival >= last_write:
+        # An honest hop's first content would have had to come this much later.
+        _margin(details, first_arrival - first_send - DELAY_BOUND)
         head = ""
         if obs.head_at is not None and obs.head_at >= last_write:
             head = " (not even the response head arrived before it)"
@@ -212,6 +228,7 @@ def _streaming_before_hang_up(
     if not arrivals:
         if obs.cancel_reason == "timer" and before and hung_up - before[0][0] >= CANCEL_TIMER / 2:
             written = sum(1 for t, k, _ in before if k == "text")
+            _margin(details, None)  # the client's own timer decided when to look
             return Check(
                 "fail",
                 f"held: the mock wrote {written} text deltas over "
@@ -221,7 +238,12 @@ def _streaming_before_hang_up(
                 details,
             )
         return Check("not_applicable", "no content reached the client before it hung up")
-    return _lateness(before, arrivals, sends[0][0], details)
+    check = _lateness(before, arrivals, sends[0][0], details)
+    # The span judged ends at the kit's own hang-up, a few deltas in: its lags
+    # are the first byte's delay (the hop's head latency, the kit's load), which
+    # the paced cells judge over a span long enough. Never firm here.
+    check.details["firm"] = False
+    return check
 
 
 def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[str, Any]) -> Check:
@@ -252,6 +274,7 @@ def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[
     median = statistics.median(every) if every else 0.0
     details["borderline"] = DELAY_BOUND < median < 2 * DELAY_BOUND
     if median > DELAY_BOUND:
+        _margin(details, median - DELAY_BOUND)
         batched = (
             details["median_gap_ms"] is not None
             and details["sent_median_gap_ms"] is not None
@@ -283,6 +306,7 @@ def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[
             details,
         )
     if held:
+        _margin(details, held_calls[2] if held_calls is not None else None)
         return Check(
             "degraded",
             "arguments held: "
@@ -296,13 +320,15 @@ def _lateness(sends: Series, arrivals: Series, first_send: float, details: dict[
 
 def _held_arguments(
     sends: Series, arrivals: Series, lags: dict[str, list[float]]
-) -> tuple[dict[str, str], list[str]] | None:
+) -> tuple[dict[str, str], list[str], float | None] | None:
     """The calls whose arguments arrived only after the mock wrote their last
-    fragment (key -> why), and the calls judged; None when no call was."""
+    fragment (key -> why), the calls judged, and the least margin of a held
+    call past its bound; None when no call was judged."""
     other = [lag for key, values in lags.items() if _group(key) != "arguments" for lag in values]
     typical = statistics.median(other) if other else 0.0
     judged: list[str] = []
     held: dict[str, str] = {}
+    margins: list[float] = []
     for key in dict.fromkeys(k for _, k, _ in sends if _group(k) == "arguments"):
         times = [t for t, k, _ in sends if k == key]
         got = [t for t, k, _ in arrivals if k == key]
@@ -310,13 +336,14 @@ def _held_arguments(
             continue
         judged.append(key)
         if got[0] >= times[-1] and got[0] - times[0] > typical + DELAY_BOUND:
+            margins.append(got[0] - times[0] - typical - DELAY_BOUND)
             call = key.partition(":")[2]
             held[key] = (
                 f"call {call}'s arguments, written over {(times[-1] - times[0]) * 1000:.0f} ms, "
                 f"reached the client only {(got[0] - times[-1]) * 1000:.0f} ms after the last "
                 "fragment, all at once"
             )
-    return (held, judged) if judged else None
+    return (held, judged, min(margins) if margins else None) if judged else None
 
 
 def cancel(x: Inputs) -> Check:
@@ -360,6 +387,7 @@ def cancel(x: Inputs) -> Check:
     details["closed_after_ms"] = _ms(after)
     details["borderline"] = CANCEL_WITHIN < after < 2 * CANCEL_WITHIN
     if after > CANCEL_WITHIN:
+        _margin(details, after - CANCEL_WITHIN)
         return Check(
             "fail",
             f"the upstream closed only {after:.2f} s after the hang-up "

@@ -52,10 +52,10 @@ The names are fixed (tests outside the project read them):
 
 A verdict is reported per (route, client) with the cases and layers that
 raised it, the first two reasons, and its figures (``VerdictRule.figures``)
-as [least, most] over its cells. ``timed_cases`` lists those of its cases that a clock alone
-decided (``timing.TIMING_TAGS``: a held answer, a delay, a late close),
-which are the verdicts a loaded machine could move; docs/kit.md says how
-stable they were measured to be. A cell that the kit's own limit cut short
+as [least, most] over its cells. ``timed_cases`` lists those of its cases
+that a clock alone decided (``cell.clock_decided``: a held answer, a delay, a
+late close, each too near its bound to be firm), which are the verdicts a
+loaded machine could move. A cell that the kit's own limit cut short
 (``kit_limit``) is *inconclusive*: it raises no verdict, and the report
 counts it apart. Only ``semantic_downgrade`` and ``sdk_limit`` are acceptable: any other
 verdict makes ``exit_status`` 1; with none, an inconclusive cell makes it 3.
@@ -71,7 +71,7 @@ from .cases import CASES
 from .cell import Cell, Check
 from .delivery import UNARY
 from .names import END_EVENTS
-from .timing import TIMING_TAGS
+from .timing import clock_decided
 
 __all__ = [
     "ACCEPTABLE",
@@ -452,8 +452,7 @@ def control_cells(cells: Iterable[Cell]) -> dict[tuple[str, str, str, str], Cell
 
 
 def _timed(check: Check) -> bool:
-    tags = set(check.tags)
-    return bool(tags) and tags <= TIMING_TAGS
+    return clock_decided(check.tags, check.details)
 
 
 def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
@@ -512,8 +511,10 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
 
 
 def _pair_status(cells: Sequence[Cell]) -> str:
-    if any(c.failed for c in cells):
+    if any(c.failed and not c.flaky for c in cells):
         return "fail"
+    if any(c.flaky for c in cells):
+        return "flaky"
     if any(c.degraded for c in cells):
         return "degraded"
     if cells and all(c.inconclusive for c in cells):
@@ -563,6 +564,7 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
                 "status": _pair_status(group),
                 "cells": len(group),
                 "failed": sum(c.failed for c in group),
+                "flaky": sum(c.flaky for c in group),
                 "degraded": sum(c.degraded for c in group),
                 "inconclusive": sum(c.inconclusive for c in group),
                 "never_called": sum(c.upstream is None for c in group),
@@ -623,9 +625,10 @@ def tool_safety(group: Sequence[Cell]) -> dict[str, Any]:
 
 def exit_status(cells: Iterable[Cell], found: Iterable[Mapping[str, Any]]) -> int:
     """0 when every cell passed (or degraded) with only acceptable verdicts; 1 when
-    a layer failed or another verdict was raised; else 3 when a cell was inconclusive."""
+    a layer failed, a cell was flaky or another verdict was raised; else 3 when a
+    cell was inconclusive."""
     cells = list(cells)
-    if any(c.failed for c in cells):
+    if any(c.failed or c.flaky for c in cells):
         return 1
     if any(v["name"] not in ACCEPTABLE for v in found):
         return 1
