@@ -17,6 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 ES = ROOT / "fixtures" / "eventstream"
 CORPUS = ROOT / "fuzz" / "corpus"
 LIMIT = 4096
+#: Regression streams of gemini whose lines seed the shape target too.
+GEMINI_REGRESSION_SHAPES = (
+    "finish-reason-int",
+    "finish-reason-int-unknown",
+    "server-tool-turn",
+    "server-tool-call-ids",
+)
 
 
 def eventstream_vectors():
@@ -40,7 +47,8 @@ def shape_payloads():
     JSON payloads of each recorded chat stream (set 0) and content_block_delta
     payloads of each recorded Anthropic stream (set 2), plus a few for the
     generic set 1 and the Bedrock set 3, and lines of each recorded Gemini
-    stream for set 4 (see SHAPE_SETS in fuzz/src/lib.rs)."""
+    stream (and of a few regression ones) for set 4 (see SHAPE_SETS in
+    fuzz/src/lib.rs)."""
     providers = ROOT / "fixtures" / "providers"
     for which, folder, event in ((0, "openai-chat", None), (2, "anthropic", "content_block_delta")):
         for f in sorted((providers / folder).glob("*.sse")):
@@ -74,8 +82,13 @@ def shape_payloads():
     for payload in bedrock:
         yield 3, "bedrock", payload.encode()
     # Set 4, Gemini chunks: lines of one stream (the target matches each line
-    # through one cache), their usage snapshots long enough to be kept in parts.
-    for f in sorted((providers / "gemini").glob("*.sse")):
+    # through one cache), their usage snapshots long enough to be kept in parts;
+    # and of the regression streams whose chunks the fast path must decline
+    # (enums sent as numbers, a server-side tool turn).
+    regression = ROOT / "fixtures" / "regression" / "gemini"
+    gemini = sorted((providers / "gemini").glob("*.sse"))
+    gemini += [regression / f"{case}.sse" for case in GEMINI_REGRESSION_SHAPES]
+    for f in gemini:
         lines = [
             block[6:]
             for block in f.read_bytes().replace(b"\r\n", b"\n").split(b"\n\n")

@@ -8,10 +8,11 @@ every fixture (the manifests under ``fixtures/``), decodes its wire into units
 mutates what the stream says:
 
 * type confusion: any JSON value of any payload replaced by a value of
-  another type (null, booleans, integers at and past 64 bits, floats, empty
-  and long strings, lone surrogates, empty and small arrays and objects, a
-  value nested past ``_json.MAX_DEPTH`` or just within it, or another node
-  of the same stream);
+  another type (null, booleans, small integers (a Gemini enum sent as its
+  number), integers at and past int32 and 64 bits, floats, empty and long
+  strings, lone surrogates, empty and small arrays and objects, a value
+  nested past ``_json.MAX_DEPTH`` or just within it, or another node of the
+  same stream);
 * structure: a key deleted, an unknown key added (with a long name), a unit
   dropped, repeated or moved, an SSE event renamed, an EventStream header
   changed or dropped; raw bodies get their bytes flipped.
@@ -169,6 +170,8 @@ SYSTEMATIC: tuple[Any, ...] = (
     True,
     0,
     -1,
+    7,  # a Gemini finishReason number Vertex AI and the Gemini API name differently
+    1 << 31,  # the first integer past int32, where enum numbers end
     1 << 64,
     1.5,
     "",

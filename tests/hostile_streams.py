@@ -34,6 +34,8 @@ __all__ = [
     "replay",
     "run",
     "with_arguments",
+    "with_field",
+    "with_full_arguments",
     "with_unit",
 ]
 
@@ -47,9 +49,12 @@ _CALL = {"bedrock-invoke": "anthropic-tool-use"}
 
 
 def fixture_wire(protocol: str, case: str = "text") -> Wire:
-    """The units of a protocol's text (``case="text"``) or tool-call (``"call"``) fixture."""
+    """The units of a protocol's text (``case="text"``) or tool-call (``"call"``)
+    fixture, or of its regression case of that name."""
     folder = FIXTURES / protocol
-    if protocol in WEBSOCKET:
+    if case not in ("text", "call"):
+        path = next(p for p in folder.iterdir() if p.stem == case and p.suffix != ".json")
+    elif protocol in WEBSOCKET:
         name = "01-text" if case == "text" else "02-tool-call"
         path = folder / f"{name}.jsonl"
     else:
@@ -119,6 +124,39 @@ def with_arguments(wire: Wire, text: str, value: Any) -> Wire:
         if unit.inner is not NOT_JSON:
             unit.inner = _rewrite(unit.inner, text, value, first)
     return Wire(wire.protocol, wire.kind, units, wire.body)
+
+
+def with_full_arguments(wire: Wire, text: str) -> Wire:
+    """A copy of a Responses or Realtime tool-call fixture whose whole copies of
+    the arguments (``function_call_arguments.done``, the done item, the
+    terminal response's output) are ``text``; the deltas stay as they were."""
+    units = [copy.deepcopy(u) for u in wire.units]
+    for unit in units:
+        if unit.payload is not NOT_JSON:
+            unit.payload = _replace(unit.payload, "arguments", text, nonempty=True)
+    return Wire(wire.protocol, wire.kind, units, wire.body)
+
+
+def with_field(wire: Wire, key: str, value: Any) -> Wire:
+    """A copy of ``wire`` whose every ``key`` (e.g. ``finishReason``) is ``value``."""
+    units = [copy.deepcopy(u) for u in wire.units]
+    for unit in units:
+        if unit.payload is not NOT_JSON:
+            unit.payload = _replace(unit.payload, key, value, nonempty=False)
+    return Wire(wire.protocol, wire.kind, units, wire.body)
+
+
+def _replace(node: Any, key: str, value: Any, *, nonempty: bool) -> Any:
+    if isinstance(node, list):
+        return [_replace(item, key, value, nonempty=nonempty) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: value
+        if k == key and (item or not nonempty)
+        else _replace(item, key, value, nonempty=nonempty)
+        for k, item in node.items()
+    }
 
 
 def _fragment(first: list[bool], text: str) -> str:

@@ -80,6 +80,7 @@ def test_clock_metrics() -> None:
 
 CANDIDATE_INPUTS = {
     "content": chunk([{"text": "b"}]),
+    "response": chunk([{"functionResponse": {"name": "f", "response": {}}}, {"text": "b"}]),
     "finish": chunk(None, "STOP"),
     "empty": chunk([]),
 }
@@ -97,14 +98,17 @@ def test_candidate_table_is_complete() -> None:
 )
 def test_candidate_transition(phase: str, input_: str) -> None:
     stream = sw.stream("gemini")
-    stream.feed(sse(chunk([{"text": "a"}], "STOP" if phase == "finished" else None)))
+    call = {"functionCall": {"name": "f", "args": {}}}
+    stream.feed(sse(chunk([{"text": "a"}, call], "STOP" if phase == "finished" else None)))
     stream.feed(sse(CANDIDATE_INPUTS[input_]))
     action, following = gemini_chunks.CANDIDATE_TRANSITIONS[phase, input_]  # type: ignore[index]
     core = stream._chunks  # type: ignore[attr-defined]
     assert core._phases[0] == following
     result = stream.result
     assert bool(result.conflicts) == (action == "after_finish"), result.conflicts
-    assert result.text == ("ab" if action == "apply" else "a")
+    assert result.text == ("ab" if action in ("apply", "serve", "resume") else "a")
+    served = action in ("serve", "resume")
+    assert result.tool_calls[0].executor == ("server" if served else "client")
 
 
 def test_a_changed_finish_reason_is_a_conflict() -> None:
@@ -130,6 +134,7 @@ ENDINGS = [
             "IMAGE_SAFETY",
             "IMAGE_PROHIBITED_CONTENT",
             "IMAGE_RECITATION",
+            "MODEL_ARMOR",
         )
     ],
     *[
@@ -169,6 +174,135 @@ def test_finish_reasons(reason: str, status: str, stop: str) -> None:
     if status == "error":
         assert result.error is not None and result.error.type == reason
         assert not result.error.retryable
+
+
+# --- enums as numbers (gemini_enums.py) -----------------------------------------------
+
+NUMBERED = [
+    # (number, enum_numbering, provider_stop_reason, stop reason, warning)
+    (1, "either", "STOP", "stop", None),
+    (2, "either", "MAX_TOKENS", "length", None),
+    (5, "either", "OTHER", "other", None),
+    (11, "either", "IMAGE_SAFETY", "content_filter", None),
+    (7, "either", "7", "content_filter", "ambiguous_enum_number"),
+    (6, "either", "6", "other", "ambiguous_enum_number"),
+    (17, "either", "17", "content_filter", "ambiguous_enum_number"),
+    (6, "vertex", "BLOCKLIST", "content_filter", None),
+    (6, "gemini-api", "LANGUAGE", "other", None),
+    (10, "vertex", "MODEL_ARMOR", "content_filter", None),
+    (13, "gemini-api", "TOO_MANY_TOOL_CALLS", "error", None),
+    (17, "vertex", "17", "other", "unknown_enum_number"),
+    (-1, "either", "-1", "other", "unknown_enum_number"),
+]
+
+
+@pytest.mark.parametrize(("number", "numbering", "raw", "stop", "warning"), NUMBERED)
+def test_a_finish_reason_number_is_read_by_its_numbering(
+    number: int, numbering: str, raw: str, stop: str, warning: str | None
+) -> None:
+    for protocol, body in (("gemini", sse), ("gemini-json", _array)):
+        stream, events = run(
+            body(chunk([{"text": "x"}]), chunk(None, number)),  # type: ignore[arg-type]
+            protocol,
+            enum_numbering=numbering,
+        )
+        result = stream.result
+        assert (result.provider_stop_reason, result.stop_reason) == (raw, stop)
+        assert [w.code for w in result.warnings] == ([warning] if warning else [])
+        assert not result.conflicts
+        assert events[-1].as_dict()["provider_stop_reason"] == raw
+
+
+def test_a_repeated_finish_is_the_same_as_a_name_or_a_number() -> None:
+    stream, _ = run(sse(chunk([{"text": "a"}], "STOP"), chunk(None, 1)))  # type: ignore[arg-type]
+    assert stream.result.status == "completed" and not stream.result.conflicts
+    stream, _ = run(sse(chunk([{"text": "a"}], 1), chunk(None, 2)))  # type: ignore[arg-type]
+    assert "changed its finishReason from 'STOP' to 'MAX_TOKENS'" in stream.result.conflicts[0]
+
+
+def test_a_block_reason_number() -> None:
+    feedback = {"promptFeedback": {"blockReason": 5}, "responseId": RID}
+    for numbering, raw in (
+        ("either", "5"),
+        ("vertex", "MODEL_ARMOR"),
+        ("gemini-api", "IMAGE_SAFETY"),
+    ):
+        stream, _ = run(sse(feedback), enum_numbering=numbering)
+        result = stream.result
+        assert (result.status, result.stop_reason) == ("completed", "content_filter")
+        assert result.provider_stop_reason == raw and not result.conflicts
+
+
+def test_an_unknown_numbering_is_refused() -> None:
+    for protocol in ("gemini", "gemini-json"):
+        with pytest.raises(sw.UsageError, match="enum_numbering"):
+            sw.stream(protocol, enum_numbering="v1")
+
+
+def _array(*chunks: Any) -> bytes:
+    return ("[" + ",".join(json.dumps(c) for c in chunks) + "]").encode()
+
+
+# --- server-side tool turns -------------------------------------------------------------
+
+CALL = {"functionCall": {"name": "f", "args": {"x": 1}}}
+
+
+def _response(name: str = "f", **extra: Any) -> dict[str, Any]:
+    return {"functionResponse": {"name": name, "response": {"output": 1}, **extra}}
+
+
+def test_an_answer_after_stop_resumes_the_candidate() -> None:
+    stream, events = run(
+        sse(chunk([CALL], "STOP"), chunk([_response()]), chunk([{"text": "one"}], "STOP"))
+    )
+    result = stream.result
+    assert (result.status, result.stop_reason, result.text) == ("completed", "stop", "one")
+    (call,) = result.tool_calls
+    assert call.executor == "server" and not call.executable and not result.executable
+    completed = [e for e in events if isinstance(e, sw.ToolCallCompleted)]
+    assert [e.executor for e in completed] == ["client", "server"]
+    assert sw.result_from_events(events, protocol="gemini").tool_calls == result.tool_calls
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        [chunk([_response("g")])],  # answers no call of the candidate
+        [chunk([_response(id="other")])],  # an id that is none of its calls'
+        # answered, finished again, then answered again: no call is waiting
+        [chunk([_response()]), chunk([{"text": "."}], "STOP"), chunk([_response()])],
+    ],
+)
+def test_an_answer_to_nothing_after_the_finish_is_still_a_conflict(after: list[Any]) -> None:
+    stream, _ = run(sse(chunk([CALL], "STOP"), *after))
+    assert stream.result.status == "protocol_conflict"
+    assert "after its finishReason" in stream.result.conflicts[-1]
+
+
+def test_only_a_stop_is_resumed() -> None:
+    stream, _ = run(sse(chunk([CALL], "MAX_TOKENS"), chunk([_response()])))
+    assert stream.result.status == "protocol_conflict"
+    assert stream.result.tool_calls[0].executor == "client"
+
+
+def test_the_unanswered_calls_stay_the_callers() -> None:
+    other = {"functionCall": {"name": "g", "args": {}}}
+    stream, _ = run(
+        sse(chunk([CALL, other], "STOP"), chunk([_response()]), chunk([{"text": "."}], "STOP"))
+    )
+    result = stream.result
+    assert [c.executor for c in result.tool_calls] == ["server", "client"]
+    assert result.stop_reason == "tool_calls" and result.executable
+    assert [c.executable for c in result.tool_calls] == [False, True]
+
+
+def test_an_answer_in_the_calls_own_chunk_matches_by_id() -> None:
+    calls = [{"functionCall": {"id": "a", "name": "f", "args": {}}}, _response(id="a")]
+    stream, _ = run(sse(chunk(calls), chunk([{"text": "done"}], "STOP")))
+    result = stream.result
+    assert result.tool_calls[0].executor == "server" and result.stop_reason == "stop"
+    assert not result.conflicts and result.text == "done"
 
 
 def test_stop_with_calls_and_filters_are_never_executable() -> None:

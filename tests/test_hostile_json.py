@@ -12,9 +12,19 @@ rebuild the same error. Tool arguments nested that deep are rejected at
 completion, with a ``limit`` error of the same type. None of it raises when
 the caller's own stack is nearly used up, and ``.result`` stays readable,
 for arguments within the cap too (it used to deep-copy them).
+
+Values of the wrong JSON type where a Gemini enum belongs (a bool, a float,
+an integer past int32, an object), and full copies of a call's arguments
+that are hostile JSON (too deep, duplicate keys, ``NaN``, an integer of 5000
+digits), are read without raising too: a number within int32 is an enum
+number (never a conflict), anything else a conflict.
 """
 
 from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
 
 import pytest
 
@@ -30,6 +40,8 @@ from hostile_streams import (
     replay,
     run,
     with_arguments,
+    with_field,
+    with_full_arguments,
     with_unit,
 )
 from streamwire._json import MAX_DEPTH
@@ -137,3 +149,89 @@ def test_tool_arguments_within_the_cap_are_kept_and_readable_from_a_deep_stack(
 def test_result_is_readable_with_arguments_600_levels_deep(protocol: str) -> None:
     stream, _ = replay(protocol, _deep_arguments_wire(protocol, 600))
     assert stream.result.status == "error"
+
+
+# --- Gemini enums of any type ------------------------------------------------------
+
+STATUSES = {"completed", "truncated", "error", "incomplete", "cancelled", "protocol_conflict"}
+#: Enum numbers (int32: never a conflict) and values that cannot be an enum.
+ENUM_NUMBERS: list[Any] = [0, 1, 9, 99, -1, -(1 << 31), (1 << 31) - 1]
+NOT_ENUMS: list[Any] = [True, False, 1.0, 1.5, 1 << 31, 1 << 64, 10**300, [], {}, [1]]
+ENUM_FIELDS = [
+    ("gemini", "text", "finishReason"),
+    ("gemini-json", "text", "finishReason"),
+    ("gemini", "prompt-blocked-int", "blockReason"),
+    ("gemini-json", "prompt-blocked-int", "blockReason"),
+    ("gemini-live", "09-turn-complete-reason-number", "turnCompleteReason"),
+]
+
+
+@pytest.mark.parametrize("value", ENUM_NUMBERS + NOT_ENUMS, ids=lambda v: repr(v)[:20])
+@pytest.mark.parametrize(("protocol", "case", "key"), ENUM_FIELDS)
+def test_an_enum_of_any_type_never_raises(protocol: str, case: str, key: str, value: Any) -> None:
+    wire = with_field(fixture_wire(protocol, case), key, value)
+    number = type(value) is int and -(1 << 31) <= value < 1 << 31
+    for label, chunks in itertools.islice(chunkings_of(wire), 2):  # whole, byte by byte
+        stream, events, result = run(protocol, wire, chunks)
+        for r in _results(stream, result):
+            assert r.final and r.status in STATUSES, label
+            if number:
+                assert not r.conflicts, (label, r.conflicts)
+        if protocol != "gemini-live":
+            rebuilt = sw.result_from_events(events, protocol=protocol)
+            assert rebuilt.status == result.status, label
+
+
+def test_a_non_enum_is_shown_short_whatever_its_size() -> None:
+    from streamwire.protocols.gemini_enums import shown
+
+    assert shown(10**5000) == "<an integer of 16610 bits>"  # repr() would raise
+    assert len(shown(deep_object(MAX_DEPTH))) <= 80
+
+
+# --- hostile full copies of a call's arguments ----------------------------------------
+
+ARGUMENT_PROTOCOLS = ("openai-responses", "openai-responses-ws", "openai-realtime")
+HOSTILE_FULL = {
+    "other value": '{"city":"Lyon"}',
+    "duplicate key": '{"city":"Paris","city":"Paris"}',
+    "nested too deep": '{"city":' + deep_array(MAX_DEPTH + 1) + "}",
+    "NaN": '{"city":NaN}',
+    "5000 digits": '{"city":' + "1" * 5000 + "}",
+    "lone surrogate": '{"city":"\\ud800"}',
+    "not JSON": '{"city":',
+    "empty": "",
+}
+
+
+def _respelled(wire: Wire) -> str:
+    """The wire's call arguments as the same JSON spelled otherwise."""
+    full = next(
+        u.payload["arguments"]
+        for u in wire.units
+        if type(u.payload) is dict and str(u.payload.get("type", "")).endswith("arguments.done")
+    )
+    value = json.loads(full)
+    return json.dumps(dict(reversed(list(value.items()))), indent=1)
+
+
+@pytest.mark.parametrize("protocol", ARGUMENT_PROTOCOLS)
+def test_respelled_arguments_are_the_same_arguments(protocol: str) -> None:
+    wire = fixture_wire(protocol, "call")
+    respelled = with_full_arguments(wire, _respelled(wire))
+    stream, _, result = run(protocol, respelled)
+    (r,) = _results(stream, result)
+    assert r.status == "completed" and r.executable and not r.conflicts
+    assert "arguments_respelled" in {w.code for w in r.warnings}
+    assert r.tool_calls[0].raw_arguments == run(protocol, wire)[2].tool_calls[0].raw_arguments
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_FULL))
+@pytest.mark.parametrize("protocol", ARGUMENT_PROTOCOLS)
+def test_hostile_full_arguments_are_a_conflict_and_never_raise(protocol: str, name: str) -> None:
+    wire = with_full_arguments(fixture_wire(protocol, "call"), HOSTILE_FULL[name])
+    for frames_left in (200, 40):
+        stream, _, result = at_stack_depth(frames_left, lambda: run(protocol, wire))
+        (r,) = _results(stream, result)
+        assert r.status == "protocol_conflict" and not r.executable, (frames_left, r.warnings)
+        assert "arguments_respelled" not in {w.code for w in r.warnings}

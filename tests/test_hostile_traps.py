@@ -69,6 +69,30 @@ def test_completing_many_calls_is_linear() -> None:
     assert growth(run, 1000) < MAX_GROWTH
 
 
+@pytest.mark.timed
+def test_answering_many_gemini_calls_is_linear() -> None:
+    # Each functionResponse finds the call it answers in O(1): a stream of
+    # many calls answered (and many answers to nothing) stays linear.
+    def run(calls: int) -> None:
+        call = {"functionCall": {"name": "f", "args": {}}}
+        answer = {"functionResponse": {"name": "f", "response": {}}}
+        stray = {"functionResponse": {"name": "g", "response": {}}}
+        chunks = [
+            {"candidates": [{"content": {"parts": [call] * calls}, "finishReason": "STOP"}]},
+            {"candidates": [{"content": {"parts": [answer] * calls + [stray] * calls}}]},
+            {"candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}]},
+        ]
+        body = "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in chunks).encode()
+        stream = sw.stream("gemini", max_tool_calls=calls, max_content_blocks=4 * calls)
+        stream.feed(body)
+        stream.close()
+        result = stream.result
+        assert result.status == "completed" and result.text == "ok"
+        assert all(c.executor == "server" for c in result.tool_calls)
+
+    assert growth(run, 300) < MAX_GROWTH
+
+
 def _tool_blocks(ids: list[str]) -> Iterator[dict[str, Any]]:
     yield next(block_stream("anthropic", 0))  # message_start
     for i, call_id in enumerate(ids):

@@ -110,3 +110,53 @@ def test_failure_names_the_depth_error_apart_from_invalid_json() -> None:
     assert _json.failure(_json.JsonDepthError(), "[[[", "a payload")[0] == "json_too_deep"
     kind, message = _json.failure(ValueError("x"), "nope", "a payload")
     assert (kind, message) == ("invalid_json", "a payload is not JSON: 'nope'")
+
+
+# --- same_json -----------------------------------------------------------------------
+
+SAME = [
+    ('{"a":2,"b":3}', '{"a": 2, "b": 3}'),
+    ('{"b":3,"a":2}', '{\n "a": 2,\n "b": 3\n}'),
+    ("[10]", "[1e1]"),
+    ("[1]", "[1.0]"),
+    ('{"s":"\\u00e9"}', '{"s":"\u00e9"}'),
+    ("[0]", "[-0]"),
+    ("null", " null "),
+]
+DIFFERENT = [
+    ('{"a":2}', '{"a":3}'),
+    ('{"a":1}', '{"a":true}'),
+    ('{"a":0}', '{"a":false}'),
+    ('{"a":null}', "{}"),
+    ('{"a":"1"}', '{"a":1}'),
+    ("[0.1]", "[0.10000000000000001]"),  # one double, two decimal values
+    ("[1,2]", "[2,1]"),
+    ('{"a":1,"a":1}', '{"a":1}'),  # a duplicate key is nobody's value
+    ("[NaN]", "[NaN]"),
+    ("[" + "1" * 5000 + "]", "[" + "1" * 5000 + "]"),  # past int()'s digit limit
+    ("[" * 300 + "]" * 300, "[" * 300 + "]" * 300),  # past MAX_DEPTH
+    ('{"a":', '{"a":'),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), SAME)
+def test_same_json_spelled_differently(a: str, b: str) -> None:
+    assert _json.same_json(a, b) and _json.same_json(b, a)
+
+
+@pytest.mark.parametrize(("a", "b"), DIFFERENT)
+def test_different_or_unreadable_json_is_not_the_same(a: str, b: str) -> None:
+    assert not _json.same_json(a, b) and not _json.same_json(b, a)
+
+
+def _containers(children: Any) -> Any:
+    return st.lists(children, max_size=4) | st.dictionaries(
+        st.text(max_size=5), children, max_size=4
+    )
+
+
+@given(
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(), _containers, max_leaves=20)
+)
+def test_a_value_is_the_same_as_its_respelling(value: Any) -> None:
+    assert _json.same_json(json.dumps(value), json.dumps(value, indent=2, sort_keys=True))

@@ -104,7 +104,8 @@ def differences(
             out.append(f"choice {choice.index} is missing")
             continue
         out.extend(_choice(target, choice, got, src_events, tgt_events, need, partial, declared))
-        out.extend(_calls(target, src, tgt, choice.index, need, partial, declared))
+        served = _served(src_events, choice.index)
+        out.extend(_calls(target, src, tgt, choice.index, need, partial, declared, served))
 
     out.extend(_usage(source, src, target, tgt, need, declared))
     out.extend(_error(src, tgt, need, declared))
@@ -176,6 +177,19 @@ def _carried(target: str, call: sw.ToolCall) -> bool:
     return target == "anthropic" and call.type == "server_tool_use"
 
 
+def _served(events: list[sw.Event], choice: int) -> set[int]:
+    """The calls a source completed as the client's, then as the provider's
+    (gemini's server-side tool turns): the target had sent them already."""
+    first: dict[int, str] = {}
+    served = set()
+    for event in events:
+        if isinstance(event, sw.ToolCallCompleted) and event.choice == choice:
+            was = first.setdefault(event.index, event.executor)
+            if was == "client" and event.executor == "server":
+                served.add(event.index)
+    return served
+
+
 def _calls(
     target: str,
     src: sw.StreamResult,
@@ -184,13 +198,16 @@ def _calls(
     need: Any,
     partial: bool,
     declared: set[str],
+    served: set[int],
 ) -> list[str]:
     out: list[str] = []
     src_calls = [c for c in src.choices[_position(src, index)].tool_calls]
     tgt_calls = list(tgt.choices[_position(tgt, index)].tool_calls)
-    if any(not _carried(target, c) for c in src_calls):
+    if served:
+        need("served_tool_call", f"choice {index}: calls the provider answered were offered")
+    if any(not _carried(target, c) and c.index not in served for c in src_calls):
         need("server_tool_call", f"choice {index}: provider-run calls not offered")
-    expected = [c for c in src_calls if _carried(target, c)]
+    expected = [c for c in src_calls if _carried(target, c) or c.index in served]
     if target == "gemini":
         kept = []
         for call in expected:
@@ -230,7 +247,8 @@ def _calls(
             and not (want.id is None and "tool_call_identity" in declared)
         ):
             out.append(f"{where}: id {want.id!r} -> {got.id!r}")
-        if got.executable != want.executable and not declared & CALL_DOWNGRADES:
+        offered = want.index in served  # the target offers it as the client's
+        if got.executable != want.executable and not declared & CALL_DOWNGRADES and not offered:
             out.append(f"{where}: executable {want.executable} -> {got.executable}")
         if want.type == "custom_tool_call" and target != "openai-responses":
             need("custom_tool_call", f"{where}: free-text input wrapped")

@@ -330,4 +330,40 @@ def live() -> list[dict[str, Any]]:
             },
         )
     )
+    out.append(
+        case(
+            P,
+            "09-turn-complete-reason-number",
+            [
+                setup,
+                live_text("Hello."),
+                {"serverContent": {"generationComplete": True}},
+                {"serverContent": {"turnComplete": True, "turnCompleteReason": 7}},
+            ],
+            "a turnCompleteReason sent as a number (the ProtoJSON form of an enum) that no "
+            "reference we checked numbers: kept as its decimal text and reported, never a "
+            "conflict; the turn completed",
+            {
+                "status": "completed",
+                "text": "Hello.",
+                "stop_reason": "other",
+                "provider_stop_reason": "7",
+                "results": [
+                    {
+                        "status": "completed",
+                        "stop_reason": "other",
+                        "provider_stop_reason": "7",
+                        "warnings": ["unknown_enum_number"],
+                        "conflicts_count": 0,
+                    }
+                ],
+                "session": {"response_count": 1, **SESSION_CLEAN},
+            },
+            notes=[
+                "TurnCompleteReason's numbers are in no reference we could check (the js-genai, "
+                "java-genai and dotnet-genai types list names only), so every number is unknown; "
+                "an unknown reason ends a completed turn as 'other', as an unknown name does"
+            ],
+        )
+    )
     return out

@@ -463,4 +463,57 @@ def realtime() -> list[dict[str, Any]]:
             },
         )
     )
+
+    rt = Realtime()
+    spaced, compact = '{"a": 2, "b": 3}', '{"a":2,"b":3}'
+    at = {"response_id": "resp_rt08", "item_id": "item_rt08", "output_index": 0}
+    out.append(
+        case(
+            P,
+            "08-args-respelled",
+            [
+                rt.session_created(),
+                rt.created("resp_rt08"),
+                rt.e(
+                    "response.output_item.added",
+                    response_id="resp_rt08",
+                    output_index=0,
+                    item=rt.call_item("item_rt08", "call_rt08", "add", "", "in_progress"),
+                ),
+                rt.e("response.function_call_arguments.delta", delta='{"a": 2, ', **at),
+                rt.e("response.function_call_arguments.delta", delta='"b": 3}', **at),
+                rt.e("response.function_call_arguments.done", arguments=spaced, **at),
+                rt.e(
+                    "response.output_item.done",
+                    response_id="resp_rt08",
+                    output_index=0,
+                    item=rt.call_item("item_rt08", "call_rt08", "add", compact, "completed"),
+                ),
+                rt.done(
+                    "resp_rt08",
+                    "completed",
+                    [rt.call_item("item_rt08", "call_rt08", "add", compact, "completed")],
+                    realtime_usage(30, 10),
+                ),
+            ],
+            "the done item spells the arguments compactly, the deltas with spaces: the same "
+            "JSON, the same arguments; the deltas' text is kept, with a warning",
+            {
+                "status": "completed",
+                "stop_reason": "tool_calls",
+                "executable": True,
+                "tool_calls": [
+                    call(0, "call_rt08", "add", {"a": 2, "b": 3}, spaced, type="function_call")
+                ],
+                "results": [
+                    {
+                        "status": "completed",
+                        "warnings": ["arguments_respelled"],
+                        "conflicts_count": 0,
+                    }
+                ],
+                "session": {"response_count": 1, **SESSION_CLEAN},
+            },
+        )
+    )
     return out

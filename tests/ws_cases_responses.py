@@ -321,4 +321,53 @@ def responses_ws() -> list[dict[str, Any]]:
             },
         )
     )
+
+    r = Responses("resp_ws08")
+    spaced, compact = '{"a": 2, "b": 3}', '{"a":2,"b":3}'
+    out.append(
+        case(
+            P,
+            "08-args-respelled",
+            [
+                r.created(),
+                r.call_added("fc_ws08", "call_ws08", "add", 0),
+                r.arguments_delta("fc_ws08", 0, '{"a": 2, '),
+                r.arguments_delta("fc_ws08", 0, '"b": 3}'),
+                r.event(
+                    "response.function_call_arguments.done",
+                    item_id="fc_ws08",
+                    output_index=0,
+                    arguments=spaced,
+                ),
+                r.event(
+                    "response.output_item.done",
+                    output_index=0,
+                    item=r.call_item("fc_ws08", "call_ws08", "add", compact, "completed"),
+                ),
+                r.completed(
+                    [r.call_item("fc_ws08", "call_ws08", "add", compact, "completed")],
+                    responses_usage(22, 14),
+                ),
+            ],
+            "the done item spells the arguments compactly, the deltas and "
+            "function_call_arguments.done with spaces (a translating proxy): the same JSON, "
+            "the same arguments; the deltas' text is kept, with a warning",
+            {
+                "status": "completed",
+                "stop_reason": "tool_calls",
+                "executable": True,
+                "tool_calls": [
+                    call(0, "call_ws08", "add", {"a": 2, "b": 3}, spaced, type="function_call")
+                ],
+                "results": [
+                    {
+                        "status": "completed",
+                        "warnings": ["arguments_respelled"],
+                        "conflicts_count": 0,
+                    }
+                ],
+                "session": {"response_count": 1, **SESSION_CLEAN},
+            },
+        )
+    )
     return out

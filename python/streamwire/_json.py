@@ -32,6 +32,12 @@ validation, re-encoding, recordings). A caller whose own stack is already
 within ``MAX_DEPTH`` levels of the recursion limit still gets a
 ``JsonDepthError``, never a ``RecursionError``.
 
+Comparing (``same_json``): two texts that spell one value differently
+(whitespace, key order, ``1e1`` for ``10``, escapes) are the same JSON;
+objects compare as key sets (a text with a duplicate key, whose value the
+readers choose differently, is nobody's value), numbers by their exact
+decimal value, and ``true`` is never ``1``.
+
 Writing JSON back (``dumps``, ``escape_surrogates``): a JSON string may hold a
 lone surrogate (``"\\ud800"`` is valid JSON, and upstreams send it); decoded,
 it is a ``str`` that no UTF-8 encoder accepts. Every output path that writes
@@ -46,6 +52,7 @@ import json
 import json.scanner
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from ._core import has_digit_run, json_nesting_exceeds
@@ -59,6 +66,7 @@ __all__ = [
     "escape_surrogates",
     "failure",
     "loads",
+    "same_json",
 ]
 
 # The C scanner the decoder itself uses (``JSONDecoder.scan_once``); typeshed
@@ -172,3 +180,49 @@ loads.__doc__ = (
     "Decodes one JSON text; raises ValueError if invalid (json.JSONDecodeError) "
     "or nested too deep (JsonDepthError)."
 )
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a duplicate key")
+    return value
+
+
+#: Reads numbers exactly (``Decimal``) and refuses what ``same_json`` cannot compare.
+_EXACT = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_unique_keys
+)
+
+
+def same_json(a: str, b: str) -> bool:
+    """Whether two JSON texts are the same value (see the module docstring);
+    False when either is not JSON, nests deeper than ``MAX_DEPTH`` or has a
+    duplicate key. Never raises."""
+    try:
+        check_depth(a)
+        check_depth(b)
+        pending = [(_EXACT.decode(a), _EXACT.decode(b))]
+    except (ValueError, RecursionError):
+        return False
+    while pending:  # a loop, not recursion: callers may be deep in their stack
+        x, y = pending.pop()
+        kind = type(x)
+        if kind is dict:
+            if type(y) is not dict or x.keys() != y.keys():
+                return False
+            pending.extend((x[key], y[key]) for key in x)
+        elif kind is list:
+            if type(y) is not list or len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif kind is int or kind is Decimal:
+            if (type(y) is not int and type(y) is not Decimal) or x != y:
+                return False
+        elif kind is not type(y) or x != y:  # str, bool, None
+            return False
+    return True

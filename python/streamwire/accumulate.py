@@ -627,6 +627,8 @@ class Accumulator:
         call.arguments = event.arguments
         call.invalid_reason = event.invalid_reason
         call.state = "rejected" if event.invalid_reason else "valid"
+        # A later completion may hand the call to the provider (gemini's server turns).
+        call.executor = event.executor
 
     def _choice(self, index: int) -> ChoiceState:
         choice = self.choices.get(index)

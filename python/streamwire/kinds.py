@@ -7,9 +7,10 @@ nothing of the package, so that ``result.py``, ``events.py`` and
 (``kinds`` <- ``result`` <- ``events`` <- ``toolcalls``).
 
 The values of the options that take a closed set of names are here too
-(``IdleReset``, ``AudioMode``, ``MissingFinishReason``, ``ModelFormat``):
-``streamwire.options`` describes every option, and sits below the adapters
-and the HTTP edge that implement them, so the names both use live below both.
+(``IdleReset``, ``AudioMode``, ``MissingFinishReason``, ``EnumNumbering``,
+``ModelFormat``): ``streamwire.options`` describes every option, and sits
+below the adapters and the HTTP edge that implement them, so the names both
+use live below both.
 
 The protocol names are docs/design.md's. A protocol registered at run time
 (``sw.register_protocol``) has a name outside ``ProtocolName``; it is still
@@ -27,6 +28,7 @@ __all__ = [
     "WEBSOCKET_PROTOCOLS",
     "AudioMode",
     "CallState",
+    "EnumNumbering",
     "ErrorPhase",
     "Executor",
     "HttpProtocolName",
@@ -110,6 +112,10 @@ AudioMode = Literal["count", "keep"]
 #: openai-chat's ``missing_finish_reason``: what a choice without a
 #: ``finish_reason`` is when ``[DONE]`` ends the stream.
 MissingFinishReason = Literal["incomplete", "completed"]
+#: gemini's and gemini-json's ``enum_numbering``: whose numbers an enum sent
+#: as an integer is read by (Vertex AI and the Gemini API number some values
+#: differently; ``either``: only the numbers both name alike are read).
+EnumNumbering = Literal["either", "vertex", "gemini-api"]
 #: bedrock-invoke's ``model_format``: the model family whose events the
 #: chunks carry.
 ModelFormat = Literal["anthropic"]

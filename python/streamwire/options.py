@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from .kinds import AudioMode, IdleReset, MissingFinishReason, ModelFormat
+    from .kinds import AudioMode, EnumNumbering, IdleReset, MissingFinishReason, ModelFormat
     from .tooldefs import ToolSet, Validation
 
 __all__ = [
@@ -99,6 +99,7 @@ class GeminiOptions(_SseOptions, total=False):
     """``gemini``."""
 
     max_candidates: int
+    enum_numbering: EnumNumbering
 
 
 class GeminiJsonOptions(StreamOptions, total=False):
@@ -106,6 +107,7 @@ class GeminiJsonOptions(StreamOptions, total=False):
 
     max_element_bytes: int
     max_candidates: int
+    enum_numbering: EnumNumbering
 
 
 class BedrockConverseOptions(_EventStreamOptions, total=False):

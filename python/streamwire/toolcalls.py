@@ -477,6 +477,7 @@ class ToolCalls:
                 call.type,
                 call.invalid_reason,
                 call.id_source,
+                call.executor,
                 ok,
                 why,
             )

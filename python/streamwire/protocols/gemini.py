@@ -37,6 +37,7 @@ from .._core import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from .._json import failure, loads
 from ..errors import UsageError
 from ..events import Event
+from ..kinds import EnumNumbering
 from ..result import StreamResult
 from ._base import SseStream
 from .gemini_chunks import SHAPES, GeminiChunks
@@ -60,13 +61,23 @@ class GeminiStream(SseStream):
     protocol = "gemini"
     shapes = SHAPES
 
-    def __init__(self, *, max_candidates: int = 128, **options: Any) -> None:
-        """Options: ``max_candidates`` caps the candidates; the rest are
+    def __init__(
+        self,
+        *,
+        max_candidates: int = 128,
+        enum_numbering: EnumNumbering = "either",
+        **options: Any,
+    ) -> None:
+        """Options: ``max_candidates`` caps the candidates; ``enum_numbering``
+        (``"either"``, ``"vertex"`` or ``"gemini-api"``) says whose numbers an
+        enum sent as an integer is read by (``gemini_enums.py``); the rest are
         ``SseStream``'s (``max_event_bytes`` also caps a JSON body's element)
         and ``Stream``'s."""
         self._max_element_bytes = int(options.get("max_event_bytes", DEFAULT_MAX_EVENT_BYTES))
         super().__init__(**options)
-        self._chunks = GeminiChunks(self._acc, max_candidates=max_candidates)
+        self._chunks = GeminiChunks(
+            self._acc, max_candidates=max_candidates, enum_numbering=enum_numbering
+        )
         self._on_chunk = self._chunks.on_chunk
         self._fast_text = self._chunks.fast_text
         self._take = self._chunks.take

@@ -12,18 +12,35 @@ Each candidate (keyed by ``index``, 0 when absent) is a small machine with its
 transitions as data (``CANDIDATE_TRANSITIONS``)::
 
     open     --content--> open       (parts -> events, gemini_parts.py)
+    open     --response-> open       (parts; the calls they answer are the server's)
     open     --finish---> finished   (any finishReason is terminal)
     finished --content--> finished   (protocol conflict: content after the end)
+    finished --response-> open       (a STOP that ended a turn of server calls: resumed)
     finished --finish---> finished   (the same reason again: no-op; another: conflict)
     *        --empty----> *          (no parts, or parts that carry nothing)
+
+Server-side tool turns. When the API runs a tool itself (an MCP tool; and
+js-genai's ``generateContentStream`` with automatic function calling yields
+the same sequence as one stream, its test ``afc_test.ts`` "generateContentStream
+afc enabled" expects the call, its response and the answer in one stream),
+one stream carries a ``functionCall``, a first ``finishReason: STOP``, the
+``functionResponse`` (``role: user``), the answer's text and a final ``STOP``.
+A ``functionResponse`` part that answers a call of the candidate (by its
+``id`` when it has one, else by name, each call once) is the ``response``
+input: the call was the provider's to run, so it becomes ``executor="server"``
+(a second ``ToolCallCompleted`` says so, as for Responses' built-in tools:
+never offered), the part is kept in ``provider_content``, and a candidate
+that had finished with ``STOP`` goes on: the text after it is the answer,
+and the final finishReason ends it. A ``functionResponse`` that answers no
+call, or one after another finish reason, is content like any other.
 
 Endings (``finishReason``, kept raw as ``provider_stop_reason``):
 
 * ``STOP`` -> ``stop``, or ``tool_calls`` when the candidate made client calls;
 * ``MAX_TOKENS`` -> ``length``: status ``truncated``;
 * ``SAFETY``, ``RECITATION``, ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``,
-  ``IMAGE_SAFETY``, ``IMAGE_PROHIBITED_CONTENT``, ``IMAGE_RECITATION`` ->
-  ``content_filter`` (status ``completed``, never executable);
+  ``IMAGE_SAFETY``, ``IMAGE_PROHIBITED_CONTENT``, ``IMAGE_RECITATION``,
+  ``MODEL_ARMOR`` -> ``content_filter`` (status ``completed``, never executable);
 * ``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``,
   ``MALFORMED_RESPONSE``, ``MISSING_THOUGHT_SIGNATURE`` (the generation
   failed) -> stop reason ``error`` and status ``error`` (error type: the raw
@@ -31,6 +48,12 @@ Endings (``finishReason``, kept raw as ``provider_stop_reason``):
   conservative); usage reported with it is kept;
 * anything else (``OTHER``, ``LANGUAGE``, ``IMAGE_OTHER``, ``NO_IMAGE``,
   ``FINISH_REASON_UNSPECIFIED``, unknown values) -> ``other``.
+* A reason sent as its number (``$alt=json;enum-encoding=int``) is read as
+  its name (``gemini_enums.py``; ``enum_numbering`` says whose numbers), so
+  ``provider_stop_reason`` is the name either way; a number no reference
+  names (or, by default, one Vertex AI and the Gemini API name differently)
+  is kept as its decimal text and reported, never a conflict. The same holds
+  for ``promptFeedback.blockReason``.
 * ``promptFeedback.blockReason`` (the prompt was blocked, no candidate) ->
   every open candidate (candidate 0 if none was seen) ends with stop reason
   ``content_filter`` and the raw block reason as ``provider_stop_reason``;
@@ -90,11 +113,12 @@ integers and short strings that repeat (``ValueCache``): ~1.4 us a chunk.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .._core import Builder, ShapeMatcher, TextUsageTaker
 from .._json import loads
 from ..accumulate import Accumulator, ChoiceState
+from ..errors import UsageError
 from ..events import (
     Event,
     MessageStarted,
@@ -104,29 +128,33 @@ from ..events import (
     new_usage_reported,
     text_delta_builder,
 )
+from ..kinds import EnumNumbering
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
 from ._values import nonempty_str
+from .gemini_enums import BLOCK_REASONS, FINISH_REASONS, Reading, read_enum, shown
 from .gemini_parts import Candidate, GeminiParts
 
 __all__ = ["CANDIDATE_TRANSITIONS", "SHAPES", "GeminiChunks"]
 
 CandidatePhase = Literal["open", "finished"]
-CandidateInput = Literal["content", "finish", "empty"]
+CandidateInput = Literal["content", "response", "finish", "empty"]
 
 #: ``(phase, input) -> (action, next phase)``: the per-candidate machine.
 CANDIDATE_TRANSITIONS: Mapping[
     tuple[CandidatePhase, CandidateInput], tuple[str, CandidatePhase]
 ] = {
     ("open", "content"): ("apply", "open"),
+    ("open", "response"): ("serve", "open"),
     ("open", "finish"): ("finish", "finished"),
     ("open", "empty"): ("nothing", "open"),
     ("finished", "content"): ("after_finish", "finished"),
+    ("finished", "response"): ("resume", "open"),
     ("finished", "finish"): ("refinish", "finished"),
     ("finished", "empty"): ("nothing", "finished"),
 }
 CANDIDATE_PHASES: tuple[CandidatePhase, ...] = ("open", "finished")
-CANDIDATE_INPUTS: tuple[CandidateInput, ...] = ("content", "finish", "empty")
+CANDIDATE_INPUTS: tuple[CandidateInput, ...] = ("content", "response", "finish", "empty")
 
 _FILTERED = frozenset(
     {
@@ -138,6 +166,7 @@ _FILTERED = frozenset(
         "IMAGE_SAFETY",
         "IMAGE_PROHIBITED_CONTENT",
         "IMAGE_RECITATION",
+        "MODEL_ARMOR",
     }
 )
 #: Finish reasons that say the generation failed: status ``error``.
@@ -221,9 +250,20 @@ class GeminiChunks:
     #: the taker read (``MatchSink``).
     settles = True
 
-    def __init__(self, acc: Accumulator, *, max_candidates: int = 128) -> None:
+    def __init__(
+        self,
+        acc: Accumulator,
+        *,
+        max_candidates: int = 128,
+        enum_numbering: EnumNumbering = "either",
+    ) -> None:
+        if enum_numbering not in get_args(EnumNumbering):
+            raise UsageError(
+                f"enum_numbering must be one of {get_args(EnumNumbering)}, not {enum_numbering!r}"
+            )
         self._acc = acc
         self._max_candidates = max_candidates
+        self._numbering: EnumNumbering = enum_numbering
         self.parts = GeminiParts(acc)
         #: Candidates by index, with their machine phase.
         self.candidates: dict[int, Candidate] = {}
@@ -402,7 +442,7 @@ class GeminiChunks:
                 for key in content:
                     if key not in _CONTENT_FIELDS:
                         acc.unknown_field("candidates[].content." + key)
-        self._step(cand, "content" if parts and _carries(parts) else "empty", parts, out)
+        self._step(cand, self._input(cand, parts), parts, out)
         finish = candidate.get("finishReason")
         if finish is not None and finish != "":
             self._step(cand, "finish", candidate, out)
@@ -436,12 +476,32 @@ class GeminiChunks:
         out.append(MessageStarted(message_id=message_id, model=model, role=role, choice=index))
         return cand
 
+    def _input(self, cand: Candidate, parts: list[Any] | None) -> CandidateInput:
+        """What a candidate's new parts are to its machine: ``response`` when
+        they answer its calls (``functionResponse`` parts, see the module
+        docstring); after a finish, only answers to calls made before a
+        ``STOP`` are."""
+        if not parts or not _carries(parts):
+            return "empty"
+        if not any(type(p) is dict and "functionResponse" in p for p in parts):
+            return "content"
+        if self._phases[cand.state.index] == "open":
+            return "response"
+        if cand.state.finish_reason == "STOP" and self.parts.answers(cand, parts):
+            return "response"
+        return "content"
+
     def _step(self, cand: Candidate, input: CandidateInput, data: Any, out: list[Event]) -> None:
         """Takes the ``CANDIDATE_TRANSITIONS`` transition and performs its action."""
         index = cand.state.index
         action, self._phases[index] = CANDIDATE_TRANSITIONS[self._phases[index], input]
         if action == "apply":
             self.parts.on_parts(cand, data, out)
+        elif action == "serve" or action == "resume":
+            if action == "resume":
+                self._reopen(cand)
+            self.parts.on_parts(cand, data, out)
+            self.parts.serve(cand, data, out)
         elif action == "finish":
             self._finish(cand, data, out)
         elif action == "after_finish":
@@ -450,22 +510,36 @@ class GeminiChunks:
                 f"{cand.state.finish_reason!r}; it was ignored"
             )
         elif action == "refinish":
-            reason = data.get("finishReason")
+            value = data.get("finishReason")
+            reading = self._reason(cand, value, report=False)
+            reason = shown(value) if reading is None else reading.raw
             if reason != cand.state.finish_reason:
                 self._acc.conflict(
                     f"candidate {index} changed its finishReason from "
                     f"{cand.state.finish_reason!r} to {reason!r}"
                 )
 
+    def _reason(self, cand: Candidate, value: Any, *, report: bool = True) -> Reading | None:
+        """A ``finishReason``, a name or a number (``gemini_enums.py``)."""
+        where = f"the finishReason of candidate {cand.state.index}"
+        reading = read_enum(value, FINISH_REASONS, self._numbering, where)
+        if reading is None:
+            message = f"{where} is neither an enum name nor a number: {shown(value)}"
+            if report:
+                self._acc.conflict(message)
+            return None
+        if reading.warning is not None and report:
+            self._acc.warn(*reading.warning)
+        return reading
+
     def _finish(self, cand: Candidate, candidate: dict[str, Any], out: list[Event]) -> None:
         acc = self._acc
         state = cand.state
-        reason = candidate.get("finishReason")
-        if type(reason) is not str:
-            acc.conflict(f"the finishReason of candidate {state.index} is not a string")
-            reason = repr(reason)
+        value = candidate.get("finishReason")
+        reading = self._reason(cand, value)
+        reason = shown(value) if reading is None else reading.raw
         self.parts.finish(cand, out)
-        stop = STOP_REASONS.get(reason, "other")
+        stop = _stop_of(() if reading is None else reading.names)
         if stop == "stop" and any(
             c.executor == "client" for c in acc.calls.by_choice.get(state.index, ())
         ):
@@ -485,15 +559,30 @@ class GeminiChunks:
         self._phases[state.index] = "finished"
         self._open_count -= 1
 
+    def _reopen(self, cand: Candidate) -> None:
+        """The candidate's ``STOP`` ended a turn of calls the provider answers
+        itself: it goes on (its machine is back in ``open``)."""
+        state = cand.state
+        state.finish_reason = state.stop_reason = None
+        state.terminal = False
+        self._open_count += 1
+
     def _on_feedback(self, feedback: Any, chunk: dict[str, Any], out: list[Event]) -> None:
         if type(feedback) is not dict:
             self._acc.conflict("'promptFeedback' is not an object")
             return
-        reason = feedback.get("blockReason")
-        if not reason:
+        value = feedback.get("blockReason")
+        if not value:
             return  # safety ratings only
-        if type(reason) is not str:
-            reason = repr(reason)
+        where = "promptFeedback.blockReason"
+        reading = read_enum(value, BLOCK_REASONS, self._numbering, where)
+        if reading is None:
+            self._acc.conflict(f"{where} is neither an enum name nor a number: {shown(value)}")
+            reason = shown(value)
+        else:
+            reason = reading.raw
+            if reading.warning is not None:
+                self._acc.warn(*reading.warning)
         detail = nonempty_str(feedback.get("blockReasonMessage"))
         self._acc.warn("prompt_blocked", f"the prompt was blocked ({reason}): {detail or ''}")
         if not self.candidates:
@@ -587,6 +676,12 @@ _FIGURES = [
     ["thoughtsTokenCount"],
 ]
 _REQUIRED = ["promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount"]
+
+
+def _stop_of(names: tuple[str, ...]) -> StopReason:
+    """The stop reason of a finish reason's names: what they all mean, else ``other``."""
+    stops = {STOP_REASONS.get(name, "other") for name in names}
+    return stops.pop() if len(stops) == 1 else "other"
 
 
 def _carries(parts: list[Any]) -> bool:

@@ -54,6 +54,7 @@ from .._json import failure, loads
 from ..accumulate import Accumulator
 from ..errors import UsageError
 from ..events import Event
+from ..kinds import EnumNumbering
 from ._base import Stream, decode, stack_exhausted
 from .gemini_chunks import SHAPES, GeminiChunks
 
@@ -179,13 +180,16 @@ class GeminiJsonStream(Stream):
         *,
         max_element_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_candidates: int = 128,
+        enum_numbering: EnumNumbering = "either",
         **options: Any,
     ) -> None:
         """Options: ``max_element_bytes`` caps one array element (a larger one ends
-        the stream in ``error``); ``max_candidates`` caps the candidates; the rest
-        are ``Stream``'s."""
+        the stream in ``error``); ``max_candidates`` caps the candidates;
+        ``enum_numbering`` as for ``gemini``; the rest are ``Stream``'s."""
         super().__init__(**options)
-        self._chunks = GeminiChunks(self._acc, max_candidates=max_candidates)
+        self._chunks = GeminiChunks(
+            self._acc, max_candidates=max_candidates, enum_numbering=enum_numbering
+        )
         self._body = JsonBody(self._acc, self._chunks, max_element_bytes)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:

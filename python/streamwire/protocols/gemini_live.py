@@ -66,7 +66,7 @@ from ._lane import Lane
 from ._tool_hooks import RESULT_RESOLVERS
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .gemini_live_lane import LiveLane, new_matcher
-from .gemini_live_turns import LiveTurn, dump
+from .gemini_live_turns import LiveTurn, dump, turn_reason
 
 __all__ = ["SESSION", "GeminiLiveSession", "SessionInput", "SessionPhase", "tool_response"]
 
@@ -346,11 +346,10 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
                 "the turn was interrupted after its generation completed (during playback)",
             )
         elif action == "end":
-            reason = value.get("turnCompleteReason") if type(value) is dict else None
-            self._end(turn, "turnComplete", reason if type(reason) is str else None, out)
+            self._end(turn, "turnComplete", turn_reason(value, live.acc), out)
         elif action == "absorb_end":
-            reason = value.get("turnCompleteReason") if type(value) is dict else None
-            if type(reason) is str and reason not in ("TURN_COMPLETE_REASON_UNSPECIFIED",):
+            reason = turn_reason(value, live.acc)
+            if reason is not None and reason not in ("TURN_COMPLETE_REASON_UNSPECIFIED",):
                 live.acc.warn("late_turn_complete_reason", f"the turn's tail said {reason}")
         # "absorb" and "repeat": nothing to do
         self.attribute(turn, out, start)

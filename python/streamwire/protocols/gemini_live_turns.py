@@ -35,14 +35,16 @@ checked 2026-11-29); ``gemini_live.py`` decides *when* (the session machine).
 Endings (``provider_stop_reason`` is the ``turnCompleteReason`` when given,
 else the signal: ``turnComplete``, ``toolCall`` or ``interrupted``):
 ``turnComplete`` -> ``completed`` (stop ``stop``; ``tool_calls`` if the turn
-made client calls); a ``turnCompleteReason`` of ``MALFORMED_FUNCTION_CALL``
--> ``error``; ``RESPONSE_REJECTED`` and the safety / prohibited-content
-reasons -> ``completed`` with stop reason ``content_filter``; ``NEED_MORE_INPUT``
--> ``stop``; another reason -> ``other``. ``toolCall`` -> ``completed`` with
-``tool_calls``. ``interrupted`` -> ``cancelled`` (a client message interrupted
-the generation). The end of input after ``generationComplete`` but before
-``turnComplete`` (the model had finished, playback had not) -> ``completed``
-with a warning ``turn_complete_missing``; before it -> ``incomplete``.
+made client calls); a ``turnCompleteReason`` of ``MALFORMED_FUNCTION_CALL`` ->
+``error``; ``RESPONSE_REJECTED`` and the safety / prohibited-content reasons
+-> ``completed`` with stop reason ``content_filter``; ``NEED_MORE_INPUT`` ->
+``stop``; another reason -> ``other`` (a reason sent as a number too: it is
+kept as its decimal text, with a warning ``unknown_enum_number``).
+``toolCall`` -> ``completed`` with ``tool_calls``. ``interrupted`` ->
+``cancelled`` (a client message interrupted the generation). The end of input
+after ``generationComplete`` but before ``turnComplete`` (the model had
+finished, playback had not) -> ``completed`` with a warning
+``turn_complete_missing``; before it -> ``incomplete``.
 """
 
 from __future__ import annotations
@@ -57,9 +59,10 @@ from ..result import ReadOnlyDict, Usage
 from ..toolcalls import CallBuffer
 from ._values import int_or_none
 from ._websocket import REVOKED, AudioMode, Turn
+from .gemini_enums import NO_NUMBERS, read_enum, shown
 from .gemini_parts import Candidate, GeminiParts
 
-__all__ = ["Ending", "LiveTurn", "live_usage", "stop_of"]
+__all__ = ["Ending", "LiveTurn", "live_usage", "stop_of", "turn_reason"]
 
 Ending = Literal["turnComplete", "toolCall", "interrupted", "eof", "cancel"]
 
@@ -84,6 +87,23 @@ _STOPS: Mapping[str, StopReason] = {
     "TURN_COMPLETE_REASON_UNSPECIFIED": "stop",
     "NEED_MORE_INPUT": "stop",
 }
+
+
+def turn_reason(server_content: Any, acc: Accumulator) -> str | None:
+    """A ``serverContent``'s ``turnCompleteReason``: its name, or a number kept as
+    its decimal text and reported (``gemini_enums.py``: no reference we checked
+    numbers this enum); None when absent, or not an enum value (a conflict)."""
+    value = server_content.get("turnCompleteReason") if type(server_content) is dict else None
+    if value is None:
+        return None
+    where = "serverContent.turnCompleteReason"
+    reading = read_enum(value, NO_NUMBERS, "either", where)
+    if reading is None:
+        acc.conflict(f"{where} is neither an enum name nor a number: {shown(value)}")
+        return None
+    if reading.warning is not None:
+        acc.warn(*reading.warning)
+    return reading.raw
 
 
 def stop_of(reason: str) -> StopReason:

@@ -53,11 +53,12 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState, Joined
-from ..events import Event, new_reasoning_delta, new_text_delta
+from ..events import Event, ToolCallCompleted, new_reasoning_delta, new_text_delta
 from ..toolcalls import CallBuffer
 from .gemini_partial_args import PartialArgs
 
@@ -199,10 +200,25 @@ class _CallPart:
 class Candidate:
     """One candidate's state beyond its ``ChoiceState``: the call machine and content."""
 
-    __slots__ = ("args", "call", "content", "phase", "plain", "rendered", "state", "view")
+    __slots__ = (
+        "args",
+        "call",
+        "content",
+        "phase",
+        "plain",
+        "rendered",
+        "state",
+        "view",
+        "waiting_ids",
+        "waiting_names",
+    )
 
     def __init__(self, state: ChoiceState) -> None:
         self.state = state
+        #: The complete client calls a ``functionResponse`` may answer, by
+        #: provider id and by name (a served call is skipped where it is met).
+        self.waiting_ids: dict[str, CallBuffer] = {}
+        self.waiting_names: dict[str, deque[CallBuffer]] = {}
         self.phase: CallPhase = "idle"
         #: The call being streamed (phase ``streaming``) and its arguments.
         self.call: CallBuffer | None = None
@@ -419,7 +435,7 @@ class GeminiParts:
         if args is not None:
             raw = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
             self._acc.append_arguments(call, raw, out)
-        self._complete(call, out)
+        self._complete(cand, call, out)
 
     def _open(self, cand: Candidate, fc: dict[str, Any], sig: str | None, out: list[Event]) -> None:
         args = PartialArgs()
@@ -514,7 +530,7 @@ class GeminiParts:
                 "deltas stopped; the completed call carries them whole",
             )
             call.parts = [args.text()]
-        self._complete(call, out)
+        self._complete(cand, call, out)
 
     def _abandon(
         self, cand: Candidate, fc: dict[str, Any], sig: str | None, out: list[Event]
@@ -607,5 +623,64 @@ class GeminiParts:
             base = self._token
         return f"gemini-{base}-{choice}-{index}"
 
-    def _complete(self, call: CallBuffer, out: list[Event]) -> None:
+    def _complete(self, cand: Candidate, call: CallBuffer, out: list[Event]) -> None:
         self._acc.complete_call(call, out)
+        if call.executor == "client" and call.state != "collecting":
+            if call.id_source == "provider" and call.id:
+                cand.waiting_ids.setdefault(call.id, call)
+            if call.name:
+                cand.waiting_names.setdefault(call.name, deque()).append(call)
+
+    # --- answers: the provider runs a call itself ----------------------------
+
+    def answers(self, cand: Candidate, parts: list[Any]) -> bool:
+        """Whether a ``functionResponse`` among ``parts`` answers a waiting call."""
+        return any(self._answered(cand, part, take=False) for part in parts)
+
+    def serve(self, cand: Candidate, parts: list[Any], out: list[Event]) -> None:
+        """Each waiting call a ``functionResponse`` among ``parts`` answers (by
+        its provider ``id`` when the response has one, else by ``name``; each
+        call once) was the provider's to run: a server call, never offered,
+        said by a second ``ToolCallCompleted``."""
+        for part in parts:
+            call = self._answered(cand, part, take=True)
+            if call is None:
+                continue
+            call.executor = "server"
+            self._acc.cached = None
+            out.append(
+                ToolCallCompleted(
+                    index=call.index,
+                    id=call.id,
+                    name=call.name,
+                    type=call.type or "function",
+                    raw_arguments=call.raw_arguments(),
+                    arguments=call.arguments,
+                    invalid_reason=call.invalid_reason,
+                    executor="server",
+                    id_source=call.id_source,
+                    choice=call.choice,
+                )
+            )
+
+    def _answered(self, cand: Candidate, part: Any, *, take: bool) -> CallBuffer | None:
+        """The waiting call a part answers, if it is such a ``functionResponse``
+        (removed from the waiting calls when ``take``); served calls met on the
+        way are dropped, so each lookup costs O(1) amortized."""
+        response = part.get("functionResponse") if type(part) is dict else None
+        if type(response) is not dict:
+            return None
+        call_id, name = response.get("id"), response.get("name")
+        if type(call_id) is str and call_id:
+            found = cand.waiting_ids.get(call_id)
+            if found is None or found.executor != "client":
+                return None
+            if take:
+                del cand.waiting_ids[call_id]
+            return found
+        queue = cand.waiting_names.get(name) if type(name) is str else None
+        while queue and queue[0].executor != "client":
+            queue.popleft()
+        if not queue:
+            return None
+        return queue.popleft() if take else queue[0]

@@ -9,8 +9,9 @@ platform.openai.com/docs/api-reference/realtime-server-events, checked
 (``response.output_text.done`` ``text``, ``...audio_transcript.done``
 ``transcript``, ``response.content_part.done`` ``part``,
 ``response.function_call_arguments.done`` ``arguments``, the done item) must
-equal its deltas (else a protocol conflict); when no delta came, the copy is
-the value and is emitted as one delta::
+equal its deltas (else a protocol conflict; arguments that spell the same
+JSON differently are equal, with a warning: ``_arguments.py``); when no
+delta came, the copy is the value and is emitted as one delta::
 
     absent --added--> open    absent --delta--> open (warning)    absent --full/done--> open/done
     open   --added--> open    open   --delta--> open              open   --full--> open
@@ -42,6 +43,7 @@ from typing import Any, Literal
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_text_delta
 from ..toolcalls import CallBuffer
+from ._arguments import check_full_arguments
 from ._websocket import AudioMode, Turn
 
 __all__ = ["HANDLERS", "ITEMS", "ItemInput", "ItemState", "RealtimeItems"]
@@ -411,11 +413,7 @@ class RealtimeItems:
             call.parts = [streamed]
         else:
             streamed = call.raw_arguments()
-        if streamed != full:
-            self._acc.conflict(
-                f"{where}: the full arguments of call {call.id!r} ({len(full)} chars) differ "
-                f"from its deltas ({len(streamed)} chars)"
-            )
+        check_full_arguments(self._acc, call, streamed, full, where)
 
     def _complete(self, item: _Item, out: list[Event]) -> None:
         call = item.call

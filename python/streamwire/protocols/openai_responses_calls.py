@@ -10,7 +10,8 @@ may be repeated whole in the ``.done`` event and in the done item, or arrive
 only there (compatible servers, see sub2api#6629). Each call has its own buffer
 in the stream's shared ``ToolCalls``; the copies settle as parts do (see
 ``openai_responses_items.py``): equal to the deltas, or the value when no delta
-came, else a protocol conflict.
+came, else a protocol conflict; a copy that spells the same JSON differently
+is the same arguments, with a warning (``_arguments.py``).
 
 The id a tool result must quote is the item's ``call_id``, not its item id
 (``fc_...`` vs ``call_...``; quoting the item id is a classic bug, e.g.
@@ -79,6 +80,7 @@ from typing import Any, Literal, NamedTuple
 from ..accumulate import Accumulator
 from ..events import Event, Executor
 from ..toolcalls import ToolCalls
+from ._arguments import check_full_arguments
 from .openai_responses_item import Item
 
 __all__ = ["BUILTIN_CLIENT_CALLS", "CALLS", "CallSpec", "ItemCalls", "executor_of"]
@@ -238,11 +240,9 @@ class ItemCalls:
             call.parts = [streamed]
         else:
             streamed = call.raw_arguments()
-        if streamed != full:
-            self._acc.conflict(
-                f"{where}: the full arguments of call {call.id!r} ({len(full)} chars) differ "
-                f"from its deltas ({len(streamed)} chars)"
-            )
+        check_full_arguments(
+            self._acc, call, streamed, full, where, free_text=CALLS[item.type].free_text
+        )
 
     def settle(
         self, item: Item, body: Mapping[str, Any], out: list[Event], *, initial: bool

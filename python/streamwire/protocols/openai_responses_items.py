@@ -28,7 +28,9 @@ Each item follows the transitions of ``ITEM_TRANSITIONS``::
 
 "Settled" is how the many copies of one value agree: a part's (or a call's)
 value is its deltas; a full copy must equal their concatenation, else the
-stream contradicted itself (``protocol_conflict``); when no delta came (some
+stream contradicted itself (``protocol_conflict``; a call's JSON arguments
+spelled differently are the same value, with a warning ``arguments_respelled``:
+``_arguments.py``); when no delta came (some
 compatible servers send arguments only in ``.done`` or only in the done item,
 see sub2api#6629 and docker/docker-agent#2976), the full copy is the value and
 is emitted as one delta, so that events carry everything. A full copy is

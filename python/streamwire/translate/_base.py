@@ -63,6 +63,7 @@ from ..events import (
     UnknownEvent,
     UsageReported,
 )
+from ..kinds import Executor
 from ..result import Usage
 from ._mapping import BUILTIN_CALLS, downgrade_detail
 from ._usage import Figures, figures
@@ -290,13 +291,15 @@ class Encoder(ABC):
         #: The last usage report, and the last one put on the wire.
         self._usage: Usage | None = None
         self._usage_sent: Usage | None = None
+        #: Who runs each completed call, by (choice, index).
+        self._completed: dict[tuple[int, int], Executor] = {}
         self._handlers: dict[type[Event], Handler] = {
             TextDelta: self._on_text,
             ReasoningDelta: self._on_reasoning,
             RefusalDelta: self._on_refusal,
             ToolCallStarted: self._on_call_started,
             ToolCallArgumentsDelta: self._on_arguments,
-            ToolCallCompleted: self._on_call_completed,
+            ToolCallCompleted: self._on_completion,
             UsageReported: self._on_usage,
             MessageStarted: self._on_started,
             MessageCompleted: self._on_completed,
@@ -379,6 +382,18 @@ class Encoder(ABC):
             handlers[kind] = self._after_error
         handlers[MessageStarted] = handlers[MessageCompleted] = self._ignore
         self._handlers = handlers
+
+    def _on_completion(self, event: ToolCallCompleted, out: list[bytes]) -> None:
+        """A call's completion goes to the target once. A later one that hands a
+        client call to the provider (gemini's server-side tool turns) comes when
+        the call was already sent as the client's: a downgrade."""
+        key = (event.choice, event.index)
+        before = self._completed.get(key)
+        self._completed[key] = event.executor
+        if before is None:
+            self._on_call_completed(event, out)
+        elif before == "client" and event.executor == "server":
+            self._downgrade("served_tool_call")
 
     def _after_error(self, event: Event, out: list[bytes]) -> None:
         self._downgrade("after_error")

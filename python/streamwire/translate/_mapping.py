@@ -416,6 +416,16 @@ ROWS: tuple[Row, ...] = (
         gemini=Cell("not offered", "provider-run tool calls dropped: never offered to the client"),
     ),
     _row(
+        "served_tool_call",
+        "a client call the provider then answered itself in the same stream (gemini's "
+        "server-side tool turns: a second ``ToolCallCompleted``, ``executor='server'``)",
+        **_all(
+            "offered as the client's: it was on the wire before the answer came",
+            "a call the provider ran itself was already sent as the client's: a "
+            "streaming re-encoder cannot withdraw it",
+        ),
+    ),
+    _row(
         "invalid_tool_arguments",
         "a completed call whose arguments are not a JSON object",
         openai_chat=Cell("streamed verbatim: the client's parser sees the same text"),
