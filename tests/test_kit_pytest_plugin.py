@@ -12,8 +12,10 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import statistics
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -236,3 +238,39 @@ def test_recorded_fixtures_replay_as_items(tmp_path: Path) -> None:
     assert "FAILED ::streamwire-fixtures::broken.json" in both.stdout, both.stdout
     assert "FAILED ::streamwire-fixtures::anthropic/asdk-basic" in both.stdout, both.stdout
     assert "the manifest has no str 'raw'" in both.stdout
+
+
+def test_a_session_that_asks_nothing_of_the_kit_imports_nothing_of_streamwire(
+    tmp_path: Path,
+) -> None:
+    # The entry point is _streamwire_pytest, outside the package: a team's
+    # pytest run pays for streamwire only when it asks for the kit.
+    (tmp_path / "test_one.py").write_text(
+        "import sys\n"
+        "def test_one(request):\n"
+        "    assert request.config.pluginmanager.has_plugin('streamwire')\n"
+        "    loaded = [m for m in sys.modules if m.split('.')[0] == 'streamwire']\n"
+        "    assert loaded == [], loaded\n"
+    )
+    done = _pytest(tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
+def _startup(tmp_path: Path, *args: str) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return time.perf_counter() - started
+
+
+@pytest.mark.timed
+def test_the_plugin_costs_a_pytest_session_at_most_150_ms(tmp_path: Path) -> None:
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    runs = [(_startup(tmp_path), _startup(tmp_path, "-p", "no:streamwire")) for _ in range(5)]
+    extra = statistics.median(with_it - without for with_it, without in runs)
+    assert extra <= 0.15, runs

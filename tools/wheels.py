@@ -288,6 +288,15 @@ def smoke(wheel: Path, python: str, version: str, expected_version: str) -> None
         )
         if not where.startswith(str(venv)):
             raise SystemExit(f"{wheel.name}: imported streamwire from outside the venv: {where}")
+        # The pytest plugin's entry point is a module of its own: the wheel ships it.
+        plugin = (
+            "import importlib.metadata as m, importlib;"
+            "e = [e for e in m.entry_points(group='pytest11') if e.name == 'streamwire'];"
+            "print(importlib.import_module(e[0].value).__file__)"
+        )
+        found = run([vpython, "-c", plugin], env=env, cwd=Path(scratch)).strip()
+        if not found.startswith(str(venv)):
+            raise SystemExit(f"{wheel.name}: the pytest plugin's entry point: {found!r}")
         shown = run(["streamwire", "--version"], env=env).strip()
         if shown != f"streamwire {expected_version}":
             raise SystemExit(f"{wheel.name}: --version says {shown!r}")

@@ -20,19 +20,69 @@ Command line: ``streamwire mock-upstream``, ``streamwire check`` and
 ``streamwire.kit.pytest_plugin`` (``pytest --sw-gateway URL ...``).
 """
 
-from .cases import CASE_NAMES, CASES, Case
-from .cell import LAYERS, Cell
-from .check import CheckPlan, Route, run_check
-from .compare import Comparison
-from .compare import compare as compare_reports
-from .delivery import DELIVERIES
-from .fixtures import check_directory, check_fixture
-from .load import LoadPlan, LoadReport, run_load
-from .mock import MockUpstream
-from .names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
-from .paths import compare_paths
-from .report import Report, build_report
-from .verdicts import VERDICT_NAMES
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cases import CASE_NAMES, CASES, Case
+    from .cell import LAYERS, Cell
+    from .check import CheckPlan, Route, run_check
+    from .compare import Comparison
+    from .compare import compare as compare_reports
+    from .delivery import DELIVERIES
+    from .fixtures import check_directory, check_fixture
+    from .load import LoadPlan, LoadReport, run_load
+    from .mock import MockUpstream
+    from .names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
+    from .paths import compare_paths
+    from .report import Report, build_report
+    from .verdicts import VERDICT_NAMES
+
+#: Each public name -> the module (and name there) that defines it: imported on
+#: first use, so that the pytest plugin's entry point costs a pytest session
+#: nothing until a test asks for the kit.
+_WHERE = {
+    "CASES": ("cases", "CASES"),
+    "CASE_NAMES": ("cases", "CASE_NAMES"),
+    "Case": ("cases", "Case"),
+    "LAYERS": ("cell", "LAYERS"),
+    "Cell": ("cell", "Cell"),
+    "CheckPlan": ("check", "CheckPlan"),
+    "Route": ("check", "Route"),
+    "run_check": ("check", "run_check"),
+    "Comparison": ("compare", "Comparison"),
+    "compare_reports": ("compare", "compare"),
+    "DELIVERIES": ("delivery", "DELIVERIES"),
+    "check_directory": ("fixtures", "check_directory"),
+    "check_fixture": ("fixtures", "check_fixture"),
+    "LoadPlan": ("load", "LoadPlan"),
+    "LoadReport": ("load", "LoadReport"),
+    "run_load": ("load", "run_load"),
+    "MockUpstream": ("mock", "MockUpstream"),
+    "CLIENTS": ("names", "CLIENTS"),
+    "SDKS": ("names", "SDKS"),
+    "UPSTREAM_PROTOCOLS": ("names", "UPSTREAM_PROTOCOLS"),
+    "compare_paths": ("paths", "compare_paths"),
+    "Report": ("report", "Report"),
+    "build_report": ("report", "build_report"),
+    "VERDICT_NAMES": ("verdicts", "VERDICT_NAMES"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{where[0]}", __name__), where[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "CASES",

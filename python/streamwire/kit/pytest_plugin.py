@@ -1,9 +1,10 @@
 """The kit inside a team's own pytest suite: each cell a test item, the gate a pytest run.
 
-Registered by entry point (``pytest11``: ``streamwire``) and inert unless
-asked: nothing is collected, started or imported beyond this module until
-an ``--sw-*`` option names a gateway, or a test uses the ``streamwire_check``
-fixture.
+Registered only when asked: the entry point (``pytest11``: ``streamwire``)
+is the light module ``_streamwire_pytest``, which adds the ``--sw-*``
+options and the ``streamwire_check`` fixture and registers this module when
+an option names a gateway, a baseline or fixtures; a pytest session that
+asks for none of them imports nothing of streamwire.
 
 ``pytest --sw-gateway URL --sw-client openai-chat`` adds one test item per
 cell of the plan (``--sw-cases``, ``--sw-delivery``, ``--sw-models``,
@@ -50,72 +51,17 @@ if TYPE_CHECKING:
     from .check import CheckPlan
     from .report import Report
 
-__all__ = ["streamwire_check"]
+__all__ = ["check_runner"]
 
 _STATE = pytest.StashKey["_Run"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("streamwire", "streamwire acceptance kit (docs/kit.md)")
-    group.addoption(
-        "--sw-gateway",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a gateway's base URL (repeatable: one route each): each cell a test item",
-    )
-    group.addoption(
-        "--sw-label",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a route's name (one per --sw-gateway, in order)",
-    )
-    group.addoption(
-        "--sw-client",
-        default="",
-        metavar="PROTOCOLS",
-        help="client protocols, comma-separated, or all",
-    )
-    group.addoption("--sw-cases", default="", metavar="NAMES", help="cases (default all)")
-    group.addoption(
-        "--sw-delivery", default="whole", metavar="MODES", help="deliveries (default whole)"
-    )
-    group.addoption(
-        "--sw-models",
-        default="{model}",
-        metavar="TEMPLATE",
-        help="the model-name template (default {model})",
-    )
-    group.addoption("--sw-sdk", default="", metavar="SDKS", help="also the SDK cells of these")
-    group.addoption("--sw-unary", action="store_true", help="also the unary cells")
-    group.addoption("--sw-mock", default=None, metavar="URL", help="an existing mock upstream")
-    group.addoption(
-        "--sw-mock-port",
-        type=int,
-        default=0,
-        metavar="N",
-        help="the port of the mock the plugin starts (the gateway calls it)",
-    )
-    group.addoption(
-        "--sw-against",
-        default=None,
-        metavar="BASELINE.json",
-        help="gate on changes from this report instead of on the cells' layers",
-    )
-    group.addoption(
-        "--sw-accepted",
-        default=None,
-        metavar="FILE",
-        help="the reviewed accepted changes (streamwire compare)",
-    )
-    group.addoption("--sw-json", default=None, metavar="FILE", help="write the run's report")
-    group.addoption(
-        "--sw-fixtures",
-        default=None,
-        metavar="DIR",
-        help="replay these recorded fixtures, each an item",
-    )
+    """The ``--sw-*`` options (``_streamwire_pytest``: added once, whichever
+    module pytest registered first)."""
+    from _streamwire_pytest import add_options
+
+    add_options(parser)
 
 
 def _names(text: str, known: Sequence[str], what: str) -> list[str]:
@@ -405,11 +351,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         run.selected = {item.name for item in session.items if isinstance(item, CellItem)}
 
 
-@pytest.fixture
-def streamwire_check() -> Callable[..., Report]:
+def check_runner() -> Callable[..., Report]:
     """A function that runs ``streamwire check`` in-process and returns its report:
-    ``streamwire_check(url, clients=[...], cases=[...], deliveries=["whole"], **plan)``
-    (the rest of ``CheckPlan``'s fields as keywords)."""
+    ``run(url, clients=[...], cases=[...], deliveries=["whole"], **plan)``
+    (the rest of ``CheckPlan``'s fields as keywords): the ``streamwire_check``
+    fixture's value."""
     from .check import CheckPlan, Route, run_check
     from .report import build_report
 
