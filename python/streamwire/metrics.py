@@ -1,4 +1,4 @@
-"""Timing a stream at the edge, and exporting a result as OpenTelemetry attributes.
+"""Timing a stream at the edge: the timing fields of a result's ``Metrics``.
 
 ``Timing`` is sans-IO: it is told when bytes and events arrived and reads only
 the clock it is given (``streamwire.io`` injects ``time.monotonic``; a replay

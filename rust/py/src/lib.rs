@@ -1,9 +1,14 @@
 //! The PyO3 binding of `streamwire-core`, built as `streamwire._core`.
 //!
-//! This crate converts types and errors and nothing else: framing semantics
-//! live in `streamwire-core`, protocol semantics in the Python package, which
-//! hands the objects this crate builds for it their rules as data (`Builder`,
-//! `TextUsageTaker`).
+//! Framing semantics live in `streamwire-core` and protocol semantics in the
+//! Python package. This crate binds the core's decoders (SSE, EventStream,
+//! JSON arrays) and adds the per-event hot paths the adapters hand their
+//! rules to as data: shape matching of JSON events and WebSocket messages
+//! (`ShapeMatcher`, `MessageMatcher`), building event objects in bulk
+//! (`Builder`), taking runs of text-and-usage chunks (`TextUsageTaker`) and
+//! usage snapshots (`snapshot`, `json_value`), and `str` building at each
+//! text's storage width (`text`, `units`). None of it decides what a protocol
+//! means: every rule it applies comes from the Python side.
 #![deny(missing_docs)]
 
 use pyo3::prelude::*;
