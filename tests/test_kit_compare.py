@@ -4,7 +4,7 @@ Ground truth is a hop of our own in two versions: the honest relay, then
 one that differs in one fact (an event count, an order, an error type, a
 status, usage dropped, a streaming regression). Each comparison reports
 exactly the changes that fact makes, with both values; identical runs
-compare clean, run after run (timed facts included); an accepted change
+compare clean, run after run (their times reported only); an accepted change
 stops failing the gate, and only that one.
 """
 
@@ -66,7 +66,12 @@ def test_identical_runs_compare_clean_run_after_run(honest: dict[str, Any]) -> N
     for _ in range(3):
         again = _run("pass")
         comparison = compare(honest, again)
-        assert comparison.changes == [], [c.as_dict() for c in comparison.changes]
+        # The clock's own facts (time to first content, in all) may move on a
+        # busy machine (a CI run saw 24 ms become 339 ms): reported, never
+        # gated, and nothing else may change.
+        changed = [c.as_dict() for c in comparison.changes if c.kind != "timing"]
+        assert changed == [], changed
+        assert all(not c.gated for c in comparison.changes)
         assert comparison.matched == len(honest["cells"]) and comparison.exit_status == 0
 
 

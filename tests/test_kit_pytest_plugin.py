@@ -156,6 +156,9 @@ def test_a_route_that_does_not_answer_fails_with_the_layer_s_evidence(tmp_path: 
     assert "short-text[anthropic-dead-whole]" in done.stdout
     assert "http: fail: no response" in done.stdout
     assert "verdict gateway_unreachable" in done.stdout
+    # ... and the command that sends the cell's request by hand, the key left to the shell.
+    assert f"reproduce: curl -N -sS {dead}/v1/messages" in done.stdout
+    assert '"$STREAMWIRE_KEY"' in done.stdout
 
 
 def test_the_gate_against_a_baseline(gateway: tuple[str, str], tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ Layer [5] of docs/design.md: it builds on the layers below as a user would
 ``sw.encode_eventstream``, ``streamwire.metrics.Timing``), shares the HTTP
 edge's wire facts (media types, error bodies, credentials) instead of copying
 them, and brings no dependency of its own (its HTTP server and client are the
-standard library's asyncio streams). docs/kit.md is the operator's guide; the
+standard library's asyncio streams; ``--config`` reads TOML with ``tomli``
+on Python 3.10, ``tomllib`` after). docs/kit.md is the operator's guide; the
 names below are stable.
 
     async with MockUpstream() as mock:               # the mock upstream

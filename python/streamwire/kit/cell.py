@@ -104,6 +104,9 @@ class Cell:
     #: The cell's runs when it ran more than once (``--repeat``), oldest first:
     #: this cell is the worst of them (``repeated``).
     runs: list[Cell] = field(default_factory=list)
+    #: A ``curl`` command that sends the cell's request again, the key left to
+    #: the shell (``reproduce.py``): in the JSON of a failing or flaky cell.
+    reproduce: str | None = None
 
     @property
     def layers(self) -> dict[str, Verdict]:
@@ -205,6 +208,8 @@ class Cell:
         if repeat is not None:
             out["flaky"] = self.flaky
             out["repeat"] = repeat
+        if self.reproduce and self.state in ("fail", "flaky"):
+            out["reproduce"] = self.reproduce
         return out
 
 

@@ -40,6 +40,7 @@ from .judge import inputs, judge, reference, slow_reader_bytes
 from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
 from .names import CLIENTS, SDKS
 from .render import DEFAULT_SILENCE
+from .reproduce import cell_command, curl_command, key_variable
 from .sdk import SDK_CASES, SDK_DELIVERIES, ask, compare, missing_sdks, sdk_version
 from .sdk import test_record as sdk_record
 from .timing import TIMING_TAGS
@@ -138,6 +139,9 @@ class CheckPlan:
     #: The kit's key to the gateway; None: a key unique to the run
     #: (``sk-swkit-<run>``), a canary that must never reach the upstream.
     key: str | None = None
+    #: The environment variable the key came from (``--key-env``): each cell's
+    #: ``reproduce`` command reads it from there (else ``$STREAMWIRE_KEY``).
+    key_env: str | None = None
     read_timeout: float = 20.0
     connect_timeout: float = 10.0
     #: The most a whole answer may take (a silence case's: its silence and 60 s more).
@@ -470,7 +474,9 @@ async def judged_stream(
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
-    return Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name), obs
+    cell = Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+    cell.reproduce = curl_command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
+    return cell, obs
 
 
 async def _run_sdk_cell(
@@ -540,7 +546,18 @@ async def _run_sdk_cell(
         "mock": _mock_summary(entry, sent_at),
     }
     known = upstream if isinstance(upstream, str) else None
-    return Cell(case.name, f"{client} via {sdk}", known, delivery, checks, evidence, route.name)
+    cell = Cell(case.name, f"{client} via {sdk}", known, delivery, checks, evidence, route.name)
+    cell.reproduce = cell_command(
+        client,
+        case,
+        model,
+        route.base_url,
+        key=plan.key,
+        var=key_variable(plan.key_env),
+        canary=plan.canary,
+        stream=delivery != UNARY,
+    )
+    return cell
 
 
 def sdk_clients(plan: CheckPlan) -> dict[str, str]:

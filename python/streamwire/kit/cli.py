@@ -14,11 +14,15 @@
     model-name templates, one route each (``{model}`` is the case's model,
     e.g. ``anthropic/{model}``), ``--label`` a name per route. Outputs:
     ``--json FILE``, ``--html FILE``, ``--markdown FILE``; on a terminal, a
-    progress line (not with ``--quiet``). Exit status 0 when every cell
-    passed and no verdict but ``semantic_downgrade`` was found, 1 otherwise,
-    3 when nothing failed but a cell was inconclusive (cut by the kit's own
-    timeout), 2 for bad arguments. ``--repeat N`` runs each cell N times: a
-    cell whose runs differ in a verdict no clock decided is flaky (exit 1).
+    progress line (not with ``--quiet``); ``--junit FILE`` (``junit.py``);
+    under GitHub Actions, annotations and the step summary (``github.py``).
+    ``--config FILE`` (or ``[tool.streamwire.check]`` of ``./pyproject.toml``)
+    gives options from TOML (``config.py``). Exit status 0 when every cell
+    passed and no verdict but the acceptable ones (``verdicts.ACCEPTABLE``)
+    was found, 1 otherwise, 3 when nothing failed but a cell was inconclusive
+    (cut by the kit's own timeout), 2 for a usage error (bad arguments or
+    configuration). ``--repeat N`` runs each cell N times: a cell whose runs
+    differ in a verdict no clock decided is flaky (exit 1).
 
 ``streamwire check --upstream URL --key-env VAR --protocol P``
     Live mode (``live.py``): the practice's minimal requests straight to a
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._cli_base import Command, add_commands
 from .cases import CASE_NAMES
+from .config import ConfigError, defer_defaults, settle
 from .delivery import DELIVERIES
 from .mock import DEFAULT_STALL
 from .names import CLIENTS, SDKS
@@ -50,7 +55,7 @@ from .render import DEFAULT_SILENCE
 if TYPE_CHECKING:
     from .cell import Cell
 
-__all__ = ["CHECK", "COMPARE", "MOCK_UPSTREAM", "add_parsers", "main"]
+__all__ = ["CHECK", "COMPARE", "MOCK_UPSTREAM", "add_parsers", "main", "parse_check"]
 
 
 def _names(known: Sequence[str], what: str) -> Any:
@@ -122,10 +127,16 @@ examples:
   streamwire check --upstream https://api.anthropic.com --protocol anthropic \\
       --key-env ANTHROPIC_KEY --out fixtures/live
 
-exit status: 0 when every cell passed (or degraded) and no verdict but
-semantic_downgrade was found; 1 otherwise (a flaky cell too); 3 when nothing failed but a cell
-was cut by the kit's own timeout (inconclusive); 2 for bad arguments.
-See docs/kit.md.
+options may also come from a TOML file (--config FILE; without BASE_URL and
+--config, [tool.streamwire.check] of ./pyproject.toml): each option's long name,
+"_" for "-" (key_passthrough = true), base_url a list, ${{VAR}} from the
+environment; the command line overrides the file. See docs/kit.md.
+
+exit status:
+  0  every cell passed or degraded; no verdict but semantic_downgrade or sdk_limit
+  1  a layer failed, a cell was flaky, or another verdict (--against: a regression)
+  2  usage error: bad arguments or --config, or the mock could not start
+  3  nothing failed, but a cell was inconclusive (cut by the kit's own timeout)
 """
 
 
@@ -145,6 +156,13 @@ def _mock_arguments(mock: argparse.ArgumentParser) -> None:
 
 
 def _check_arguments(check: argparse.ArgumentParser) -> None:
+    _check_options(check)
+    # Only what the command line gives is parsed: ``_cmd_check`` fills in the
+    # rest from a configuration file, then the defaults (``config.settle``).
+    defer_defaults(check)
+
+
+def _check_options(check: argparse.ArgumentParser) -> None:
     check.epilog = _CHECK_EPILOG
     check.formatter_class = argparse.RawDescriptionHelpFormatter
     check.add_argument(
@@ -293,7 +311,18 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     outputs.add_argument("--json", metavar="FILE", help="the whole report, with evidence, as JSON")
     outputs.add_argument("--html", metavar="FILE", help="the matrix and timelines as one page")
     outputs.add_argument("--markdown", metavar="FILE", help="the matrix and verdicts as Markdown")
+    outputs.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="JUnit XML, a testcase per cell: CI systems show the failing cells as failed tests",
+    )
     outputs.add_argument("--title", default="streamwire check", help="their title")
+    outputs.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read options from this TOML file (keys: the long option names, _ for -); "
+        "the command line overrides it",
+    )
     outputs.add_argument(
         "--quiet",
         action="store_true",
@@ -411,11 +440,33 @@ def _key(args: argparse.Namespace) -> str | None:
         return None
     value = os.environ.get(args.key_env)
     if not value:
-        raise SystemExit(f"streamwire: the environment variable {args.key_env} is not set")
+        print(f"streamwire: the environment variable {args.key_env} is not set", file=sys.stderr)
+        raise SystemExit(2)
     return value
 
 
+def _settled(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` completed by the configuration file, then the defaults."""
+    parser = argparse.ArgumentParser(prog="streamwire check")
+    _check_options(parser)
+    return settle(args, parser)
+
+
+def parse_check(argv: Sequence[str]) -> argparse.Namespace:
+    """``streamwire check ARGV``'s options as the check runs with them: the
+    command line's, then the configuration's, then the defaults. Raises
+    ``config.ConfigError``; a bad argument exits 2, as on the command line."""
+    parser = argparse.ArgumentParser(prog="streamwire check")
+    _check_arguments(parser)
+    return _settled(parser.parse_args(argv))
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        args = _settled(args)
+    except ConfigError as exc:
+        print(f"streamwire: {exc}", file=sys.stderr)
+        return 2
     if args.upstream:
         from .live import run_live
 
@@ -476,6 +527,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             repeat=args.repeat,
             key=_key(args),
+            key_env=args.key_env,
             read_timeout=args.timeout,
             silence=args.silence,
             stall=args.stall,
@@ -544,6 +596,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
         with open(args.html, "w", encoding="utf-8") as out:
             write_html(report, out, args.title)
+    if args.junit:
+        from .junit import write_junit
+
+        with open(args.junit, "w", encoding="utf-8") as out:
+            write_junit(report, out, args.title)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from .github import to_actions
+
+        to_actions(report, sys.stdout, args.title, os.environ)
     if earlier is not None:
         from .compare import compare, render_text
 
@@ -563,6 +624,9 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
     cases = list(LOAD_CASES) if args.cases == list(CASE_NAMES) else args.cases
     deliveries = list(LOAD_DELIVERIES) if args.delivery == list(DELIVERIES) else args.delivery
     concurrency = args.concurrency
+    if args.junit:
+        print("streamwire: --junit writes a check's cells; a --load run has none", file=sys.stderr)
+        return 2
     try:
         check = replace(plan, cases=cases, deliveries=deliveries, sdks=(), key=_key(args))
         load = LoadPlan(

@@ -9,7 +9,8 @@ time axis from the moment the request was sent. A streaming hop shows the
 two rows of ticks side by side; a buffering one shows a spread of writes
 above and a single late cluster below. Lanes use the ``paced`` delivery when
 the run had it (its gaps are what make buffering visible), else the first
-delivery run.
+delivery run. Each verdict, and each failing cell, has the ``curl`` command
+that reproduces it (``reproduce.py``), folded.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ background:#fff;border:1px solid #bbb;margin:2px 2px 0 0}
 .modes{color:#555;font-size:11px} .ends{font-size:12px;color:#444}
 .legend span{display:inline-block;margin-right:16px} svg{display:block;margin:4px 0 12px}
 .purpose{color:#555}
+pre.repro{font:12px ui-monospace,Menlo,monospace;white-space:pre-wrap;word-break:break-all;
+background:#f3f5f8;padding:6px 8px;margin:4px 0}
 """
 _LANE = 34
 _LEFT = 250
@@ -263,6 +266,15 @@ def _records(cells: Sequence[Cell]) -> str:
     return "".join(out)
 
 
+def _reproduce(command: str | None) -> str:
+    """A folded ``curl`` command, or nothing."""
+    if not command:
+        return ""
+    return (
+        f'<details><summary>reproduce</summary><pre class="repro">{escape(command)}</pre></details>'
+    )
+
+
 def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> None:
     """Writes the report as one self-contained HTML page."""
     s = report.summary()
@@ -290,6 +302,7 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
         out.write("</ul>")
     if report.verdicts:
         out.write("<h2>Verdicts</h2>")
+        commands = report.reproductions()
         for v in report.verdicts:
             ok = " ok" if v["name"] == "semantic_downgrade" else ""
             cases = ", ".join(v["cases"])
@@ -297,7 +310,8 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
                 f'<div class="v{ok}"><b><code>{escape(v["name"])}</code></b> '
                 f"<code>{escape(v['route'])} ← {escape(v['client'])}</code> "
                 f"({escape(cases)})<div class=why>{escape(v['why'])}</div>"
-                f"<div class=advice>{escape(v['advice'])}</div></div>"
+                f"<div class=advice>{escape(v['advice'])}</div>"
+                f"{_reproduce(commands.get((v['name'], v['route'], v['client'])))}</div>"
             )
     out.write("<h2>Timelines</h2>")
     out.write(
@@ -319,14 +333,15 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
     failing = report.failing()
     if failing:
         out.write("<h2>Failing cells</h2><table><tr><th>case</th><th>route ← client</th>")
-        out.write("<th>delivery</th><th>layer</th><th>why</th></tr>")
+        out.write("<th>delivery</th><th>layer</th><th>why</th><th>reproduce</th></tr>")
         for cell, layers, _ in failing[:500]:
-            for layer in layers:
+            for i, layer in enumerate(layers):
                 out.write(
                     f"<tr><td><code>{escape(cell.case)}</code></td><td><code>"
                     f"{escape(cell.route)} ← {escape(cell.client)}</code></td>"
                     f"<td>{escape(cell.delivery)}</td><td>{escape(layer)}</td>"
-                    f"<td>{escape(cell.checks[layer].why[:500])}</td></tr>"
+                    f"<td>{escape(cell.checks[layer].why[:500])}</td>"
+                    f"<td>{_reproduce(cell.reproduce if i == 0 else None)}</td></tr>"
                 )
         out.write("</table>")
     out.write("</body></html>\n")

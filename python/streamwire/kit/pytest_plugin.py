@@ -14,7 +14,8 @@ rest work as for any test. The cells of the selected items run once, when
 the first of them runs, against the mock the plugin starts (in-process, on
 ``--sw-mock-port``: the port the gateway is configured to call) or an
 existing one (``--sw-mock URL``). A failing item's message is its layers'
-evidence: each failing layer, why, and the verdict with what to do. An
+evidence: each failing layer, why, and the verdict with what to do, and the
+``curl`` command that reproduces the cell (``reproduce.py``). An
 inconclusive cell (cut by the kit's own limit) is skipped, with the reason.
 
 ``--sw-against BASELINE.json`` applies the upgrade gate instead
@@ -325,6 +326,8 @@ def _failure(cell: Cell) -> str:
         lines.append(f"  {layer}: {check.verdict}: {check.why}")
         if verdict:
             lines.append(f"    verdict {verdict}: {advice.get(verdict, '')}")
+    if cell.reproduce:
+        lines.append(f"  reproduce: {cell.reproduce}")
     return "\n".join(lines)
 
 

@@ -22,7 +22,8 @@ The JSON document (``--json FILE``) is stable, keys fixed::
                                              "verdicts_added"}}},   (with --path only)
      "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
                 "layers": {layer: verdict}, "evidence": {...},
-                ["flaky", "repeat": {"count", "failed", "flaky", "layers", "runs"}]}]}
+                ["flaky", "repeat": {"count", "failed", "flaky", "layers", "runs"}],
+                ["reproduce"] (a failing or flaky cell)}]}
 
 A cell's states (``Cell.state``): ``pass``, ``degraded``, ``fail``,
 ``inconclusive``, and with ``--repeat N`` ``flaky``: its runs differ in a
@@ -39,7 +40,9 @@ side (what it received and sent, when, and whether the connection closed).
 The terminal summary and the Markdown page group every failing (or
 degraded) cell by verdict and layer, nothing left out; the terminal's lines
 are wrapped to its width, and what the gateway sent is shown with its
-control characters escaped. In the Markdown page every string the gateway
+control characters escaped. Beside each verdict, the ``curl`` command that
+reproduces its first failing cell (``reproduce.py``; every failing cell's
+is in the JSON). In the Markdown page every string the gateway
 or its upstream could have chosen is escaped (``markdown_text``): it is
 meant for pull-request comments and dashboards that render Markdown with
 HTML.
@@ -60,6 +63,7 @@ from .cell import Cell
 from .delivery import UNARY
 from .names import CLIENTS
 from .paths import compare_paths, findings
+from .reproduce import by_verdict
 from .verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
 
 __all__ = ["FORMAT", "Report", "build_report", "markdown_text", "terminal_text"]
@@ -84,6 +88,15 @@ def markdown_text(text: str) -> str:
     text = terminal_text(text.replace("\r", " ").replace("\n", " "))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _md_block(text: str, indent: str = "") -> str:
+    """``text`` as a fenced shell block, its fence longer than any run of
+    backticks in it."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    text = terminal_text(text)
+    return f"{indent}{fence}sh\n{indent}{text}\n{indent}{fence}\n"
 
 
 def _md_code(text: str) -> str:
@@ -231,6 +244,11 @@ class Report:
             if pair.get("tools", {}).get("safe") is False
         ]
 
+    def reproductions(self) -> dict[tuple[str, str, str], str]:
+        """(verdict, route, client) -> the ``curl`` command of the first
+        failing cell that raised it (``reproduce.by_verdict``)."""
+        return by_verdict(self.cells)
+
     def failing(self) -> list[tuple[Cell, list[str], str]]:
         """(cell, its failing layers, why the first failed) of every failing cell."""
         out = []
@@ -326,6 +344,7 @@ class Report:
                     out.write(wrap.fill("      " + terminal_text(reason)) + "\n")
         if self.verdicts:
             out.write("\nverdicts:\n")
+            commands = self.reproductions()
             for v in self.verdicts:
                 head = (
                     f"  {v['name']}: {terminal_text(v['route'])} <- {v['client']} "
@@ -343,6 +362,10 @@ class Report:
                     )
                     out.write(wrap.fill("      figures: " + shown) + "\n")
                 out.write(wrap.fill("      do: " + v["advice"]) + "\n")
+                command = commands.get((v["name"], v["route"], v["client"]))
+                if command:
+                    # Unwrapped: it is copied and pasted whole.
+                    out.write(f"      reproduce: {terminal_text(command)}\n")
         grouped = self.by_verdict()
         if grouped:
             out.write("\ncells, by verdict and layer:\n")
@@ -440,6 +463,7 @@ class Report:
                 out.write(f"* {_md_code(route)} ← `{client}`: {reasons}\n")
         if self.verdicts:
             out.write("\n## Verdicts\n\n")
+            commands = self.reproductions()
             for v in self.verdicts:
                 out.write(
                     f"* **`{v['name']}`** {_md_code(v['route'])} ← `{v['client']}` "
@@ -447,6 +471,10 @@ class Report:
                     f"{', '.join(f'`{c}`' for c in v['cases'])}: {markdown_text(v['why'])} "
                     f"*Do:* {v['advice']}\n"
                 )
+                command = commands.get((v["name"], v["route"], v["client"]))
+                if command:
+                    out.write("\n  Reproduce its first failing cell:\n\n")
+                    out.write(_md_block(command, "  ") + "\n")
         flaky = self.flaky()
         if flaky:
             out.write("\n## Flaky cells\n\n")
