@@ -631,6 +631,37 @@ def test_action_scripts_start_the_mock_and_check(tmp_path: Path) -> None:
             os.killpg(mock.pid, signal.SIGTERM)
 
 
+def _schema_check(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema's vendored copy of one of GitHub's schemas, run on ``path``."""
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_action_and_a_workflow_using_it_match_github_s_schemas(tmp_path: Path) -> None:
+    pytest.importorskip("check_jsonschema")
+    done = _schema_check("vendor.github-actions", REPO_ROOT / "action.yml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    workflow = tmp_path / "kit.yml"
+    workflow.write_text(
+        "on: push\njobs:\n  kit:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - uses: ./\n        with:\n"
+        "          base-url: http://127.0.0.1:4000\n          client: openai-chat\n"
+        '          mock: "true"\n'
+    )
+    done = _schema_check("vendor.github-workflows", workflow)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The schema check can fail: an action without its steps' shell is refused.
+    broken = tmp_path / "action.yml"
+    broken.write_text(
+        (REPO_ROOT / "action.yml").read_text().replace("using: composite", "using: nothing")
+    )
+    assert _schema_check("vendor.github-actions", broken).returncode != 0
+
+
 @pytest.mark.skipif(shutil.which("actionlint") is None, reason="actionlint is not installed")
 def test_actionlint_accepts_a_workflow_using_the_action(tmp_path: Path) -> None:
     shutil.copy(REPO_ROOT / "action.yml", tmp_path / "action.yml")
