@@ -56,26 +56,14 @@ from typing import Any
 import orjson
 import pytest
 
-import streamwire as sw
-from rounds import bench_case, measure
+from pipeline import CHUNK, Load, print_rates, replaced, stream_result
+from rounds import bench_case
 from streamwire import _json
 from streamwire.protocols import anthropic, anthropic_machine
-from workloads import workload
+from workloads import PREAMBLE, cut, tool_arguments, workload
 
-CHUNK = 4096
 Call = tuple[str | None, str | None, Any]
 Output = tuple[str, list[Call]]
-
-
-class Load:
-    """A workload's wire bytes in 4 KiB chunks and the output a parser must give."""
-
-    def __init__(self, name: str, wire: bytes, text: str, calls: list[Call]) -> None:
-        self.name = name
-        self.wire = wire
-        self.chunks = tuple(wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK))
-        self.expected: Output = (text, calls)
-        self.events = wire.count(b"\n\n")
 
 
 def _text_load() -> Load:
@@ -85,7 +73,7 @@ def _text_load() -> Load:
         event = json.loads(data)
         if event["type"] == "content_block_delta":
             text.append(event["delta"]["text"])
-    return Load("anthropic", load.wire, "".join(text), [])
+    return Load("anthropic", load.wire, ("".join(text), []), load.wire.count(b"\n\n"))
 
 
 def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
@@ -108,8 +96,6 @@ def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
         "stop_sequence": None,
         "usage": {"input_tokens": 812, "output_tokens": 1},
     }
-    words = ["alpha", "beta", "ünïcode", "数据", "🙂", '"q"', "back\\slash", "42", "line\nbreak"]
-    preamble = ["I'll", " look", " that", " up", " in", " parallel", "."]
     out = [frame({"type": "message_start", "message": message})]
     out.append(
         frame(
@@ -121,30 +107,26 @@ def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
         )
     )
     out.append(frame({"type": "ping"}))
-    out += [delta(0, {"type": "text_delta", "text": t}) for t in preamble]
+    out += [delta(0, {"type": "text_delta", "text": t}) for t in PREAMBLE]
     out.append(frame({"type": "content_block_stop", "index": 0}))
     specs: list[Call] = []
     budget = (events - len(out) - 2) // calls - 3  # start, empty fragment, stop
     for i in range(calls):
-        args = {
-            "query": " ".join(rng.choice(words) for _ in range(400)),
-            "limit": i,
-            "exact": bool(i % 2),
-        }
+        args = tool_arguments(rng, i)
         text = json.dumps(args, ensure_ascii=False)
         call_id, name, index = f"toolu_bench_{i:02d}", f"tool_{i % 4}", i + 1
         specs.append((call_id, name, args))
         block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
         out.append(frame({"type": "content_block_start", "index": index, "content_block": block}))
         out.append(delta(index, {"type": "input_json_delta", "partial_json": ""}))
-        cuts = sorted(rng.sample(range(1, len(text)), budget - 1))
-        for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True):
-            out.append(delta(index, {"type": "input_json_delta", "partial_json": text[a:b]}))
+        for piece in cut(rng, text, budget):
+            out.append(delta(index, {"type": "input_json_delta", "partial_json": piece}))
         out.append(frame({"type": "content_block_stop", "index": index}))
     end = {"stop_reason": "tool_use", "stop_sequence": None}
     out.append(frame({"type": "message_delta", "delta": end, "usage": {"output_tokens": 9000}}))
     out.append(frame({"type": "message_stop"}))
-    return Load("anthropic-tools", b"".join(out), "".join(preamble), specs)
+    wire = b"".join(out)
+    return Load("anthropic-tools", wire, ("".join(PREAMBLE), specs), wire.count(b"\n\n"))
 
 
 @cache
@@ -156,23 +138,13 @@ def load(name: str) -> Load:
 
 
 def run_streamwire(chunks: Sequence[bytes]) -> Output:
-    stream = sw.stream("anthropic")
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    result = stream.result
-    assert result.status == "completed"
+    result = stream_result("anthropic", chunks)
     return result.text, [(c.id, c.name, c.arguments) for c in result.tool_calls]
 
 
 def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
-    previous = anthropic.loads, anthropic_machine.loads
-    anthropic.loads = anthropic_machine.loads = _json._loads_stdlib
-    try:
+    with replaced(_json._loads_stdlib, (anthropic, "loads"), (anthropic_machine, "loads")):
         return run_streamwire(chunks)
-    finally:
-        anthropic.loads, anthropic_machine.loads = previous
 
 
 def run_anthropic_sdk(chunks: Sequence[bytes]) -> Output:
@@ -279,19 +251,8 @@ def main(argv: list[str]) -> None:
         _profile()
         return
     rounds = int(argv[0]) if argv else 5
-    decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
-    for name in WORKLOADS:
-        correct, rates = measure(load(name), IMPLEMENTATIONS, rounds)
-        for impl, rate in rates.items():
-            print(f"{name:16s} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
-        for impl in ("streamwire", "streamwire-stdlib-json"):
-            sdk = rates[impl] / rates["anthropic-sdk"]
-            naive = rates[impl] / rates["naive"]
-            print(
-                f"{name:16s} {impl:24s} {sdk:6.1f}x anthropic-sdk (target 20x) "
-                f" {naive:5.2f}x naive (target 1.5x)"
-            )
+    targets = {"anthropic-sdk": 20.0, "naive": 1.5}
+    print_rates([load(n) for n in WORKLOADS], IMPLEMENTATIONS, rounds, targets)
 
 
 if __name__ == "__main__":

@@ -42,69 +42,50 @@ from typing import Any
 
 import pytest
 
-import streamwire as sw
-from rounds import bench_case, measure
+from pipeline import CHUNK, Load, final_usage, print_rates, replaced, stream_result
+from rounds import bench_case
 from streamwire import _json
 from streamwire.protocols import _eventstream, bedrock
 from workloads import es_workload
 
-CHUNK = 4096
 WORKLOAD = "bedrock-converse"
 #: (text, stop reason, (input tokens, output tokens, total tokens))
 Output = tuple[str, str | None, tuple[int | None, int | None, int | None]]
 
 
-class Load:
-    """The workload in 4 KiB chunks and the output a parser must give."""
-
-    def __init__(self) -> None:
-        load = es_workload(WORKLOAD)
-        self.wire = load.wire
-        self.chunks = tuple(load.wire[i : i + CHUNK] for i in range(0, len(load.wire), CHUNK))
-        self.events = len(load.expected)
-        text: list[str] = []
-        stop = None
-        usage: tuple[int | None, int | None, int | None] = (None, None, None)
-        for event_type, payload in load.expected:
-            body = json.loads(payload)
-            if event_type == "contentBlockDelta":
-                text.append(body["delta"]["text"])
-            elif event_type == "messageStop":
-                stop = body["stopReason"]
-            elif event_type == "metadata":
-                u = body["usage"]
-                usage = (u["inputTokens"], u["outputTokens"], u["totalTokens"])
-        self.expected: Output = ("".join(text), stop, usage)
-
-
 @cache
 def load() -> Load:
-    return Load()
+    source = es_workload(WORKLOAD)
+    text: list[str] = []
+    stop = None
+    usage: tuple[int | None, int | None, int | None] = (None, None, None)
+    for event_type, payload in source.expected:
+        body = json.loads(payload)
+        if event_type == "contentBlockDelta":
+            text.append(body["delta"]["text"])
+        elif event_type == "messageStop":
+            stop = body["stopReason"]
+        elif event_type == "metadata":
+            u = body["usage"]
+            usage = (u["inputTokens"], u["outputTokens"], u["totalTokens"])
+    expected: Output = ("".join(text), stop, usage)
+    return Load(WORKLOAD, source.wire, expected, len(source.expected))
 
 
 # --- implementations -------------------------------------------------------------------
 
 
 def run_streamwire(chunks: Sequence[bytes]) -> Output:
-    stream = sw.stream("bedrock-converse")
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    result = stream.result
-    assert result.status == "completed" and result.usage is not None and result.usage.final
-    usage = result.usage
+    result = stream_result("bedrock-converse", chunks)
+    usage = final_usage(result)
     figures = (usage.input_tokens, usage.output_tokens, usage.total_tokens)
     return result.text, result.provider_stop_reason, figures
 
 
 def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
-    previous = bedrock._fast_loads, _eventstream.loads_payload
-    bedrock._fast_loads = _eventstream.loads_payload = _loads_payload_stdlib
-    try:
+    places = (bedrock, "_fast_loads"), (_eventstream, "loads_payload")
+    with replaced(_loads_payload_stdlib, *places):
         return run_streamwire(chunks)
-    finally:
-        bedrock._fast_loads, _eventstream.loads_payload = previous
 
 
 def _loads_payload_stdlib(payload: bytes) -> Any:
@@ -170,15 +151,7 @@ def test_pipeline_bedrock(benchmark: Any, impl_name: str) -> None:
 def main(argv: list[str]) -> None:
     """Prints events/s (CPU time) and the ratio to the target, all implementations in one run."""
     rounds = int(argv[0]) if argv else 5
-    decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
-    correct, rates = measure(load(), IMPLEMENTATIONS, rounds)
-    for impl, rate in rates.items():
-        print(f"{WORKLOAD} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
-    for impl in ("streamwire", "streamwire-stdlib-json"):
-        print(
-            f"{WORKLOAD} {impl:24s} {rates[impl] / rates['botocore']:6.1f}x botocore (target 15x)"
-        )
+    print_rates([load()], IMPLEMENTATIONS, rounds, {"botocore": 15.0})
 
 
 if __name__ == "__main__":

@@ -59,26 +59,13 @@ import orjson
 import pytest
 
 import streamwire as sw
-from rounds import bench_case, best_times, json_decoder, measure
+from pipeline import CHUNK, Load, print_rates, replaced, stream_result
+from rounds import bench_case, best_times, json_decoder
 from streamwire import _json
 from streamwire.protocols import openai_chat
-from workloads import workload
+from workloads import PREAMBLE, cut, tool_arguments, workload
 
-CHUNK = 4096
 Output = tuple[str, list[tuple[str | None, str | None, str]]]
-
-
-class Load:
-    """A workload's wire bytes in 4 KiB chunks and the output a parser must give."""
-
-    def __init__(
-        self, name: str, wire: bytes, text: str, calls: list[tuple[str, str, str]]
-    ) -> None:
-        self.name = name
-        self.wire = wire
-        self.chunks = tuple(wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK))
-        self.expected: Output = (text, [(i, n, a) for i, n, a in calls])
-        self.events = wire.count(b"\n\n")
 
 
 def _chat_load() -> Load:
@@ -88,7 +75,7 @@ def _chat_load() -> Load:
         if data != "[DONE]":
             for choice in json.loads(data)["choices"]:
                 text.append(choice["delta"].get("content") or "")
-    return Load("openai-chat", load.wire, "".join(text), [])
+    return Load("openai-chat", load.wire, ("".join(text), []), load.wire.count(b"\n\n"))
 
 
 def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
@@ -112,22 +99,13 @@ def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
     def delta(d: dict[str, Any], finish: str | None = None) -> bytes:
         return frame([{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}])
 
-    words = ["alpha", "beta", "ünïcode", "数据", "🙂", '"q"', "back\\slash", "42", "line\nbreak"]
-    preamble = ["I'll", " look", " that", " up", " in", " parallel", "."]
-    out = [delta({"role": "assistant", "content": ""})] + [delta({"content": t}) for t in preamble]
+    out = [delta({"role": "assistant", "content": ""})] + [delta({"content": t}) for t in PREAMBLE]
     specs = []
     for i in range(calls):
-        args = {
-            "query": " ".join(rng.choice(words) for _ in range(400)),
-            "limit": i,
-            "exact": bool(i % 2),
-        }
-        specs.append((f"call_bench_{i:02d}", f"tool_{i % 4}", json.dumps(args, ensure_ascii=False)))
+        args = json.dumps(tool_arguments(rng, i), ensure_ascii=False)
+        specs.append((f"call_bench_{i:02d}", f"tool_{i % 4}", args))
     budget = events - len(out) - calls - 3
-    pieces: list[list[str]] = []
-    for _, _, args in specs:
-        cuts = sorted(rng.sample(range(1, len(args)), budget // calls - 1))
-        pieces.append([args[a:b] for a, b in zip([0, *cuts], [*cuts, len(args)], strict=True)])
+    pieces = [cut(rng, args, budget // calls) for _, _, args in specs]
     for i, (call_id, name, _) in enumerate(specs):
         head = {
             "index": i,
@@ -146,7 +124,8 @@ def _tools_load(events: int = 20_000, calls: int = 16) -> Load:
     usage = {"prompt_tokens": 812, "completion_tokens": 9000, "total_tokens": 9812}
     out.append(frame([], usage=usage))
     out.append(b"data: [DONE]\n\n")
-    return Load("openai-chat-tools", b"".join(out), "".join(preamble), specs)
+    wire = b"".join(out)
+    return Load("openai-chat-tools", wire, ("".join(PREAMBLE), specs), wire.count(b"\n\n"))
 
 
 @cache
@@ -158,32 +137,18 @@ def load(name: str) -> Load:
 
 
 def run_streamwire(chunks: Sequence[bytes]) -> Output:
-    stream = sw.stream("openai-chat")
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    result = stream.result
-    assert result.status == "completed"
+    result = stream_result("openai-chat", chunks)
     return result.text, [(c.id, c.name, c.raw_arguments) for c in result.tool_calls]
 
 
 def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
-    previous = openai_chat.loads
-    openai_chat.loads = _json._loads_stdlib
-    try:
+    with replaced(_json._loads_stdlib, (openai_chat, "loads")):
         return run_streamwire(chunks)
-    finally:
-        openai_chat.loads = previous
 
 
 def run_streamwire_general(chunks: Sequence[bytes]) -> Output:
-    cls = openai_chat.OpenAIChatStream
-    cls.shapes = None
-    try:
+    with replaced(None, (openai_chat.OpenAIChatStream, "shapes")):
         return run_streamwire(chunks)
-    finally:
-        cls.shapes = openai_chat.SHAPES
 
 
 def run_openai_sdk(chunks: Sequence[bytes]) -> Output:
@@ -271,13 +236,9 @@ def _streamwire_stats(name: str) -> dict[str, int]:
         for chunk in data.chunks
         for item in decoder.feed_matched(chunk, openai_chat.SHAPES)
     )
-    stream = sw.stream("openai-chat")
-    for chunk in data.chunks:
-        stream.feed(chunk)
-    stream.close()
     return {
         "shape_matched_events": matched,
-        "peak_buffer_bytes": stream.result.metrics.peak_buffered_bytes,
+        "peak_buffer_bytes": stream_result("openai-chat", data.chunks).metrics.peak_buffered_bytes,
     }
 
 
@@ -345,22 +306,9 @@ def main(argv: list[str]) -> None:
         breakdown(int(argv[1]) if len(argv) > 1 else 5)
         return
     rounds = int(argv[0]) if argv else 5
-    decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
-    for name in WORKLOADS:
-        correct, rates = measure(load(name), IMPLEMENTATIONS, rounds)
-        for impl in IMPLEMENTATIONS:
-            print(
-                f"{name:18s} {impl:24s} {rates[impl]:>12,.0f} events/s"
-                f" {1e9 / rates[impl]:7.0f} ns/event  correct={correct[impl]}"
-            )
-        for impl in ("streamwire", "streamwire-stdlib-json", "streamwire-general-path"):
-            sdk = rates[impl] / rates["openai-sdk"]
-            naive = rates[impl] / rates["naive"]
-            print(
-                f"{name:18s} {impl:24s} {sdk:6.1f}x openai-sdk (target 50x)  "
-                f" {naive:5.2f}x naive (target 1.5x)"
-            )
+    variants = ("streamwire", "streamwire-stdlib-json", "streamwire-general-path")
+    targets = {"openai-sdk": 50.0, "naive": 1.5}
+    print_rates([load(n) for n in WORKLOADS], IMPLEMENTATIONS, rounds, targets, variants)
 
 
 if __name__ == "__main__":

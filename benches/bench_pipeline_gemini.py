@@ -69,26 +69,14 @@ from typing import Any
 import orjson
 import pytest
 
-import streamwire as sw
+from pipeline import CHUNK, Load, final_usage, replaced, stream_result
 from rounds import bench_case, best_times
 from streamwire import _json
 from streamwire.protocols import gemini, gemini_chunks
-from workloads import workload
+from workloads import chunks_of, workload
 
-CHUNK = 4096
 #: (text, finishReason, (promptTokenCount, candidatesTokenCount, totalTokenCount))
 Output = tuple[str, str | None, tuple[int | None, int | None, int | None]]
-
-
-class Load:
-    """A workload's wire bytes in 4 KiB chunks and the output a parser must give."""
-
-    def __init__(self, name: str, wire: bytes, chunks_count: int, expected: Output) -> None:
-        self.name = name
-        self.wire = wire
-        self.chunks = tuple(wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK))
-        self.events = chunks_count
-        self.expected = expected
 
 
 def _expected(datas: Sequence[str]) -> Output:
@@ -114,24 +102,17 @@ def load(name: str) -> Load:
     source = workload("gemini")
     expected = _expected(source.expected)
     if name == "gemini":
-        return Load(name, source.wire, len(source.expected), expected)
+        return Load(name, source.wire, expected, len(source.expected))
     array = "[" + "\r\n,\r\n".join(source.expected) + "]"
-    return Load(name, array.encode(), len(source.expected), expected)
+    return Load(name, array.encode(), expected, len(source.expected))
 
 
 # --- implementations -----------------------------------------------------------------
 
 
 def _run(protocol: str, chunks: Sequence[bytes]) -> Output:
-    stream = sw.stream(protocol)
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    result = stream.result
-    assert result.status == "completed"
-    usage = result.usage
-    assert usage is not None and usage.final
+    result = stream_result(protocol, chunks)
+    usage = final_usage(result)
     candidates = usage.output_tokens  # no thoughts in this workload
     return (
         result.text,
@@ -149,15 +130,8 @@ def run_streamwire(chunks: Sequence[bytes]) -> Output:
 
 
 def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
-    modules = (gemini, gemini_chunks)
-    previous = [module.loads for module in modules]
-    for module in modules:
-        module.loads = _json._loads_stdlib
-    try:
+    with replaced(_json._loads_stdlib, (gemini, "loads"), (gemini_chunks, "loads")):
         return _run("gemini", chunks)
-    finally:
-        for module, loads in zip(modules, previous, strict=True):
-            module.loads = loads
 
 
 def run_streamwire_json(chunks: Sequence[bytes]) -> Output:
@@ -324,7 +298,7 @@ def test_google_genai_is_the_sdks_path() -> None:
     last chunk's finish reason), in 4 KiB chunks."""
     source = workload("gemini-tools")
     wire = source.wire[source.event_ends[-300] :]
-    chunks = [wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK)]
+    chunks = chunks_of(wire, CHUNK)
     ours = list(google_genai_responses(chunks))
     assert len(ours) == 299
     assert ours == _sdk_stream(chunks)

@@ -52,65 +52,43 @@ from typing import Any
 import orjson
 import pytest
 
-import streamwire as sw
-from rounds import bench_case, measure
+from pipeline import CHUNK, Load, final_usage, print_rates, replaced, stream_result
+from rounds import bench_case
 from streamwire import _json
 from streamwire.protocols import openai_responses
 from workloads import workload
 
-CHUNK = 4096
 #: (final text, input tokens, output tokens)
 Output = tuple[str, int | None, int | None]
 
 
-class Load:
-    """The workload's wire bytes in 4 KiB chunks and the output a parser must give."""
-
-    def __init__(self, name: str) -> None:
-        load = workload(name)
-        self.name = name
-        self.wire = load.wire
-        self.chunks = tuple(load.wire[i : i + CHUNK] for i in range(0, len(load.wire), CHUNK))
-        text: list[str] = []
-        usage: dict[str, Any] = {}
-        for data in load.expected:
-            event = json.loads(data)
-            if event["type"] == "response.output_text.delta":
-                text.append(event["delta"])
-            elif event["type"] == "response.completed":
-                usage = event["response"]["usage"]
-        self.expected: Output = ("".join(text), usage["input_tokens"], usage["output_tokens"])
-        self.events = len(load.expected)
-
-
 @cache
 def load(name: str) -> Load:
-    return Load(name)
+    source = workload(name)
+    text: list[str] = []
+    usage: dict[str, Any] = {}
+    for data in source.expected:
+        event = json.loads(data)
+        if event["type"] == "response.output_text.delta":
+            text.append(event["delta"])
+        elif event["type"] == "response.completed":
+            usage = event["response"]["usage"]
+    expected: Output = ("".join(text), usage["input_tokens"], usage["output_tokens"])
+    return Load(name, source.wire, expected, len(source.expected))
 
 
 # --- implementations -----------------------------------------------------------------
 
 
 def run_streamwire(chunks: Sequence[bytes]) -> Output:
-    stream = sw.stream("openai-responses")
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    result = stream.result
-    assert result.status == "completed"
-    usage = result.usage
-    assert usage is not None and usage.final
+    result = stream_result("openai-responses", chunks)
+    usage = final_usage(result)
     return result.text, usage.input_tokens, usage.output_tokens
 
 
 def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
-    previous = openai_responses.loads
-    openai_responses.loads = _json._loads_stdlib
-    try:
+    with replaced(_json._loads_stdlib, (openai_responses, "loads")):
         return run_streamwire(chunks)
-    finally:
-        openai_responses.loads = previous
 
 
 def run_openai_sdk(chunks: Sequence[bytes]) -> Output:
@@ -177,19 +155,8 @@ def test_pipeline_responses(benchmark: Any, workload_name: str, impl_name: str) 
 def main(argv: list[str]) -> None:
     """Prints events/s and the ratios to the targets, all implementations in one run."""
     rounds = int(argv[0]) if argv else 5
-    decoder = "orjson" if _json.ACCELERATED else "stdlib"
-    print(f"json decoder for streamwire: {decoder}; best CPU time of {rounds} interleaved rounds")
-    for name in WORKLOADS:
-        correct, rates = measure(load(name), IMPLEMENTATIONS, rounds)
-        for impl, rate in rates.items():
-            print(f"{name:18s} {impl:24s} {rate:>12,.0f} events/s  correct={correct[impl]}")
-        for impl in ("streamwire", "streamwire-stdlib-json"):
-            sdk = rates[impl] / rates["openai-sdk"]
-            naive = rates[impl] / rates["naive"]
-            print(
-                f"{name:18s} {impl:24s} {sdk:6.1f}x openai-sdk (target 20x)  "
-                f" {naive:5.2f}x naive (target 1.5x)"
-            )
+    targets = {"openai-sdk": 20.0, "naive": 1.5}
+    print_rates([load(n) for n in WORKLOADS], IMPLEMENTATIONS, rounds, targets)
 
 
 if __name__ == "__main__":

@@ -88,10 +88,10 @@ import pytest
 import streamwire as sw
 from bench_pipeline_gemini import google_genai_responses
 from bench_pipeline_websocket import google_genai_live_messages
+from pipeline import CHUNK, final_usage, session_after, stream_result
 from rounds import best_times
-from workloads import gemini_tools_facts, workload
+from workloads import chunks_of, gemini_tools_facts, workload
 
-CHUNK = 4096
 SEED = 20261202
 
 #: A call as the checks compare it: ``(name, parsed arguments)``.
@@ -113,10 +113,6 @@ class Load:
     events: int
     #: The largest event or message, in bytes (peak memory's unit).
     largest: int
-
-
-def _chunks(wire: bytes) -> tuple[bytes, ...]:
-    return tuple(wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK))
 
 
 def _dump(value: Any) -> str:
@@ -143,13 +139,13 @@ def _gemini_load(name: str) -> Load:
     else:
         wire = ("[" + "\r\n,\r\n".join(source.expected) + "]").encode()
         protocol = "gemini-json"
-    return Load(name, protocol, _chunks(wire), _gemini_expected(), len(source.expected), largest)
+    return Load(
+        name, protocol, chunks_of(wire, CHUNK), _gemini_expected(), len(source.expected), largest
+    )
 
 
 def _gemini_result(result: sw.StreamResult) -> GeminiOutput:
-    assert result.status == "completed", result.status
-    usage = result.usage
-    assert usage is not None and usage.final
+    usage = final_usage(result)
     calls = tuple((c.name or "", c.arguments) for c in result.tool_calls)
     assert all(c.executable for c in result.tool_calls)
     figures = (usage.input_tokens, usage.output_tokens, usage.total_tokens)
@@ -157,12 +153,7 @@ def _gemini_result(result: sw.StreamResult) -> GeminiOutput:
 
 
 def run_streamwire_http(protocol: str, chunks: Sequence[bytes]) -> GeminiOutput:
-    stream = sw.stream(protocol)
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.close()
-    return _gemini_result(stream.result)
+    return _gemini_result(stream_result(protocol, chunks))
 
 
 def _gemini_walk(body: dict[str, Any], state: dict[str, Any]) -> None:
@@ -477,11 +468,7 @@ def _session_answers(session: Any) -> tuple[Answer, ...]:
 
 
 def run_streamwire_realtime(messages: Sequence[str]) -> RealtimeOutput:
-    session = sw.stream("openai-realtime")
-    feed = session.feed_message
-    for message in messages:
-        feed(message)
-    session.close()
+    session = session_after("openai-realtime", messages)
     audio = sum(r.provider_metrics.get("audio_bytes", 0) for r in session.results)
     return _session_answers(session), audio
 
@@ -590,12 +577,7 @@ def _live() -> tuple[list[bytes], tuple[Answer, ...]]:
 
 
 def run_streamwire_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
-    session = sw.stream("gemini-live")
-    feed = session.feed_message
-    for message in messages:
-        feed(message)
-    session.close()
-    return _session_answers(session)
+    return _session_answers(session_after("gemini-live", messages))
 
 
 def run_naive_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:

@@ -56,7 +56,7 @@ from typing import Any
 import orjson
 import pytest
 
-import streamwire as sw
+from pipeline import final_usage, session_after
 from rounds import best_times
 
 DELTAS = 20_000
@@ -238,15 +238,9 @@ def load(name: str) -> tuple[list[str], Output]:
 
 
 def run_streamwire(protocol: str, messages: Sequence[str]) -> Output:
-    session = sw.stream(protocol)
-    feed = session.feed_message
-    for message in messages:
-        feed(message)
-    session.close()
-    result = session.result
+    result = session_after(protocol, messages).result
     assert result.status == "completed"
-    usage = result.usage
-    assert usage is not None and usage.final
+    usage = final_usage(result)
     return result.text, usage.input_tokens, usage.output_tokens
 
 

@@ -30,7 +30,7 @@ import bench_pipeline_shapes
 import bench_pipeline_websocket
 import bench_sse
 import streamwire as sw
-from gate import Group, Ratio, peak_memory
+from group import Group, Ratio, peak_memory
 from rounds import release_free_memory
 from workloads import CHUNKINGS, ES_CHUNKINGS, WORKLOADS, chunked, es_chunked
 

@@ -8,7 +8,7 @@ README.md is replaced by tables made from the JSON alone: times are best CPU
 times of interleaved rounds (``rounds.py``), each ratio is a peer's time
 divided by streamwire's in the same group, targets are the issues' (met or
 not, as measured), a peer whose output was wrong is marked **wrong**, and
-peak memory is ``gate.peak_memory`` as a multiple of the largest unit one
+peak memory is ``group.peak_memory`` as a multiple of the largest unit one
 step holds (an event or message, or the chunk when that is larger).
 ``--check`` exits 1 when README.md is not what the JSON gives.
 """

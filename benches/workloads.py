@@ -60,6 +60,13 @@ One AWS EventStream workload (binary frames, not SSE; see :func:`es_workload`):
   ``bedrock-converse-5k`` is its first 5,000 messages, so that a one-chunk run
   at two sizes shows how a decoder scales with the chunk.
 
+The pipeline benches' tool-call workloads (``openai-chat-tools`` in
+``bench_pipeline_chat.py``, ``anthropic-tools`` in
+``bench_pipeline_anthropic.py``) are built there from the same pieces: a
+text ``PREAMBLE``, then 16 calls whose arguments are :func:`tool_arguments`
+(a 400-word query of ``WORDS``), streamed in fragments :func:`cut` from
+their JSON text.
+
 Chunkings: 4 KiB and 64 KiB over the whole body; 1-byte chunks over a prefix of
 at most 200,000 bytes cut at an event boundary (the whole body one byte at a
 time would take minutes in the pure-Python peers), never for the 8 MiB event.
@@ -72,21 +79,27 @@ import json
 import random
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 __all__ = [
     "CHUNKINGS",
     "ES_CHUNKINGS",
     "ES_WORKLOADS",
     "ONE_BYTE_PREFIX",
+    "PREAMBLE",
+    "WORDS",
     "WORKLOADS",
     "Chunking",
     "EventStreamWorkload",
     "GeminiFacts",
     "Workload",
     "chunked",
+    "chunks_of",
+    "cut",
     "es_chunked",
     "es_workload",
     "gemini_tools_facts",
+    "tool_arguments",
     "workload",
 ]
 
@@ -464,8 +477,36 @@ def chunked(name: str, chunking: Chunking) -> tuple[Workload, tuple[bytes, ...]]
     load = workload(name)
     if chunking.prefix is not None:
         load = load.prefix(chunking.prefix)
-    wire, size = load.wire, chunking.size
-    return load, tuple(wire[i : i + size] for i in range(0, len(wire), size))
+    return load, chunks_of(load.wire, chunking.size)
+
+
+def chunks_of(wire: bytes, size: int) -> tuple[bytes, ...]:
+    """``wire`` cut every ``size`` bytes."""
+    return tuple(wire[i : i + size] for i in range(0, len(wire), size))
+
+
+# --- the pipeline benches' tool calls -------------------------------------------------------
+
+#: The text a tool-call workload's answer opens with, before its calls.
+PREAMBLE = ("I'll", " look", " that", " up", " in", " parallel", ".")
+#: The words of its calls' queries: accents, CJK, an emoji, a quote, a
+#: backslash and a newline among them (what a JSON string must escape or not).
+WORDS = ("alpha", "beta", "ünïcode", "数据", "🙂", '"q"', "back\\slash", "42", "line\nbreak")
+
+
+def tool_arguments(rng: random.Random, i: int) -> dict[str, Any]:
+    """The arguments of a tool-call workload's call number ``i``."""
+    return {
+        "query": " ".join(rng.choice(WORDS) for _ in range(400)),
+        "limit": i,
+        "exact": bool(i % 2),
+    }
+
+
+def cut(rng: random.Random, text: str, pieces: int) -> list[str]:
+    """``text`` cut in ``pieces`` pieces at seeded places, none empty."""
+    cuts = sorted(rng.sample(range(1, len(text)), pieces - 1))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
 
 
 # --- AWS EventStream ------------------------------------------------------------------------
@@ -563,6 +604,4 @@ def es_workload(name: str) -> EventStreamWorkload:
 def es_chunked(name: str, chunking: Chunking) -> tuple[EventStreamWorkload, tuple[bytes, ...]]:
     """The EventStream workload and its chunks under ``chunking`` (size 0: one chunk)."""
     load = es_workload(name)
-    wire = load.wire
-    size = chunking.size or len(wire)
-    return load, tuple(wire[i : i + size] for i in range(0, len(wire), size))
+    return load, chunks_of(load.wire, chunking.size or len(load.wire))

@@ -12,6 +12,7 @@ chunking, and no input, however broken, makes the adapter raise.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streamwire as sw
+from adapter_fuzz import mutations, never_raises
 from anthropic_events import (
     MESSAGE_STOP,
     TEXT_BLOCK,
@@ -472,48 +474,24 @@ def test_the_fast_path_is_the_machine_under_any_chunking_and_cap(
     assert facts(acc.snapshot()) == facts(stream.result)
 
 
-def _mutations(data: bytes, seed: int) -> list[bytes]:
-    import random
-
-    rng = random.Random(seed)
-    out = []
-    for _ in range(20):
-        buf = bytearray(data)
-        for _ in range(rng.randint(1, 4)):
-            op = rng.randrange(3)
-            at = rng.randrange(len(buf) or 1)
-            if op == 0 and buf:
-                buf[at] = rng.randrange(256)
-            elif op == 1 and buf:
-                del buf[at : at + rng.randint(1, 8)]
-            else:
-                buf[at:at] = rng.choice(
-                    [b"\n\n", b'"', b"}", b'"index":0,', b"\xff", b"null", b"event: error\n"]
-                )
-        out.append(bytes(buf))
-    return out
+#: What the mutations insert: Anthropic's block index and error event among them.
+_INSERTIONS = (b"\n\n", b'"', b"}", b'"index":0,', b"\xff", b"null", b"event: error\n")
 
 
-def _never_raises(chunks: list[bytes]) -> None:
-    stream = sw.stream("anthropic")
-    events: list[sw.Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    events += stream.close()
-    result = stream.result
-    assert result.final and result.status != "in_progress"
-    assert isinstance(events[-1], sw.MessageCompleted)
-    if result.executable:
-        assert result.status == "completed"
-        assert all(c.state == "valid" for c in result.tool_calls if c.executor == "client")
+def _provider_content_is_json(result: sw.StreamResult) -> None:
     json.dumps(list(result.provider_content))
+
+
+_never_raises = partial(
+    never_raises, "anthropic", valid_calls="client", check=_provider_content_is_json
+)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.name)
 def test_mutated_fixtures_never_raise(fixture: Fixture) -> None:
     if len(fixture.raw) > 20_000:
         pytest.skip("large inputs: the small ones exercise the same paths")
-    for data in _mutations(fixture.raw, seed=len(fixture.raw)):
+    for data in mutations(fixture.raw, seed=len(fixture.raw), insertions=_INSERTIONS):
         for _, chunks in list(chunkings(data, random_rounds=2))[:4]:
             _never_raises(chunks)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+from functools import partial
 from typing import Any, get_args
 
 import pytest
@@ -22,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streamwire as sw
+from adapter_fuzz import never_raises
 from bedrock_frames import converse as C
 from bedrock_frames import event_frame, exception_frame
 from chunking import chunkings, split_at
@@ -577,17 +579,7 @@ def test_generated_streams_round_trip(case: tuple[list[bytes], str, list[str]]) 
     assert result.usage is not None and result.usage.final
 
 
-def _never_raises(chunks: list[bytes], protocol: str = "bedrock-converse") -> None:
-    stream = sw.stream(protocol)
-    events: list[sw.Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    events += stream.close()
-    result = stream.result
-    assert result.final and result.status != "in_progress"
-    assert isinstance(events[-1], sw.MessageCompleted)
-    if result.executable:
-        assert result.status == "completed" and all(c.state == "valid" for c in result.tool_calls)
+_never_raises = partial(never_raises, "bedrock-converse", valid_calls="all")
 
 
 @given(st.binary(max_size=300), st.lists(st.integers(0, 300), max_size=6))

@@ -1,7 +1,7 @@
 """Imports in ``python/streamwire`` run one way: no circle, nothing up the layers.
 
 docs/design.md ("Imports") lists the package's layers, bottom first, in a
-table this test reads; STYLE's habit 11 says why. The graph is built from
+table this test reads, and says why. The graph is built from
 the source with the standard library's ``ast``, nothing imported, and every
 import counts, wherever it is written:
 
@@ -19,6 +19,10 @@ import counts, wherever it is written:
   registries.
 
 The extension module ``streamwire._core`` imports nothing of the package.
+
+``benches/`` is no package: a folder of top-level modules on ``sys.path``
+(pytest puts it there), imported by plain name (``from rounds import
+best_times``). Its modules have no layers, but no circle either.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from conftest import REPO_ROOT
 
 PACKAGE = "streamwire"
 SOURCE = REPO_ROOT / "python"
+BENCHES = REPO_ROOT / "benches"
 DESIGN = REPO_ROOT / "docs" / "design.md"
 #: Modules that exist without a ``.py`` source (the Rust extension).
 EXTENSIONS = ("streamwire._core",)
@@ -66,7 +71,9 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[:n]) for n in range(1, len(parts))]
 
 
-def _modules(root: Path, package: str) -> tuple[dict[str, Path], set[str]]:
+def _modules(root: Path, package: str | None) -> tuple[dict[str, Path], set[str]]:
+    if package is None:
+        return {path.stem: path for path in sorted(root.glob("*.py"))}, set()
     found: dict[str, Path] = {}
     packages: set[str] = set()
     for path in sorted((root / package).rglob("*.py")):
@@ -94,8 +101,9 @@ def _imports_by_name(tree: ast.Module) -> bool:
     return False
 
 
-def build(root: Path, package: str, extensions: Iterable[str] = ()) -> Graph:
-    """The import graph of ``package`` under ``root`` (see the module docstring)."""
+def build(root: Path, package: str | None, extensions: Iterable[str] = ()) -> Graph:
+    """The import graph of ``package`` under ``root`` or, with no package, of
+    the top-level modules in the folder ``root`` (see the module docstring)."""
     sources, packages = _modules(root, package)
     graph = Graph(modules=set(sources) | set(extensions), packages=packages)
     for module, path in sources.items():
@@ -104,7 +112,7 @@ def build(root: Path, package: str, extensions: Iterable[str] = ()) -> Graph:
     return graph
 
 
-def _edges(graph: Graph, module: str, tree: ast.Module, package: str) -> list[Edge]:
+def _edges(graph: Graph, module: str, tree: ast.Module, package: str | None) -> list[Edge]:
     """The imports of one module's source."""
     is_package = module in graph.packages
     own_parents = set(_parents(module))
@@ -156,7 +164,8 @@ def _edges(graph: Graph, module: str, tree: ast.Module, package: str) -> list[Ed
             visit(child, inner)
 
     visit(tree, "top")
-    if _imports_by_name(tree):
+    # A folder's modules are named by plain words, which any string may be.
+    if package is not None and _imports_by_name(tree):
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 name = node.value.partition(":")[0]
@@ -293,6 +302,20 @@ def test_no_import_runs_up_the_layers(graph: Graph, layers: list[tuple[str, list
     assert upward(graph, layer_of(layers)) == []
 
 
+# --- the benches --------------------------------------------------------------
+
+
+def test_no_import_circle_among_the_benches() -> None:
+    graph = build(BENCHES, None)
+    # A graph that missed imports would pass.
+    assert len(graph.modules) > 20
+    hows = {(e.source, e.target): e.how for e in graph.edges}
+    assert hows["groups", "bench_pipeline_chat"] == "top"
+    assert hows["gate", "groups"] == "function"
+    assert hows["bench_pipeline_shapes", "pipeline"] == "top"
+    assert circles(graph) == []
+
+
 # --- the checks themselves ------------------------------------------------------------
 
 
@@ -349,6 +372,24 @@ def test_a_circle_is_found_however_it_is_written(
 ) -> None:
     _write(tmp_path / "p", {"__init__.py": "", **files})
     assert circles(build(tmp_path, "p")) == [circle]
+
+
+def test_a_circle_among_a_folders_modules_is_found(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "a.py": "import b\nimport json\n",  # json: not one of the folder's
+            "b.py": "def f():\n    from c import g\n",
+            "c.py": "from a import x\n",
+            # a string names no module of a folder: "a" is a word
+            "d.py": "import importlib\nimportlib.import_module('a')\n",
+            "sub/e.py": "import d\n",  # below the folder: not one of its modules
+        },
+    )
+    graph = build(tmp_path, None)
+    assert graph.modules == {"a", "b", "c", "d"}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert graph.targets("a") == {"b"} and graph.targets("d") == set()
 
 
 def test_what_is_not_a_circle(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ broken, makes the adapter raise.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streamwire as sw
+from adapter_fuzz import mutations, never_raises
 from chunking import chunkings, split_at
 from fixture_replay import Fixture, facts, manifests
 from streamwire.protocols import openai_chat
@@ -348,52 +349,22 @@ def test_generated_streams_round_trip(
     assert result.executable == bool(calls)
 
 
-def _mutations(data: bytes, seed: int) -> Iterator[bytes]:
-    import random
-
-    rng = random.Random(seed)
-    for _ in range(20):
-        buf = bytearray(data)
-        for _ in range(rng.randint(1, 4)):
-            op = rng.randrange(3)
-            at = rng.randrange(len(buf) or 1)
-            if op == 0 and buf:
-                buf[at] = rng.randrange(256)
-            elif op == 1 and buf:
-                del buf[at : at + rng.randint(1, 8)]
-            else:
-                buf[at:at] = rng.choice(
-                    [b"\n\n", b'"', b"}", b"data: [DONE]\n\n", b"\xff", b"null"]
-                )
-        yield bytes(buf)
-
-
-def _never_raises(data: bytes, chunks: list[bytes]) -> None:
-    stream = sw.stream("openai-chat")
-    events: list[sw.Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    events += stream.close()
-    result = stream.result
-    assert result.final and result.status != "in_progress"
-    assert isinstance(events[-1], sw.MessageCompleted)
-    if result.executable:
-        assert result.status == "completed" and all(c.state == "valid" for c in result.tool_calls)
+_never_raises = partial(never_raises, "openai-chat", valid_calls="all")
 
 
 @pytest.mark.parametrize("fixture", CHAT_FIXTURES, ids=lambda f: f.name)
 def test_mutated_fixtures_never_raise(fixture: Fixture) -> None:
     if len(fixture.raw) > 20_000:
         pytest.skip("large inputs: the small ones exercise the same paths")
-    for i, data in enumerate(_mutations(fixture.raw, seed=len(fixture.raw))):
+    for i, data in enumerate(mutations(fixture.raw, seed=len(fixture.raw))):
         for _, chunks in list(chunkings(data, random_rounds=2))[:6]:
-            _never_raises(data, chunks)
+            _never_raises(chunks)
         del i
 
 
 @given(st.binary(max_size=400), st.lists(st.integers(0, 400), max_size=6))
 def test_arbitrary_bytes_never_raise(data: bytes, points: list[int]) -> None:
-    _never_raises(data, split_at(data, [p for p in points if p <= len(data)]))
+    _never_raises(split_at(data, [p for p in points if p <= len(data)]))
 
 
 _json_values = st.recursive(
@@ -433,4 +404,4 @@ _json_values = st.recursive(
 @given(st.lists(_json_values, max_size=6), st.booleans())
 def test_arbitrary_json_never_raises(payloads: list[Any], done: bool) -> None:
     data = _sse(*[json.dumps(p) for p in payloads], *(["[DONE]"] if done else []))
-    _never_raises(data, [data])
+    _never_raises([data])

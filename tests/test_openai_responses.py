@@ -14,8 +14,7 @@ however broken, makes the adapter raise.
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import streamwire as sw
+from adapter_fuzz import mutations, never_raises
 from chunking import chunkings, split_at
 from fixture_replay import Fixture, facts, manifests
 from streamwire.protocols import openai_responses
@@ -479,43 +479,14 @@ def test_generated_streams_round_trip(
     assert result.stop_reason == ("tool_calls" if calls else "stop")
 
 
-def _mutations(data: bytes, seed: int) -> Iterator[bytes]:
-    rng = random.Random(seed)
-    for _ in range(12):
-        buf = bytearray(data)
-        for _ in range(rng.randint(1, 4)):
-            op = rng.randrange(3)
-            at = rng.randrange(len(buf) or 1)
-            if op == 0 and buf:
-                buf[at] = rng.randrange(256)
-            elif op == 1 and buf:
-                del buf[at : at + rng.randint(1, 8)]
-            else:
-                buf[at:at] = rng.choice(
-                    [b"\n\n", b'"', b"}", b"data: [DONE]\n\n", b"\xff", b"null"]
-                )
-        yield bytes(buf)
-
-
-def _never_raises(chunks: list[bytes]) -> None:
-    stream = sw.stream("openai-responses")
-    events: list[sw.Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    events += stream.close()
-    result = stream.result
-    assert result.final and result.status != "in_progress"
-    assert isinstance(events[-1], sw.MessageCompleted)
-    if result.executable:
-        assert result.status == "completed"
-        assert all(c.state == "valid" for c in result.tool_calls if c.executor == "client")
+_never_raises = partial(never_raises, "openai-responses", valid_calls="client")
 
 
 @pytest.mark.parametrize(
     "fixture", [f for f in FIXTURES if len(f.raw) < 20_000], ids=lambda f: f.name
 )
 def test_mutated_fixtures_never_raise(fixture: Fixture) -> None:
-    for data in _mutations(fixture.raw, seed=len(fixture.raw)):
+    for data in mutations(fixture.raw, seed=len(fixture.raw), count=12):
         for _, chunks in list(chunkings(data, random_rounds=1))[:3]:
             _never_raises(chunks)
 

@@ -81,6 +81,7 @@ from ..events import (
     new_text_delta,
 )
 from ..toolcalls import CallBuffer
+from ._values import RAW_CAP, dump
 
 __all__ = ["BLOCK_DELTAS", "BLOCK_STEPS", "DELTA_TYPES", "Block", "Blocks", "block_role"]
 
@@ -241,7 +242,9 @@ class Blocks:
         elif role in _CALL_ROLES:
             self._open_call(choice, block, out)
         elif role == "unknown":
-            out.append(acc.unknown_event(f"content_block:{kind}", _dump(start)))
+            out.append(
+                acc.unknown_event(f"content_block:{kind}", dump(start, cap=RAW_CAP, default=repr))
+            )
 
     def on_delta(self, choice: ChoiceState, index: int, delta: Any, out: list[Event]) -> None:
         """``content_block_delta``: applies one delta to block ``index``."""
@@ -259,7 +262,11 @@ class Blocks:
         if kind not in DELTA_TYPES or block.role == "unknown":
             block.deltas += 1
             name = kind if block.role != "unknown" else f"{block.kind}/{kind}"
-            out.append(acc.unknown_event(f"content_block_delta:{name}", _dump(delta)))
+            out.append(
+                acc.unknown_event(
+                    f"content_block_delta:{name}", dump(delta, cap=RAW_CAP, default=repr)
+                )
+            )
             return
         step = BLOCK_DELTAS.get((block.role, kind))
         if step is None:
@@ -423,7 +430,3 @@ class Blocks:
             )
             return None
         return content
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=repr)[:4096]

@@ -52,7 +52,6 @@ reported again with ``final=True``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal, TypeGuard
@@ -63,7 +62,7 @@ from ..errors import UsageError
 from ..events import Event, MessageStarted, StopReason, UnknownEvent
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
-from ._values import nonempty_str
+from ._values import RAW_CAP, dump, nonempty_str
 from .anthropic_blocks import Blocks
 
 __all__ = ["EVENT_FIELDS", "PHASES", "STOP_REASONS", "AnthropicMachine"]
@@ -254,7 +253,9 @@ class AnthropicMachine:
         acc = self._acc
         if type(obj) is not dict:
             if self.phase == "stopped":
-                self._misplaced("after_stop", name or "message", raw or _dump(obj))
+                self._misplaced(
+                    "after_stop", name or "message", raw or dump(obj, cap=RAW_CAP, default=repr)
+                )
             else:
                 message = "an event payload is not a JSON object"
                 out.append(acc.fail("framing", "invalid_payload", None, message))
@@ -304,7 +305,7 @@ class AnthropicMachine:
         elif action == "unknown":
             out.append(self._unknown(kind, obj, raw))
         elif action != "nothing":
-            self._misplaced(action, kind, raw or _dump(obj))
+            self._misplaced(action, kind, raw or dump(obj, cap=RAW_CAP, default=repr))
 
     def on_eof(self, out: list[Event]) -> None:
         """The input ended: decides the statuses (``acc.finish()``) unless already ended."""
@@ -430,7 +431,9 @@ class AnthropicMachine:
             raise UsageError("the anthropic machine saw the end of its input; it cannot be fed")
 
     def _unknown(self, kind: str, obj: dict[str, Any], raw: str | None) -> UnknownEvent:
-        return self._acc.unknown_event(kind, raw if raw is not None else _dump(obj))
+        return self._acc.unknown_event(
+            kind, raw if raw is not None else dump(obj, cap=RAW_CAP, default=repr)
+        )
 
     def _unknown_fields(self, kind: str, fields: frozenset[str], obj: dict[str, Any]) -> None:
         for key in obj:
@@ -470,7 +473,3 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
 
 def _index(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=repr)[:4096]

@@ -131,7 +131,7 @@ from ..events import (
 from ..kinds import EnumNumbering
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
-from ._values import nonempty_str
+from ._values import RAW_CAP, dump, nonempty_str
 from .gemini_enums import BLOCK_REASONS, FINISH_REASONS, Reading, read_enum, shown
 from .gemini_parts import Candidate, GeminiParts
 
@@ -407,7 +407,11 @@ class GeminiChunks:
             self._on_error(error, out)
         elif candidates is None and usage is None and feedback is None:
             # Not a response chunk: an unknown event as a whole (fields not counted).
-            out.append(acc.unknown_event("chunk-without-candidates", _dump(chunk)))
+            out.append(
+                acc.unknown_event(
+                    "chunk-without-candidates", dump(chunk, spacing="spaced", cap=RAW_CAP)
+                )
+            )
             return
         if not _CHUNK_FIELDS.issuperset(chunk):
             for key in chunk:
@@ -696,9 +700,3 @@ def _carries(parts: list[Any]) -> bool:
             elif key != "thought":
                 return True
     return False
-
-
-def _dump(value: Mapping[str, Any]) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)[:4096]

@@ -64,9 +64,10 @@ from .._core import MessageMatcher
 from ..events import Event
 from ._lane import Lane
 from ._tool_hooks import RESULT_RESOLVERS
+from ._values import RAW_CAP, dump
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .gemini_live_lane import LiveLane, new_matcher
-from .gemini_live_turns import LiveTurn, dump, turn_reason
+from .gemini_live_turns import LiveTurn, turn_reason
 
 __all__ = ["SESSION", "GeminiLiveSession", "SessionInput", "SessionPhase", "tool_response"]
 
@@ -215,7 +216,9 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
             return
         if not any(key in _MESSAGE_FIELDS for key in obj):
             name = next(iter(obj), "<empty>")
-            self._step("unknown", (name, raw if raw is not None else dump(obj)), False, out)
+            self._step(
+                "unknown", (name, raw if raw is not None else dump(obj, cap=RAW_CAP)), False, out
+            )
             return
         content = obj.get("serverContent")
         if content is not None and type(content) is not dict:

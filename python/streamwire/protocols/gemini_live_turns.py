@@ -49,7 +49,6 @@ finished, playback had not) -> ``completed`` with a warning
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -295,8 +294,3 @@ def live_usage(raw: Any, final: bool) -> Usage | None:
         final=final,
         raw=ReadOnlyDict(raw),
     )
-
-
-def dump(value: Any) -> str:
-    """A message for logging (``UnknownEvent.raw``), capped."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]

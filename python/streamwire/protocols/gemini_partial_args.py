@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._json import MAX_DEPTH
+from ._values import dump
 
 __all__ = ["PartialArgs", "parse_json_path"]
 
@@ -131,10 +132,6 @@ def _bracket(path: str, i: int, out: list[Segment]) -> int | None:
     return j + 1
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _string_body(text: str) -> str:
     # json.dumps escapes one character at a time, so the bodies of the pieces
     # of a string concatenate to the body of the whole string.
@@ -182,7 +179,7 @@ class PartialArgs:
         self._version += 1
         raw_path = fragment.get("jsonPath")
         if type(raw_path) is not str:
-            return "", f"a partialArgs fragment has no jsonPath: {_dumps(fragment)[:120]}"
+            return "", f"a partialArgs fragment has no jsonPath: {dump(fragment)[:120]}"
         segments = parse_json_path(raw_path)
         if segments is None:
             return "", f"the partialArgs jsonPath {raw_path[:120]!r} names no single argument"
@@ -229,7 +226,7 @@ class PartialArgs:
 
     def text(self) -> str:
         """The arguments as compact JSON text ("" if no fragment arrived)."""
-        return _dumps(self.root) if self._started or self.root else ""
+        return dump(self.root) if self._started or self.root else ""
 
     def snapshot(self) -> dict[str, Any]:
         """A copy of ``root`` as it is now, for a result read while fragments
@@ -321,7 +318,7 @@ class PartialArgs:
             if container:
                 out.append(",")
             if type(container) is dict:
-                out.append(_dumps(seg) + ":")
+                out.append(dump(seg) + ":")
             if j == len(rest) - 1:
                 out.append(self._leaf(container, seg, field, value, continues, segments))
                 break
@@ -349,8 +346,8 @@ class PartialArgs:
             if continues:
                 self._string = list(segments)
                 return '"' + _string_body(scalar)
-            return _dumps(scalar)
-        text = _dumps(scalar)
+            return dump(scalar)
+        text = dump(scalar)
         self.chars += len(text)
         return text
 
@@ -376,7 +373,7 @@ class PartialArgs:
         assert parent is not None
         scalar = _scalar(field, value)
         _put(parent, leaf, scalar)
-        self.chars += len(scalar) if type(scalar) is str else len(_dumps(scalar))
+        self.chars += len(scalar) if type(scalar) is str else len(dump(scalar))
         if field == "stringValue" and continues:
             self._string = list(segments)
 

@@ -125,7 +125,7 @@ from ..events import (
 from ..kinds import MissingFinishReason
 from ..result import ReadOnlyDict, Usage
 from ._base import SseStream, retryable_hint
-from ._values import int_or_none, nonempty_str
+from ._values import RAW_CAP, dump, int_or_none, nonempty_str
 from .openai_chat_calls import ChatCalls
 from .openai_chat_parts import ChatParts
 from .openai_chat_shapes import ARGUMENTS, TEXT, chunk_shape_specs
@@ -418,7 +418,11 @@ class OpenAIChatStream(SseStream):
             self._on_error(error, out)
         elif choices is None and usage is None:
             # Not a chunk: an unknown event as a whole (its fields are not counted).
-            out.append(self._acc.unknown_event("chunk-without-choices", _dump(chunk)))
+            out.append(
+                self._acc.unknown_event(
+                    "chunk-without-choices", dump(chunk, spacing="spaced", cap=RAW_CAP)
+                )
+            )
             return
         if not _CHUNK_FIELDS.issuperset(chunk):
             self._chunk_extensions(chunk, usage, out)
@@ -703,9 +707,3 @@ def _usage(raw: dict[str, Any], final: bool) -> Usage:
 
 def _choice_index(state: ChoiceState) -> int:
     return state.index
-
-
-def _dump(value: Mapping[str, Any]) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)[:4096]

@@ -52,7 +52,6 @@ after it for the model to continue.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -61,6 +60,7 @@ from ..events import Event
 from ._base import retryable_hint
 from ._lane import Lane
 from ._tool_hooks import RESULT_RESOLVERS
+from ._values import RAW_CAP, dump
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .openai_realtime_lane import AUDIO, BY_TYPE, RealtimeLane, new_matcher
 from .openai_realtime_machine import EVENTS, RealtimeResponse
@@ -235,7 +235,9 @@ class OpenAIRealtimeSession(WebSocketSession[RealtimeResponse]):
             self._error(obj, out)
         elif action == "unknown":
             name = kind if type(kind) is str else "<untyped>"
-            out.append(self._acc.unknown_event(name, raw if raw is not None else _dump(obj)))
+            out.append(
+                self._acc.unknown_event(name, raw if raw is not None else dump(obj, cap=RAW_CAP))
+            )
 
     def _configure(self, obj: dict[str, Any]) -> None:
         session = obj.get("session")
@@ -307,10 +309,6 @@ def _response_id(obj: dict[str, Any]) -> str | None:
         response = obj.get("response")
         rid = response.get("id") if type(response) is dict else None
     return rid if type(rid) is str and rid else None
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]
 
 
 RESULT_RESOLVERS["openai-realtime"] = session_result_for

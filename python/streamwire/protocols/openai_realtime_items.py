@@ -36,7 +36,6 @@ verbatim, in ``provider_content``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -44,6 +43,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_text_delta
 from ..toolcalls import CallBuffer
 from ._arguments import check_full_arguments
+from ._values import RAW_CAP, dump
 from ._websocket import AudioMode, Turn
 
 __all__ = ["HANDLERS", "ITEMS", "ItemInput", "ItemState", "RealtimeItems"]
@@ -171,7 +171,9 @@ class RealtimeItems:
                 return
             part_kind = _part_kind(part.get("type"))
             if part_kind is None:
-                out.append(self._acc.unknown_event(f"part:{part.get('type')}", _dump(obj)))
+                out.append(
+                    self._acc.unknown_event(f"part:{part.get('type')}", dump(obj, cap=RAW_CAP))
+                )
                 return
             chunks = self._part(item, index, part_kind, kind, out)
             if chunks is not None:
@@ -230,7 +232,7 @@ class RealtimeItems:
             item_type not in _CALL_ITEMS and item_type not in _OTHER_ITEMS
         ):
             name = f"item:{item_type}" if type(item_type) is str else "item:<untyped>"
-            out.append(self._acc.unknown_event(name, _dump(obj)))
+            out.append(self._acc.unknown_event(name, dump(obj, cap=RAW_CAP)))
             return
         item = self.items.get(key)
         input: ItemInput = "added" if handler == "item_added" else "done"
@@ -428,7 +430,3 @@ class RealtimeItems:
 
 def _part_kind(value: Any) -> PartKind | None:
     return _PART_KINDS.get(value) if type(value) is str else None
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]

@@ -42,7 +42,6 @@ status. Usage is the response's ``usage`` (final).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
@@ -51,7 +50,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
-from ._values import int_or_none
+from ._values import RAW_CAP, dump, int_or_none
 from ._websocket import AudioMode
 from .openai_realtime_items import HANDLERS, RealtimeItems
 
@@ -136,7 +135,9 @@ class RealtimeResponse:
         input = EVENTS.get(kind) if type(kind) is str else None
         if input is None:
             name = kind if type(kind) is str else "<untyped>"
-            out.append(self._acc.unknown_event(name, raw if raw is not None else _dump(obj)))
+            out.append(
+                self._acc.unknown_event(name, raw if raw is not None else dump(obj, cap=RAW_CAP))
+            )
             return
         if not _FIELDS.issuperset(obj):
             for key in obj:
@@ -258,7 +259,3 @@ def _usage(raw: dict[str, Any]) -> Usage:
         final=True,
         raw=ReadOnlyDict(raw),
     )
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]

@@ -73,7 +73,6 @@ call whose done item never came has no id and is never executable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
@@ -81,6 +80,7 @@ from ..accumulate import Accumulator
 from ..events import Event, Executor
 from ..toolcalls import ToolCalls
 from ._arguments import check_full_arguments
+from ._values import dump
 from .openai_responses_item import Item
 
 __all__ = ["BUILTIN_CLIENT_CALLS", "CALLS", "CallSpec", "ItemCalls", "executor_of"]
@@ -228,7 +228,7 @@ class ItemCalls:
         if full is None:
             return
         if type(full) is not str:
-            full = _dump(full)  # e.g. a tool search's arguments object
+            full = dump(full)  # e.g. a tool search's arguments object
         if call.state == "collecting":
             if call.size == 0 and not call.overflowed:
                 if full:
@@ -262,7 +262,7 @@ class ItemCalls:
                 inputs = {k: body[k] for k in spec.inputs if body.get(k) is not None}
                 if inputs:
                     # A built-in call's input, as JSON (no delta event: not streamed).
-                    self._calls.append(call, _dump(inputs))
+                    self._calls.append(call, dump(inputs))
 
     def complete(self, item: Item, out: list[Event]) -> None:
         """Completes a collecting call: parsed (or taken as free text) once, checked."""
@@ -285,7 +285,3 @@ class ItemCalls:
     def client_calls(self) -> bool:
         """Whether the response asked the caller to run a tool."""
         return any(i.call is not None and i.call.executor == "client" for i in self._items)
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

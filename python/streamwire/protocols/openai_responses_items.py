@@ -67,13 +67,12 @@ conversation sends them back as input items.
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, new_reasoning_delta, new_refusal_delta, new_text_delta
-from ._values import nonempty_str
+from ._values import RAW_CAP, dump, nonempty_str
 from .openai_responses_calls import CALLS, ItemCalls
 from .openai_responses_item import Item, ItemState
 
@@ -429,7 +428,9 @@ class Items:
         ):
             return True
         name = f"item:{item_type}" if type(item_type) is str else "item:<untyped>"
-        out.append(self._acc.unknown_event(name, raw if raw is not None else _raw(body)))
+        out.append(
+            self._acc.unknown_event(name, raw if raw is not None else dump(body, cap=RAW_CAP))
+        )
         return False
 
     def _same_type(self, item: Item, item_type: Any) -> None:
@@ -594,12 +595,3 @@ class Items:
 
 def _name(item: Item | None) -> str:
     return "?" if item is None else repr(item.id)
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _raw(value: Any) -> str:
-    """An unknown value for logging (``UnknownEvent.raw``), capped."""
-    return _dump(value)[:4096]

@@ -71,7 +71,6 @@ read for what is needed, their other fields ignored).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
@@ -80,7 +79,7 @@ from ..accumulate import Accumulator, ChoiceState
 from ..events import Event, MessageStarted, StopReason
 from ..result import ReadOnlyDict, Usage
 from ._base import retryable_hint
-from ._values import int_or_none, nonempty_str
+from ._values import RAW_CAP, dump, int_or_none, nonempty_str
 from .openai_responses_items import PART_KINDS, Items, PartKind
 
 __all__ = ["EVENTS", "PHASES", "Phase", "PhaseInput", "ResponsesMachine"]
@@ -333,7 +332,9 @@ class ResponsesMachine:
         if action == "apply":
             self._content(obj, kind, raw, out)
         elif action == "count":
-            out.append(self._acc.unknown_event(kind, raw if raw is not None else _raw(obj)))
+            out.append(
+                self._acc.unknown_event(kind, raw if raw is not None else dump(obj, cap=RAW_CAP))
+            )
         elif action == "fail":
             self._on_error(obj, out)
         elif action == "start" or action == "lifecycle":
@@ -550,7 +551,11 @@ class ResponsesMachine:
             found = PART_KINDS.get(part_type) if type(part_type) is str else None
             if found is None:
                 name = f"part:{full.get('type')}"
-                out.append(self._acc.unknown_event(name, raw if raw is not None else _raw(obj)))
+                out.append(
+                    self._acc.unknown_event(
+                        name, raw if raw is not None else dump(obj, cap=RAW_CAP)
+                    )
+                )
                 return
             if part_kind is not None and found != part_kind:
                 self._acc.conflict(f"{kind} carries a {found} part")
@@ -583,7 +588,3 @@ def _usage(raw: dict[str, Any]) -> Usage:
         final=True,
         raw=ReadOnlyDict(raw),
     )
-
-
-def _raw(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:4096]

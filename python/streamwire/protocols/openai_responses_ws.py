@@ -49,7 +49,6 @@ is refused with the call's ``call_id`` named, as on HTTP.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -59,6 +58,7 @@ from ..result import StreamResult
 from ._base import Stream
 from ._lane import Lane
 from ._tool_hooks import RESULT_RESOLVERS, UNKNOWN_ID_HINTS
+from ._values import RAW_CAP, dump
 from ._websocket import Turn, WebSocketSession, session_result_for
 from .openai_responses import SHAPES
 from .openai_responses import unknown_call_id_hint as _http_hint
@@ -242,7 +242,9 @@ class OpenAIResponsesSession(WebSocketSession[ResponsesMachine]):
         if action == "session_unknown":
             name = kind if type(kind) is str else "<untyped>"
             start = len(out)
-            out.append(self._acc.unknown_event(name, raw if raw is not None else _raw(obj)))
+            out.append(
+                self._acc.unknown_event(name, raw if raw is not None else dump(obj, cap=RAW_CAP))
+            )
             self.attribute(None, out, start)
             return
         current = self._current_turn()
@@ -320,10 +322,6 @@ def _response_id(obj: dict[str, Any]) -> str | None:
         if type(rid) is str and rid:
             return rid
     return None
-
-
-def _raw(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))[:4096]
 
 
 def unknown_call_id_hint(source: StreamResult | Stream, result: StreamResult, call_id: str) -> str:

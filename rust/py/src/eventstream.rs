@@ -9,9 +9,11 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString, PyTupl
 use streamwire_core::eventstream::{
     self as es, Header, HeaderType, HeaderValue as CoreValue, Message, Validation,
 };
+use streamwire_core::FramingError;
 
 use crate::buffer::Bytes;
-use crate::errors::{framing_error, usage_error};
+use crate::errors::framing_error;
+use crate::feed::{self, Converted, Framed, Framing};
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 
 static UUID_CLS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -393,12 +395,37 @@ fn kept_to_py(
     message_to_py(py, &msg, strings)
 }
 
-impl EventStreamDecoder {
+impl Framing for EventStreamDecoder {
+    type Unit = EventStreamMessage;
+    const NAME: &'static str = "EventStreamDecoder";
+
+    fn failed(&self) -> Option<&FramingError> {
+        self.inner.error()
+    }
+
+    fn finished(&self) -> bool {
+        self.finished
+    }
+
+    fn clear_matched(&mut self) {
+        self.matched.clear();
+    }
+
+    fn frame(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        out: &mut Converted<EventStreamMessage>,
+    ) -> Result<(), FramingError> {
+        let EventStreamDecoder { inner, strings, .. } = self;
+        inner.feed(data, |msg| out.push(|| message_to_py(py, &msg, strings)))
+    }
+
     /// `feed` of a large immutable chunk: decoded (CRCs checked) with the GIL
     /// released, every message kept in Rust as `feed_matched` keeps its
     /// matches, then the same `EventStreamMessage`s built, in the same order,
     /// with the GIL back. (`feed_matched` keeps the GIL: see `SseDecoder`'s.)
-    fn feed_released<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+    fn frame_released(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<Framed<EventStreamMessage>> {
         let EventStreamDecoder { inner, strings, matched, .. } = self;
         let fed = py.allow_threads(|| {
             inner.feed(data, |msg| {
@@ -409,10 +436,7 @@ impl EventStreamDecoder {
         for ticket in 0..matched.messages.len() {
             out.push(kept_to_py(py, matched, ticket, strings)?);
         }
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        Ok((out, fed))
     }
 }
 
@@ -451,34 +475,7 @@ impl EventStreamDecoder {
 
     /// Decodes a chunk (any buffer of bytes); returns the messages it completed.
     fn feed<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let py = data.py();
-        if let Some(err) = self.inner.error() {
-            return Err(framing_error::<EventStreamMessage>(py, err, Vec::new()));
-        }
-        if self.finished {
-            return Err(usage_error(py, "EventStreamDecoder.feed() called after finish()"));
-        }
-        self.matched.clear();
-        let bytes = Bytes::borrow(data)?;
-        if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice);
-        }
-        let mut out: Vec<Py<EventStreamMessage>> = Vec::new();
-        let mut conversion: PyResult<()> = Ok(());
-        let EventStreamDecoder { inner, strings, .. } = self;
-        let fed = inner.feed(bytes.as_slice(), |msg| {
-            if conversion.is_ok() {
-                match message_to_py(py, &msg, strings) {
-                    Ok(obj) => out.push(obj),
-                    Err(e) => conversion = Err(e),
-                }
-            }
-        });
-        conversion?;
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        feed::feed(self, data)
     }
 
     /// Decodes a chunk like `feed`, matching on the way the JSON payload of
@@ -494,13 +491,7 @@ impl EventStreamDecoder {
         shapes: &Bound<'py, ShapeMatcher>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
-        if let Some(err) = self.inner.error() {
-            return Err(framing_error::<EventStreamMessage>(py, err, Vec::new()));
-        }
-        if self.finished {
-            return Err(usage_error(py, "EventStreamDecoder.feed_matched() called after finish()"));
-        }
-        self.matched.clear();
+        feed::start(self, py, "feed_matched")?;
         let bytes = Bytes::borrow(data)?;
         let matcher = shapes;
         let mut out = Collector::new(py, matcher.get());
@@ -520,11 +511,7 @@ impl EventStreamDecoder {
             };
         });
         conversion?;
-        let out = out.finish()?;
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        feed::listed(py, fed, out.finish()?)
     }
 
     /// The `EventStreamMessage` of a match tuple's `ticket`, from the last

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod eventstream;
+mod feed;
 mod json_array;
 mod json_value;
 mod message;

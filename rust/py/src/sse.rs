@@ -8,9 +8,11 @@ use pyo3::sync::GILProtected;
 use pyo3::types::{PyBytes, PyList, PyString};
 use streamwire_core::sse::{self, Event};
 use streamwire_core::utf8::{self, Utf8Mode};
+use streamwire_core::FramingError;
 
 use crate::buffer::Bytes;
 use crate::errors::{framing_error, usage_error};
+use crate::feed::{self, Converted, Framed, Framing};
 use crate::shape::{Collector, ShapeMatcher, StreamShapes};
 use crate::taker::SinkRef;
 use crate::text::new_str;
@@ -293,34 +295,7 @@ impl SseDecoder {
 
     /// Decodes a chunk (any buffer of bytes); returns the events it completed.
     fn feed<'py>(&mut self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let py = data.py();
-        if let Some(err) = self.inner.error() {
-            return Err(framing_error::<SseEvent>(py, err, Vec::new()));
-        }
-        if self.finished {
-            return Err(usage_error(py, "SseDecoder.feed() called after finish()"));
-        }
-        self.matched.clear();
-        let bytes = Bytes::borrow(data)?;
-        if let Some(slice) = bytes.releasable() {
-            return self.feed_released(py, slice);
-        }
-        let mut out: Vec<Py<SseEvent>> = Vec::new();
-        let mut conversion: PyResult<()> = Ok(());
-        let SseDecoder { inner, event_type, id, .. } = self;
-        let fed = inner.feed(bytes.as_slice(), |ev| {
-            if conversion.is_ok() {
-                match event_to_py(py, &ev, event_type, id) {
-                    Ok(obj) => out.push(obj),
-                    Err(e) => conversion = Err(e),
-                }
-            }
-        });
-        conversion?;
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        feed::feed(self, data)
     }
 
     /// Decodes a chunk like `feed`, matching each event's data against
@@ -340,13 +315,7 @@ impl SseDecoder {
         out: Option<Bound<'py, PyList>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let py = data.py();
-        if let Some(err) = self.inner.error() {
-            return Err(framing_error::<SseEvent>(py, err, Vec::new()));
-        }
-        if self.finished {
-            return Err(usage_error(py, "SseDecoder.feed_matched() called after finish()"));
-        }
-        self.matched.clear();
+        feed::start(self, py, "feed_matched")?;
         let bytes = Bytes::borrow(data)?;
         let matcher = shapes;
         let mut taker = SinkRef::borrow(sink.as_ref(), out.as_ref())?;
@@ -386,11 +355,7 @@ impl SseDecoder {
         });
         let out = out.finish();
         conversion?;
-        let out = out?;
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        feed::listed(py, fed, out?)
     }
 
     /// The `SseEvent` of a match tuple's `ticket`, from the last `feed_matched`
@@ -477,13 +442,38 @@ impl SseDecoder {
     }
 }
 
-impl SseDecoder {
+impl Framing for SseDecoder {
+    type Unit = SseEvent;
+    const NAME: &'static str = "SseDecoder";
+
+    fn failed(&self) -> Option<&FramingError> {
+        self.inner.error()
+    }
+
+    fn finished(&self) -> bool {
+        self.finished
+    }
+
+    fn clear_matched(&mut self) {
+        self.matched.clear();
+    }
+
+    fn frame(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        out: &mut Converted<SseEvent>,
+    ) -> Result<(), FramingError> {
+        let SseDecoder { inner, event_type, id, .. } = self;
+        inner.feed(data, |ev| out.push(|| event_to_py(py, &ev, event_type, id)))
+    }
+
     /// `feed` of a large immutable chunk: framed with the GIL released, then
     /// the same `SseEvent`s built, in the same order, with the GIL back.
     /// (`feed_matched` keeps the GIL: measured, its matched events' Python
     /// objects are most of its work, so a release made two threads no faster
     /// and one slower; `benches/bench_gil.py`.)
-    fn feed_released<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+    fn frame_released(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<Framed<SseEvent>> {
         let SseDecoder { inner, event_type, id, pending, .. } = self;
         let (mut types, mut ids) = (Names::default(), Names::default());
         let fed = py.allow_threads(|| {
@@ -510,10 +500,7 @@ impl SseDecoder {
         if pending.capacity() > PENDING_KEEP {
             *pending = Vec::new();
         }
-        match fed {
-            Ok(()) => PyList::new(py, out),
-            Err(err) => Err(framing_error(py, &err, out)),
-        }
+        Ok((out, fed))
     }
 }
 
