@@ -1,49 +1,29 @@
 """Decoding one JSON text per payload, as fast as the environment allows.
 
-Every SSE data payload of a JSON protocol is decoded exactly once, here. RFC
-8259 (checked 2026-11-29) is the grammar; acceptance is the standard library's
-``json`` module's, exactly, whichever decoder runs:
+Every data payload of a JSON protocol is decoded exactly once, here. RFC
+8259 (checked 2026-11-29) is the grammar; acceptance is the standard
+library's ``json`` module's, exactly, whichever decoder runs, so the outcome
+never depends on whether the optional ``orjson`` is installed
+(``streamwire[fast]``):
 
-* ``json.loads`` spends about 45% of its time outside the C scanner (type
-  checks, the ``JSONDecoder.decode`` wrapper, two whitespace regexes). Calling
-  the C scanner (``JSONDecoder.scan_once``) directly and checking the trailing
-  whitespace ourselves does the same work in ~1.0 us instead of ~1.9 us for a
-  260-byte chat chunk (CPython 3.11, best of 5).
-* ``orjson``, when installed (it is optional: ``pip install streamwire[fast]``;
-  streamwire has no runtime dependencies), takes ~0.47 us for the same chunk.
-  It accepts a subset of what ``json`` accepts (no ``NaN``, no lone
-  surrogates), so a text it rejects is retried with the standard library
-  before being called invalid. An integer beyond 64 bits it does not reject
-  but reads as a float (orjson 3.13), where ``json`` keeps the exact int; such
-  an integer has at least 19 digits, so a text with a 19-digit run goes to the
-  standard library directly (``has_digit_run``, a probe every 19 bytes in
-  Rust). So the outcome never depends on whether orjson is installed.
+* without orjson, the C scanner (``JSONDecoder.scan_once``) is called
+  directly and the trailing whitespace checked here, skipping the work
+  ``json.loads`` does around it;
+* orjson accepts a subset of what ``json`` accepts (no ``NaN``, no lone
+  surrogates), so a text it rejects is retried with the standard library;
+  it reads an integer beyond 64 bits as a float, so a text with a run of
+  ``WIDE_INT_DIGITS`` digits goes to the standard library directly.
 
-Nesting is capped (docs/design.md "Limits and memory"): a text whose arrays
-and objects nest more than ``MAX_DEPTH`` levels raises ``JsonDepthError``, a
-``ValueError``, before any decoder runs. The screen (``json_nesting_exceeds``,
-in Rust) costs one vectorized bracket count, and only for texts longer than
-``MAX_DEPTH``. Without it, the standard library's decoder recurses once per
-level and raises ``RecursionError`` (not a ``ValueError``: it escaped every
-adapter) at a depth that depends on the caller's stack, while orjson stops at
-1024 levels; so the cap keeps the outcome the same for both, and keeps the
-decoded value shallow enough for everything that walks it later (schema
-validation, re-encoding, recordings). A caller whose own stack is already
-within ``MAX_DEPTH`` levels of the recursion limit still gets a
-``JsonDepthError``, never a ``RecursionError``.
+Nesting is capped at ``MAX_DEPTH`` (docs/design.md "Limits and memory"): a
+deeper text raises ``JsonDepthError``, a ``ValueError``, before any decoder
+runs, never a ``RecursionError``, even for a caller already deep in its stack.
 
-Comparing (``same_json``): two texts that spell one value differently
-(whitespace, key order, ``1e1`` for ``10``, escapes) are the same JSON;
-objects compare as key sets (a text with a duplicate key, whose value the
-readers choose differently, is nobody's value), numbers by their exact
-decimal value, and ``true`` is never ``1``.
-
-Writing JSON back (``dumps``, ``escape_surrogates``): a JSON string may hold a
-lone surrogate (``"\\ud800"`` is valid JSON, and upstreams send it); decoded,
-it is a ``str`` that no UTF-8 encoder accepts. Every output path that writes
-upstream strings as UTF-8 (recordings, ``streamwire inspect --json``,
-re-encoded streams) writes such a character as its JSON escape instead, so it
-survives the round trip exactly.
+``same_json``: two texts that spell one value differently (whitespace, key
+order, ``1e1`` for ``10``, escapes) are the same JSON; objects compare as key
+sets (a text with a duplicate key is nobody's value), numbers by their exact
+decimal value, and ``true`` is never ``1``. ``dumps`` writes a lone
+surrogate (valid JSON, and upstreams send it) as its JSON escape, so every
+output path that writes upstream strings as UTF-8 survives the round trip.
 """
 
 from __future__ import annotations
@@ -97,7 +77,8 @@ def failure(exc: ValueError | None, text: str | bytes, what: str) -> tuple[str, 
 
 
 def check_depth(text: str | bytes) -> None:
-    """Raises ``JsonDepthError`` if ``text`` nests deeper than ``MAX_DEPTH``."""
+    """Raises ``JsonDepthError`` if ``text`` nests deeper than ``MAX_DEPTH``: one
+    vectorized bracket count in Rust, and only for texts longer than that."""
     if len(text) > MAX_DEPTH and json_nesting_exceeds(text, MAX_DEPTH):
         raise JsonDepthError
 

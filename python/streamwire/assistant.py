@@ -4,49 +4,27 @@
 of the turn a stream produced, so that a caller can append it, then the tool
 results (``sw.tool_result``), and send the conversation on. It returns a
 list, to extend the request's conversation with (provider references
-checked 2026-12-01):
+checked 2026-12-01; each protocol's page in docs/protocols/ has the shape):
 
 =====================  ======================================================
 protocol               returned items (where they go in the next request)
 =====================  ======================================================
-``openai-chat``        one ``messages`` entry ``{"role": "assistant",
-                       "content", "refusal"?, "tool_calls"?: [{"id", "type":
-                       "function", "function": {"name", "arguments"}}]}``
-                       (a legacy single call: ``"function_call"``); only
-                       the caller's calls (below)
+``openai-chat``        one ``messages`` entry ``{"role": "assistant", ...}``
+                       with the caller's calls only
 ``openai-responses``   the response's done output items, verbatim, for
-(and ``-ws``)          ``input`` (messages, reasoning items with their
-                       encrypted content, ``function_call`` items, ...)
+(and ``-ws``)          ``input``
 ``anthropic``,         one ``messages`` entry ``{"role": "assistant",
-``bedrock-invoke``     "content": [blocks]}``: text with citations, thinking
-                       with its signature, redacted thinking, tool use, server
-                       tool use and results
-``bedrock-converse``   one ``messages`` entry ``{"role": "assistant",
-                       "content": [blocks]}`` in Converse's format
-``gemini``,            one ``contents`` entry ``{"role": "model", "parts"}``,
-``gemini-json``        thought signatures on the parts that carried them
+``bedrock-invoke``     "content": [blocks]}``
+``bedrock-converse``   the same, in Converse's block format
+``gemini``, ``-json``  one ``contents`` entry ``{"role": "model", "parts"}``
 =====================  ======================================================
 
-Every call in the message is answered by ``sw.tool_result(same result,
-call.id, ...)``: both quote the id the stream gave the call (chat
-``tool_calls[].id``, responses ``call_id``, anthropic ``tool_use.id``,
-bedrock ``toolUseId``; a gemini call without an id is matched by name, and
-its synthetic id is sent in neither). The providers require an answer for
-every call the assistant turn carries.
-
-Tools the provider already ran stay in the turn where the protocol has a
-place for them (anthropic ``server_tool_use`` with its result block,
-responses ``web_search_call`` and the other hosted items, each under the
-provider's own id). Chat Completions has none: a ``tool_calls`` entry is a
-call the caller must answer, and Groq's ``executed_tools`` carry no id (the
-result's are synthetic, and a synthetic id is never sent as if it were the
-provider's), so the chat turn holds the caller's calls only; what the
-provider's tools found is in the text.
-
-Choice 0 is the turn (a request with ``n`` > 1 continues one choice). The
-realtime protocols (``openai-realtime``, ``gemini-live``) keep the
-conversation in the session: there is nothing to send back, and asking is a
-``UsageError``; so is asking before the stream ended.
+Every call in it is answered by ``sw.tool_result`` with the id the stream
+gave the call. Tools the provider already ran stay in the turn where the
+protocol has a place for them; a synthetic id is never sent as if it were
+the provider's (docs/design.md "Tool calls"). Choice 0 is the turn; the
+realtime protocols keep the conversation in the session, so asking for them
+is a ``UsageError``, and so is asking before the stream ended.
 """
 
 from __future__ import annotations

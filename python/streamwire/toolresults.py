@@ -1,77 +1,30 @@
 """Tool results, correlated to the call that asked for them, in each protocol's shape.
 
 ``tool_result(result_or_stream, call, output, is_error=False,
-acknowledged_safety_checks=None)`` builds what
-the next request must carry to answer one call, in the format of the protocol
-the call came from (provider references checked 2026-11-29):
+acknowledged_safety_checks=None)`` builds what the next request must carry
+to answer one call, in the format of the protocol the call came from
+(provider references checked 2026-11-29; each protocol's page in
+docs/protocols/ has the full shapes):
 
 =====================  ======================================================
 protocol               returned value (what the caller puts in the request)
 =====================  ======================================================
-``openai-chat``        message ``{"role": "tool", "tool_call_id", "content"}``;
-                       a legacy ``function_call`` gets ``{"role": "function",
-                       "name", "content"}``
+``openai-chat``        message ``{"role": "tool", "tool_call_id", "content"}``
 ``openai-responses``   input item ``{"type": "function_call_output",
-(and ``-ws``)          "call_id", "output"}`` (``custom_tool_call_output``
-                       for a custom tool's call); the built-in tools the
-                       caller runs have their own (below)
-``openai-realtime``    client event ``{"type": "conversation.item.create",
-                       "item": {"type": "function_call_output", "call_id",
-                       "output"}}``
+(and ``-ws``)          "call_id", "output"}``; the built-in tools the caller
+                       runs have output items of their own
+``openai-realtime``    client event ``conversation.item.create`` with a
+                       ``function_call_output`` item
 ``anthropic``,         content block ``{"type": "tool_result", "tool_use_id",
-``bedrock-invoke``     "content", "is_error"?}`` (put every result of a turn in
-                       one user message)
-``bedrock-converse``   content block ``{"toolResult": {"toolUseId", "content":
-                       [{"text"} | {"json"}], "status"?}}``
-``gemini``,            part ``{"functionResponse": {"name", "id"?,
-``gemini-json``        "response": {"output"} | {"error"}}}``
-``gemini-live``        ``{"id"?, "name", "response"}`` (one of
-                       ``toolResponse.functionResponses``)
+``bedrock-invoke``     "content", "is_error"?}``
+``bedrock-converse``   content block ``{"toolResult": {"toolUseId", ...}}``
+``gemini``, ``-json``  part ``{"functionResponse": {"name", "id"?, "response"}}``
+``gemini-live``        ``{"id"?, "name", "response"}``
 =====================  ======================================================
 
 It refuses (``ToolResultError``) a call id the stream did not produce, and a
-call the provider runs itself: an answer that no call asked for is how
-agent loops get confused. Chat Completions has no error flag: with
-``is_error=True`` the output is sent as is, and should say that it failed.
-
-The OpenAI Responses built-in tools the caller runs are answered by output
-items of their own (the input item types of the OpenAPI document, as
-openai-python 3.57.0 generates them, and OpenAI's tool guides, checked
-2026-12-01):
-
-=====================  ======================================================
-call type              returned input item
-=====================  ======================================================
-``local_shell_call``   ``{"type": "local_shell_call_output", "id": <call_id>,
-                       "output"}``: the schema names the call's ``call_id``
-                       ``id``; ``output`` is a string (JSON text or the
-                       command's output)
-``shell_call``         ``{"type": "shell_call_output", "call_id", "output":
-                       [{"stdout", "stderr", "outcome"}], "max_output_length"?}``:
-                       pass the list of per-command results, or a string for
-                       one command's stdout (outcome ``exit`` 0, or 1 with
-                       ``is_error``); ``max_output_length`` is the call's, as
-                       the API wants it back
-``apply_patch_call``   ``{"type": "apply_patch_call_output", "call_id",
-                       "status": "completed" | "failed", "output"?}``
-                       (``failed`` with ``is_error``)
-``tool_search_call``   ``{"type": "tool_search_output", "call_id",
-                       "execution": "client", "tools": [...]}``: ``output``
-                       is the list of tool definitions the search loaded
-``computer_call``      ``{"type": "computer_call_output", "call_id", "output":
-                       {"type": "computer_screenshot", "image_url" | "file_id"},
-                       "acknowledged_safety_checks"?}``: ``output`` is the
-                       screenshot taken after the action (an image URL, a
-                       ``data:`` URL for inline bytes, or an uploaded file's
-                       id); the safety checks the user confirmed (the call's
-                       ``pending_safety_checks``) go in
-                       ``acknowledged_safety_checks=``. The item has no error
-                       flag: ``is_error=True`` is refused
-=====================  ======================================================
-
-The values the caller passes are checked before they are put in the item
-(a shell result's fields, a screenshot's, each loaded tool's ``type``, each
-acknowledged check's ``id``), so that a mistake is a ``ToolResultError``
+call the provider runs itself. The values the caller passes are checked
+before they are put in the item, so that a mistake is a ``ToolResultError``
 here, not a rejected request later.
 """
 

@@ -3,10 +3,10 @@
 Optional extras: ``pip install 'streamwire[httpx]'``, ``streamwire[httpx2]``
 or ``streamwire[aiohttp]``. The openai and anthropic SDKs' own raw
 streaming responses are read too (they wrap an httpx2 response, or an httpx
-one in older releases). Nothing here imports a client library until a
-response of theirs is passed in (the library is recognized by the
-response's class, not by importing it), and ``import streamwire`` never
-imports this package's client modules.
+one in older releases). Nothing here imports a client library
+until a response of theirs is passed in (the library is recognized by the
+response's class), and ``import streamwire`` never imports this package's
+client modules.
 
     with httpx.Client() as client, client.stream("POST", url, json=body) as response:
         with sw.iter_events(response, "openai-chat", idle_timeout=30) as events:
@@ -14,44 +14,26 @@ imports this package's client modules.
                 ...
         result = events.result
 
-    async with session.post(url, json=body) as response:
-        async with sw.aiter_events(response, "anthropic") as events:
-            async for event in events:
-                ...
-
 Before parsing, the status and the content type are checked: an error
 response (or a 2xx body that is not the protocol's stream) ends in an
 ``error`` result carrying the provider's error type, code, message and
 request id. Options, besides the adapter's own (``sw.stream``'s):
 
 * ``first_event_timeout``, ``idle_timeout``, ``total_timeout`` (seconds):
-  end the stream ``incomplete`` with a warning naming the timeout; see
-  ``_driver.py`` for exactly what each one bounds. ``idle_reset="data"``
-  lets any received byte (keep-alives too) reset the idle timer.
+  end the stream ``incomplete`` with a warning naming the timeout.
+  ``idle_reset="data"`` lets any received byte (keep-alives too) reset the
+  idle timer.
 * ``started_at``: the ``time.monotonic()`` reading taken just before the
   request was sent; times then count from it and ``time_to_headers`` is known.
 * ``check_content_type=False``: parse whatever the content type says.
-* ``record=True``: keep a ``Recording`` (``iterator.recording``; see
-  ``record.py``) of the raw chunks, their arrival times, the events and the
-  result, with credentials removed.
+* ``record=True``: keep a ``Recording`` (``iterator.recording``) of the raw
+  chunks, their arrival times, the events and the result, without credentials.
 * ``clock``: the monotonic clock for the metrics (default ``time.monotonic``).
 
 The iterator's ``result`` is the ``StreamResult`` (final once the iteration
-ended or the iterator was closed), with the edge's metrics filled in
-(``streamwire.metrics``).
-
-How reading ends (``_sync.py`` and ``_async.py`` have the details):
-
-* the body ended, a timeout fired or the connection failed: the result says
-  which, and the response is closed;
-* the result was decided (chat ``[DONE]``, anthropic ``message_stop``, a
-  broken framing, ...): the iterator stops waiting for events and ends. It
-  first gives a body that is about to end ``DRAIN_SECONDS`` (50 ms) to do so,
-  so that the connection goes back to the pool; an upstream that keeps the
-  connection open is then cut off;
-* the caller left early (``close()``, the ``with`` block, a dropped or
-  garbage-collected iterator, a cancelled task): ``cancelled``, and the
-  response is closed at once.
+ended or the iterator was closed), with the edge's metrics. How reading ends
+(the body ended, the result was decided, the caller left) is docs/design.md
+"The HTTP edge".
 """
 
 from __future__ import annotations

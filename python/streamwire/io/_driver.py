@@ -1,37 +1,17 @@
 """The HTTP edge's decisions, free of any HTTP library: one ``Driver`` per response.
 
 The sync and async iterators (``_sync.py``, ``_async.py``) do the reading;
-this class decides what the response means (docs/design.md "How a stream ends",
-checked 2026-11-29) and is shared by every client library and by replay:
-
-* ``on_headers(status, headers)``: a 2xx response of an expected content type
-  is streamed (``"stream"``); anything else has its body read, bounded, for
-  an error (``"error_body"``).
-* ``on_error_body(body)``: a non-2xx status, or a 2xx body of the wrong
-  content type, ends the stream in ``error``: phase ``provider`` with the
-  provider's type, code, message and request id when the body is a provider
-  error object, else phase ``transport`` (``http_<status>`` or
-  ``unexpected_content_type``). It is also taken without headers, for a
-  captured body whose status line was not kept (``streamwire inspect`` of a
-  saved error object): the status is then unknown, not assumed.
-* ``feed(chunk)``: body bytes to the protocol adapter, stamped by the clock.
-* ``finish(end)``: the body ended. ``eof`` is the adapter's ``close()``; a
-  timeout or a transport error (a disconnect) is an EOF too (``incomplete``
-  unless the protocol's terminal signal already arrived), with a warning
-  naming the reason (``first_event_timeout``, ``idle_timeout``,
-  ``total_timeout``, ``transport_error``). A disconnect is not an ``error``:
-  docs/design.md reserves that status for errors the stream itself carried.
-* ``cancel()``: the caller stopped reading: ``cancelled``.
-* ``decided``: nothing more the body could bring changes how the stream
-  ended (the protocol's end marker arrived, or the framing broke: see
-  ``Stream.decided``). The iterators stop reading then, and end with
-  ``finish("decided")``: an upstream that keeps its connection open after
-  ``[DONE]`` does not hold its reader.
+this class decides what the response means (docs/design.md "The HTTP edge")
+and is shared by every client library and by replay, so that a capture reads
+exactly as the live response did. An error response's body is read, bounded,
+and ends the stream in ``error``; a captured body without its status line is
+read the same way, the status unknown, not assumed. The end of the body, a
+timeout or a transport error is an EOF (``finish``), never ``error``: that
+status is reserved for errors the stream itself carried.
 
 The adapter is made when the driver is, from the caller's options, so that a
 misspelt option, a bad value or an invalid tool schema is refused at the call
-(``sw.iter_events(...)``), not at the first event; the response's status and
-request id reach it once the headers arrive.
+(``sw.iter_events(...)``), not at the first event.
 
 The lifecycle is a small machine with its transitions as data (``PHASES``)::
 
@@ -43,14 +23,8 @@ The lifecycle is a small machine with its transitions as data (``PHASES``)::
     any        --cancel---> ended          (a no-op once ended)
     ended      --end------> ended          (a no-op: the end was decided)
 
-Any other (phase, input) is the caller's mistake (``UsageError``), e.g.
-feeding body bytes before the headers were judged or after the end.
-
-Timeouts are computed here (``deadline()``), enforced by the iterators:
-``first_event_timeout`` bounds the wait for the first unified event (from the
-start), ``idle_timeout`` every later wait for an event (keep-alives do not
-reset it unless ``idle_reset="data"``; before the first event it applies too
-when ``first_event_timeout`` is not set), ``total_timeout`` the whole body.
+Any other (phase, input) is the caller's mistake (``UsageError``). Timeouts
+are computed here (``deadline()``) and enforced by the iterators.
 """
 
 from __future__ import annotations
@@ -257,7 +231,10 @@ class Driver:
         return "stream"
 
     def on_error_body(self, body: bytes) -> list[Event]:
-        """The (bounded) body of an error response: ends the stream in ``error``."""
+        """The (bounded) body of an error response: ends the stream in ``error``,
+        phase ``provider`` with the provider's type, code, message and request id
+        when the body is a provider error object, else phase ``transport``
+        (``http_<status>`` or ``unexpected_content_type``)."""
         self._step("body")
         status = self.status
         at = self.timing.now()

@@ -1,56 +1,31 @@
 """Replacing the content of a recording with sha256 hashes, keeping its shape;
 masking the credentials of its request wherever its bytes repeat them.
 
-docs/design.md ("Fixtures", checked 2026-11-29): recorded streams are redacted,
-prompts and tool arguments replaceable by hashes. ``hash_chunks``
-rewrites the recorded *wire bytes*, chunk by chunk, protocol-generically by
-framing:
+docs/design.md ("Fixtures"): recorded streams are redacted, prompts and tool
+arguments replaceable by hashes. ``hash_chunks`` rewrites the recorded *wire
+bytes*, chunk by chunk, by framing: SSE events are decoded, their JSON
+payloads redacted and re-encoded with the same event name, id and retry
+(other payloads such as ``[DONE]`` kept, comments dropped); EventStream
+messages are re-encoded with the same headers and fresh CRCs (the base64
+``bytes`` of ``bedrock-invoke`` chunks decoded, redacted and re-encoded);
+each element of a ``gemini-json`` array is redacted.
 
-* SSE: every event is decoded; a JSON payload has its content replaced (see
-  ``redact_json``) and is re-encoded with the same event name, id and retry;
-  other payloads (``[DONE]``) are kept. Comments (keep-alives) are dropped.
-* AWS EventStream: every message's JSON payload is redacted (the base64
-  ``bytes`` of ``bedrock-invoke`` chunks are decoded, redacted and
-  re-encoded) and the message re-encoded with the same headers and fresh
-  CRCs.
-* JSON (``gemini-json``): each element of the streamed array is redacted.
-
-Content is every string under a content key (``text``, ``content``,
-``thinking``, ``reasoning``, ``reasoning_content``, ``refusal``, ``delta``,
-``partial_json``, ``arguments``, ``input``, ``args``, ``instructions``,
-``system``, ``prompt``, ``summary``, ``token``, ``transcript``, citations'
-``cited_text``, Vertex partial arguments' ``stringValue``, search ``query``
-and ``queries``, a tool's ``output``, a ``code_interpreter_call``'s ``code``,
-the commands and diffs of OpenAI's shell and apply-patch calls: ``command``,
-``commands``, ``diff``),
-strings in lists under them too, replaced by
-``"sha256:<hex>"``; an object under ``input``, ``args`` or ``arguments``
-(tool input given whole) becomes ``{"sha256": "<hex of its canonical
-JSON>"}``, and so do the actions of OpenAI's computer and local shell calls
-(a ``computer_call``'s ``action`` and ``actions``: clicks, typed text, key
-presses; a ``local_shell_call``'s ``action``: its environment and working
-directory beside the command); logprob ``bytes`` become ``[]``. Ids, names,
-types, stop reasons, usage and error objects are kept.
+``redact_json``: every string under a content key (``CONTENT_KEYS``, and
+``TYPED_CONTENT_KEYS`` by object type), strings in lists under them too,
+becomes ``"sha256:<hex>"``; an object given whole as tool input
+(``STRUCTURED_KEYS``, ``TYPED_INPUT_KEYS``) becomes ``{"sha256": "<hex of
+its canonical JSON>"}``; logprob ``bytes`` become ``[]``. Ids, names, types,
+stop reasons, usage and error objects are kept.
 
 Each rewritten unit (event, message, array element) goes into the chunk in
-which the original unit ended, so the chunk count and arrival times survive
-while boundaries inside a unit move to its end. Bytes that never completed a
-unit (a cut-off tail) become filler of the same length (``x`` for SSE and
-EventStream, spaces for JSON). The events and the result of the redacted
-recording are those of its own redacted bytes, re-derived by replaying them
-(tool arguments hashed fragment by fragment are no longer one JSON text, so
-calls are not executable there); the facts of the unredacted result
-(``facts``) are kept under ``original``.
-
-``mask_chunks`` is applied to every recording as it is made, whatever
-``hash_content`` says: a credential the request carried
-(``_wire.credentials``) that the body repeats (a provider's error that
-echoes the key) is replaced by as many ``*``, and the events and result are
-re-derived from the masked bytes, so no field of the recording holds it.
-
-This module rewrites bytes and JSON values only: the recording around them,
-and the replay that re-derives its events, are ``record.py``'s
-(``Recording.redacted()``, the ``Recorder``), which call it.
+which the original unit ended, so the chunk count and arrival times survive;
+bytes that never completed a unit become filler of the same length (``x``;
+spaces for JSON). The redacted recording's events and result are re-derived
+by replaying its own bytes (hashed fragments are no longer one JSON text, so
+calls are not executable there); the unredacted result's ``facts`` are kept
+under ``original``. ``mask_chunks``, applied to every recording, replaces a
+credential the request carried that the body repeats with as many ``*``.
+The recording around the bytes, and the replay, are ``record.py``'s.
 """
 
 from __future__ import annotations

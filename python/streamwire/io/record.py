@@ -1,30 +1,18 @@
 """Recordings of streamed responses: what arrived, when, and what streamwire made of it.
 
-A recording keeps the response's status and headers (credentials and cookies
-removed when captured, see ``_wire.py``), the request's method and URL
-(credentials removed), every body chunk exactly as it arrived (its bytes, its
-boundaries, its arrival time), the unified events each chunk produced, how
-reading ended, and the final ``StreamResult``. ``replay.py`` feeds it back
-with the same chunking (and, optionally, the same timing) and checks that
-the events and the result are reproduced.
-
-Get one with ``sw.iter_events(response, protocol, record=True)`` (then
-``iterator.recording``) and keep it with ``recording.save(path)``. No
-credential of the request is recorded: secret headers and URL parameters are
-left out, the values of the other headers are scanned, and any value of a
-credential the request carried is masked wherever the body repeats it
-(``mask_credentials``), in the events and the result too. To keep
-the request too, set ``recording.request_body`` (a JSON value) before saving;
-it is hashed like the rest with ``hash_content``. The recording holds every
-chunk in memory until saved.
-``recording.redacted()`` (or ``save(path, hash_content=True)``) replaces
-content with sha256 hashes, see ``_redact.py``.
-
-Both rewrite the recorded bytes (``_redact.py`` says how) and then re-derive
-the events and the result from the new bytes by playing them through the
-same ``Driver`` a replay uses (``play``). Making a recording may so replay
-one, and a replay may make one: that loop is kept in this module, and
-``replay.py``'s iterator and ``verify`` are built on ``play``.
+A recording keeps the response's status and headers, the request's method
+and URL, every body chunk exactly as it arrived (bytes, boundaries, arrival
+time), the unified events each chunk produced, how reading ended, and the
+final ``StreamResult``; ``replay.py`` feeds it back with the same chunking
+and checks that the events and the result are reproduced. Get one with
+``sw.iter_events(response, protocol, record=True)`` (``iterator.recording``)
+and keep it with ``recording.save(path)``; it holds every chunk in memory
+until saved. No credential of the request is recorded (docs/design.md
+"Fixtures"); ``recording.redacted()`` (or ``save(path, hash_content=True)``)
+replaces content with hashes, ``request_body`` (set before saving) too.
+Redacting and masking rewrite the bytes (``_redact.py``) and re-derive the
+events and the result through the ``Driver`` a replay uses (``play``): that
+loop is kept in this module, and ``replay.py`` is built on ``play``.
 
 File format ``streamwire-recording/1``: JSON Lines, UTF-8, one object per line.
 
@@ -43,10 +31,9 @@ File format ``streamwire-recording/1``: JSON Lines, UTF-8, one object per line.
    "idle_timeout" | "total_timeout" | "transport_error" | "http_error",
    "t", "detail", "events": [<events of the end>]}`` (``decided``: reading
    stopped once the result was decided, before the body ended).
-4. The result: ``{"result": <every field of the StreamResult>}``.
+4. The result, last: ``{"result": <every field of the StreamResult>}``.
 
-The header line comes first and the result line last; readers ignore keys
-they do not know.
+Readers ignore keys they do not know.
 """
 
 from __future__ import annotations

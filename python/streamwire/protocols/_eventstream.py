@@ -1,60 +1,28 @@
 """The shared plumbing of the AWS EventStream protocols (``bedrock-converse``, ``bedrock-invoke``).
 
-Amazon Bedrock streams (``ConverseStream``, ``InvokeModelWithResponseStream``)
-are ``application/vnd.amazon.eventstream`` bodies: binary frames, each with
-headers and a payload (the framing is the Rust ``EventStreamDecoder``; the
-wire format is "Event stream encoding" of the AWS SDKs' and Transcribe's
-references, checked 2026-11-29). ``EventStreamStream`` owns that decoder and
-dispatches each message on its ``:message-type`` header, as the AWS SDKs do
-(Bedrock API reference, ``ConverseStreamOutput`` and ``ResponseStream``,
-checked 2026-11-29; botocore 1.43's ``bedrock-runtime`` service model):
+Bedrock streams are ``application/vnd.amazon.eventstream`` bodies: binary
+frames with headers and a payload ("Event stream encoding" of the AWS SDKs'
+references; the Bedrock API reference's ``ConverseStreamOutput`` and
+``ResponseStream``; all checked 2026-11-29). ``EventStreamStream`` owns the
+Rust ``EventStreamDecoder`` and dispatches each message on its
+``:message-type``, as the AWS SDKs do: ``event`` (named by ``:event-type``)
+goes to the protocol's ``_on_event``; ``exception`` (a modeled in-stream
+exception) and ``error`` (an unmodeled one, in headers) end the stream in
+``error``; anything else is an ``UnknownEvent``. A framing error ends the
+stream in ``error`` after every message decoded before it; once the
+protocol's end marker arrived, errors are warnings. The tables are in
+docs/protocols/bedrock-converse.md.
 
-* ``event``: a modeled event, named by ``:event-type``; the protocol module
-  interprets it (``_on_event``);
-* ``exception``: a modeled in-stream exception named by ``:exception-type``
-  (``throttlingException``, ``modelStreamErrorException``,
-  ``internalServerException``, ``serviceUnavailableException``,
-  ``validationException``, ``modelTimeoutException``, ...), with a JSON
-  payload ``{"message": ...}``: status ``error``, phase ``provider``, the
-  exception type as ``error.type`` and a conservative retryable hint (the
-  Bedrock reference says "retry your request" for the throttling, internal,
-  unavailable, timeout and model-stream errors; a model-stream error's
-  ``originalStatusCode`` is its ``code`` and refines the hint);
-* ``error``: an unmodeled error, its code and message in the ``:error-code``
-  and ``:error-message`` headers and an empty payload: status ``error``, the
-  code as both ``error.type`` and ``error.code`` (AWS calls it a code; it is
-  the only name the error has);
-* anything else: an ``UnknownEvent`` (ignored, counted).
-
-A framing error (a CRC mismatch, a frame over ``max_message_bytes``, a bad
-header) ends the stream in ``error`` with phase ``framing`` and the framing
-kind as the type, after every message decoded before it; later bytes are
-counted, not parsed. Once the protocol's own end marker arrived (Converse's
-``metadata``, Anthropic's ``message_stop``), nothing can change how the stream
-ended: a framing error, exception or error frame after it is a warning
-(``framing_error_after_end``, ``error_after_end``). An unfinished frame at EOF
-is a cut connection, not corrupt bytes: a ``partial_message_discarded`` warning, and the status says
-whether the terminal signal had arrived (``incomplete`` otherwise), as for an
-unterminated SSE event.
-
-**A body that is not EventStream at all.** An HTTP error answer (``{"message":
-"..."}`` with a 4xx/5xx status), a proxy's HTML error page, or the
-non-streaming endpoint's JSON would otherwise surface as a "prelude checksum
-mismatch", which is how peers report it. The heuristic: a frame starts with
-its big-endian ``total_length``, so its first byte is 0 or 1 for any frame the
-decoder accepts; if the body's first byte is text (printable ASCII, tab, CR,
-LF, or the first byte of a UTF-8 BOM) and, read as a length's high byte, says
-the frame is larger than ``max_message_bytes`` (0x09 << 24 is 144 MiB, above
-the 16 MiB default), no frame can start there: its prelude CRC or its length
-check must fail. The stream then collects the body (up to 64 KiB; the rest is
-counted) and reports, when the body ends or that much arrived, one error:
-phase ``framing``, type ``not_eventstream``, a message saying what the body
-looks like (JSON, HTML, XML or text) with the JSON's own ``message`` or the
-text's beginning, the JSON's error type (``__type``, ``code``) as the code, the
-parsed JSON (or the text) as ``raw``, and a retryable hint from that type and
-the ``http_status`` option. The decision is made on the first byte, so it is
-the same under every chunking; a body whose first byte could start a frame is
-left to the decoder, whose CRC check is then the truthful answer.
+A body that is not EventStream at all (an HTTP error's JSON, a proxy's HTML
+page) would otherwise surface as a "prelude checksum mismatch". A frame
+starts with its big-endian ``total_length``, so its first byte is 0 or 1 for
+any frame the decoder accepts; when the first byte is text (printable ASCII,
+tab, CR, LF, a UTF-8 BOM's first byte) and, read as a length's high byte,
+exceeds ``max_message_bytes`` (0x09 << 24 is 144 MiB, above the 16 MiB
+default), no frame can start there. The body is then collected (up to
+``FOREIGN_BODY_CAP``) and reported as one ``not_eventstream`` error. The
+decision is made on the first byte, so it is the same under every chunking;
+any other body is left to the decoder, whose CRC check is then the answer.
 """
 
 from __future__ import annotations
@@ -120,9 +88,8 @@ def _loads_payload_stdlib(payload: bytes) -> Any:
 
 def _make_loads_payload() -> Any:
     """``loads`` for a payload's bytes. With orjson, the bytes go to it directly:
-    decoding them to ``str`` first is a second pass over every payload (about
-    15% of the JSON time for 150-byte payloads, measured); whatever orjson
-    refuses, or might read differently (an integer beyond 64 bits, see
+    decoding them to ``str`` first is a second pass over every payload;
+    whatever orjson refuses, or might read differently (an integer beyond 64 bits, see
     ``_json``), takes the ``str`` path of ``_json.loads``, so the outcome stays
     exactly the standard library's."""
     if not ACCELERATED:

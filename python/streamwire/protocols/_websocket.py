@@ -1,44 +1,22 @@
 """The plumbing shared by the WebSocket protocols: messages in, a session of responses out.
 
-A WebSocket protocol has no byte framing of its own: the socket delivers whole
-messages (RFC 6455, checked 2026-11-29), and one connection carries a
-*session* of many responses (OpenAI Realtime and the Responses API's WebSocket
-mode) or model turns (Gemini Live). ``WebSocketSession`` is the base of those
-adapters (docs/design.md "Public names", checked 2026-11-29):
+A WebSocket protocol has no byte framing of its own: the socket delivers
+whole messages (RFC 6455, checked 2026-11-29), and one connection carries a
+*session* of many responses (OpenAI Realtime, the Responses API's WebSocket
+mode) or model turns (Gemini Live). ``WebSocketSession`` is the base of
+those adapters; docs/design.md "WebSocket sessions" has the rules it keeps:
 
-* ``feed_message(msg)`` takes one message: a text frame as ``str``, its UTF-8
-  ``bytes`` (Gemini Live sends its JSON in binary frames), or an already-parsed
-  ``dict`` (never modified). ``feed()`` raises ``UsageError``: there are no
-  bytes to frame.
-* A message that is not UTF-8, not JSON, not a JSON object, or larger than
-  ``max_message_bytes`` is an error with phase ``framing`` (``invalid_utf8``,
-  ``invalid_json``, ``invalid_payload``, ``message_too_large``) for the
-  response in flight, or for the session when none is. Unlike a broken SSE
-  body, the messages after it are still whole, so they are still read.
+* ``feed_message(msg)`` takes one message: a ``str``, its UTF-8 ``bytes``,
+  or an already-parsed ``dict`` (never modified); ``feed()`` raises
+  ``UsageError``: there are no bytes to frame.
+* A message that is not UTF-8, not JSON, not an object, or larger than
+  ``max_message_bytes`` is a ``framing`` error for the response in flight,
+  or for the session when none is; unlike a broken SSE body, the messages
+  after it are still whole, so they are still read.
 * Each response (turn) has its own ``Accumulator``, hence its own
-  ``StreamResult``: ``session.results`` (in order of creation),
-  ``session.current`` (the one in flight, or None) and ``session.result``
-  (the latest response's; before the first response, the session's own, an
-  empty result that says how the session ended). ``session.last_turns`` says,
-  for each event the last call returned, which response (its number in the
-  session, from 0) it belongs to, None for the session's own events: events
-  of overlapping responses can be told apart.
-* ``session.errors``, ``warnings``, ``conflicts`` and ``unknown_events`` are
-  the session's own: what belongs to no response.
-* Metrics are per response: the messages routed to it, their bytes (a
-  ``dict`` message has none), its events and, with a clock, its timings
-  measured from its first message.
-* ``sw.tool_result(session, call_id, output)`` answers a call of any response
-  the session still keeps (``session_result_for``), and refuses one of a
-  cancelled response or one the provider withdrew.
-* ``close()`` ends every response in flight as the protocol says (usually
-  ``incomplete``: no terminal signal); ``cancel()`` ends them ``cancelled``;
-  ``connection_closed(code, reason)`` is ``close()`` after a WebSocket close
-  frame, and a close code other than 1000 (normal) or 1005 (none given) is an
-  error (phase ``transport``, type ``websocket_close``, the close code as
-  ``code``) for the responses in flight, or for the session.
-* ``max_results`` caps the results kept: past it, the oldest finished ones
-  are forgotten (a warning says so) and their calls can no longer be answered.
+  ``StreamResult``; what belongs to no response is the session's own.
+* ``close()``, ``cancel()`` and ``connection_closed(code, reason)`` end the
+  responses in flight; ``max_results`` caps the results kept.
 """
 
 from __future__ import annotations

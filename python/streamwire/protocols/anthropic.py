@@ -1,60 +1,26 @@
 """The ``anthropic`` adapter: Anthropic Messages streaming over SSE.
 
-Implements ``POST /v1/messages`` with ``stream: true`` as Anthropic's
-streaming reference describes it (platform.claude.com/docs/en/build-with-claude/streaming,
-checked 2026-11-29): each SSE event carries a JSON object whose ``type``
-(``message_start``, ``content_block_start``, ``content_block_delta``,
-``content_block_stop``, ``message_delta``, ``message_stop``, ``ping``,
-``error``) matches its ``event:`` name. Framing is the Rust ``SseDecoder``
-(WHATWG rules: an event is dispatched at its blank line, so a body that ends
-without one loses its last event and the stream is ``incomplete``).
+``POST /v1/messages`` with ``stream: true``, as Anthropic's "Streaming
+Messages" reference describes it (platform.claude.com/docs/en/build-with-claude/streaming,
+checked 2026-11-29); what each event becomes is docs/protocols/anthropic.md.
+Framing is the Rust ``SseDecoder``. The semantics live in two modules shared
+with ``bedrock-invoke`` (the same events as JSON inside EventStream
+``chunk.bytes``): ``anthropic_machine`` (message level: statuses, stop
+reasons, usage, errors; its ``AnthropicMachine`` is the entry point for any
+transport) and ``anthropic_blocks`` (the content blocks and
+``provider_content``). This module adds the SSE layer and the fast path.
 
-The semantics live in two modules, shared with the Bedrock ``bedrock-invoke``
-adapter, which carries the same events as JSON inside EventStream
-``chunk.bytes``:
-
-* ``anthropic_machine.AnthropicMachine``, the message-level machine: statuses,
-  stop reasons, usage, errors. **Its entry point for any transport**::
-
-      machine = AnthropicMachine(acc, extension_fields=frozenset())
-      machine.on_event(obj: dict, out: list[Event], name: str | None = None,
-                       raw: str | None = None) -> None
-      machine.on_payload(data: str | bytes, out, name=None)   # JSON text
-      machine.on_not_json(data: str, out, name=None)          # undecodable text
-      machine.on_eof(out) -> None     # end of input: decides, acc.finish()
-
-  ``acc`` is the adapter's ``Accumulator`` (``Stream._acc``); decoded events
-  go to ``on_event`` one at a time and the unified events they complete are
-  appended to ``out``.
-* ``anthropic_blocks``: the content blocks (text, citations, thinking and
-  signatures, redacted thinking, tool use, server tools and their results)
-  and the result's ``provider_content``: the assistant content blocks in
-  Anthropic's request format, ready for the next turn.
-
-This module adds only the SSE layer, and the fast path. Nearly every event of
-a stream is a ``content_block_delta`` carrying a ``text_delta`` or an
-``input_json_delta``, and decoding each one to Python objects (a fresh
-non-ASCII ``str`` re-encoded for the JSON decoder, a dict tree built and
-freed, then inspected) dominated the pipeline: measured on the benches' text
-workload, ~2.8 us per event in all. Those two shapes (``SHAPES``: exactly the
-fields ``type``, ``index`` and ``delta``, the delta exactly ``type`` and its
-string, any key order and whitespace) are matched in Rust while framing, and
-the consecutive ones for one block reach ``_on_sse`` as one run
-``(template, index, [string, ...], first ticket)`` with no other Python
-object built; the run is checked against the stream's state once and its
-events built in one loop (~0.5 us per event in all, measured as above). When
-the state rules the fast path out (the block is not open or takes another
-delta, the stop reason already came, the run would pass a cap), the tickets
-give back the run's ``SseEvent`` objects for the general path, one at a time.
-So the events and the result are the general path's by construction, and
-tested so (``tests/test_anthropic.py``: every fixture through
-``AnthropicMachine`` alone, generated streams under any chunking and argument
-cap, crafted payloads).
-
-Non-JSON payloads: empty ones and a non-JSON ``ping`` are keep-alives, an
-``event: error`` with a text body is a provider error with that message, a
-chat-style ``[DONE]`` is ignored with a warning, anything else ends the
-stream in a framing ``error``.
+The fast path. Nearly every event is a ``content_block_delta`` carrying a
+``text_delta`` or an ``input_json_delta``, and building Python objects for
+each dominated the pipeline. Those two shapes (``SHAPES``: exactly the fields
+``type``, ``index`` and ``delta``, the delta exactly ``type`` and its string)
+are matched in Rust while framing, and consecutive ones for one block reach
+``_on_sse`` as one run ``(template, index, [string, ...], first ticket)``,
+checked against the state once. When the state rules it out (the block is
+not open or takes another delta, the stop reason came, a cap would be
+passed), the tickets give back the run's ``SseEvent`` objects for the
+general path. So the events and the result are the general path's by
+construction, and tested so (``tests/test_anthropic.py``).
 """
 
 from __future__ import annotations

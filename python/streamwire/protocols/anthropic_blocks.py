@@ -1,70 +1,25 @@
 """Content blocks of an Anthropic Messages stream: keyed by index, one machine each.
 
-Anthropic streams an assistant message as a sequence of content blocks
-(platform.claude.com/docs/en/build-with-claude/streaming, "Content block delta
-types", and the Messages API reference, both checked 2026-11-29): each block is
-opened by ``content_block_start`` (with the block's initial state, e.g.
-``{"type": "text", "text": ""}``), grown by ``content_block_delta`` events and
-closed by ``content_block_stop``, all carrying the block's ``index``: its
-position in the final ``content`` array.
+Anthropic streams the assistant message as content blocks ("Streaming
+Messages", "Content block delta types", and the Messages API reference, both
+checked 2026-11-29): each is opened by ``content_block_start`` (with its
+initial state), grown by ``content_block_delta`` events and closed by
+``content_block_stop``, all carrying the block's ``index``, its position in
+the final ``content`` array. docs/protocols/anthropic.md has what each block
+and delta becomes.
 
 What a block may receive is data (``BLOCK_DELTAS``): a delta of a known type
-that its block does not take (a ``text_delta`` for a ``tool_use`` block) is a
-protocol conflict; an unknown block type or delta type is counted and skipped.
+that its block does not take is a protocol conflict; an unknown block or
+delta type is counted and skipped. Each block has its own machine
+(``BLOCK_STEPS``): ``missing`` (no start for its index yet) -> ``open`` ->
+``stopped``; a delta or stop for a block that is missing, a delta for one
+that stopped, or a second start, cannot be correlated: a conflict. A second
+stop is only a warning.
 
-==================================  ===========================================
-block (``content_block.type``)      deltas, and what they become
-==================================  ===========================================
-``text``                            ``text_delta`` -> ``TextDelta``;
-                                    ``citations_delta`` -> a citation kept on
-                                    the block (no event)
-``thinking``                        ``thinking_delta`` -> ``ReasoningDelta``;
-                                    ``signature_delta`` -> ``ReasoningDelta``
-                                    with the signature, verbatim
-``redacted_thinking``               none: its ``data`` arrives whole at start
-                                    -> ``ReasoningDelta(redacted=data)``
-``tool_use``                        ``input_json_delta.partial_json`` ->
-                                    ``ToolCallArgumentsDelta`` (the first
-                                    fragment is often ``""``: no event); a call
-                                    for the caller to run
-``server_tool_use``,                the same, but run by the provider
-``mcp_tool_use``                    (``executor="server"``): reported, never
-                                    offered for execution
-``*_tool_result``                   none: the provider's tool result (web
-(``web_search_tool_result``, ...)   search, code execution, MCP, ...) arrives
-                                    whole at start and is kept verbatim
-``compaction``                      ``compaction_delta``: its ``content`` (the
-                                    summary of the compacted context) and
-                                    ``encrypted_content`` replace the block's,
-                                    as the anthropic SDK's accumulator does
-                                    (anthropic-python 2.14.0,
-                                    ``lib/streaming/_beta_messages.py``); no
-                                    event: the summary is not this turn's
-                                    text, and the block is kept for the next
-==================================  ===========================================
-
-Each block has its own small machine (``BLOCK_STEPS``): ``missing`` (no
-``content_block_start`` for its index yet) -> ``open`` -> ``stopped``. A
-second start for an index, or a delta for a block that is missing or stopped
-(it cannot be correlated), is a protocol conflict; a second stop only a
-warning.
-
-A tool call completes at its block's ``content_block_stop``, where its
-arguments are parsed, once; a call whose block never stopped is abandoned when
-the stream ends (``toolcalls.py``). A ``tool_use`` that streamed no fragment at
-all has the input its start gave (normally ``{}``, as the API sends it; a
-compatible server that sends the input whole there gets it serialized with
-``json.dumps`` as one ``ToolCallArgumentsDelta`` at the stop).
-
-Each stopped block also becomes one entry of the result's
-``provider_content``: the block in Anthropic's request format, exactly what the
-next request's assistant message must carry (text with its citations, thinking
-with its signature, redacted thinking and server tool results verbatim, tool
-use with its parsed input), in index order. A block that never stopped is not
-in it, nor is a tool use whose input is not valid JSON (there is nothing valid
-to send back; a warning says so). A block of an unknown type is kept verbatim
-when it received no delta (the API takes its own blocks back), and left out
-with a warning when it did (deltas this adapter cannot apply).
+A tool call completes at its block's stop, where its arguments are parsed,
+once. Each stopped block also becomes one entry of ``provider_content``, in
+index order: the block in Anthropic's request format, as the next request's
+assistant message must carry it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """The Anthropic Messages event machine: decoded events in, unified events out.
 
-Implements the event flow of Anthropic's streaming reference
-(platform.claude.com/docs/en/build-with-claude/streaming, checked
-2026-11-29): ``message_start`` (a ``Message`` with empty ``content``); per
-content block ``content_block_start``, ``content_block_delta`` events and
-``content_block_stop``; one or more ``message_delta`` (the stop reason and
-cumulative usage); ``message_stop``; ``ping`` events anywhere; and ``error``
-events (``overloaded_error``, ``api_error``, ...). Stop reasons follow the
-"Handling stop reasons" page (checked 2026-11-29), statuses and usage
-docs/design.md (checked 2026-11-29).
-
-It knows nothing of the transport: ``AnthropicMachine.on_event(obj, out)``
-takes one event already decoded to a dict, so that the SSE adapter
-(``anthropic.py``) and the Bedrock ``bedrock-invoke`` adapter (the same events
-as JSON inside EventStream ``chunk.bytes``) share this one implementation.
-Events are dispatched on their JSON ``type``; an SSE event name is only a
-fallback for payloads without one (some servers omit or rename it).
+The event flow of Anthropic's "Streaming Messages" reference and its stop
+reasons ("Handling stop reasons"), both checked 2026-11-29; statuses and
+usage follow docs/design.md. docs/protocols/anthropic.md has what each
+event becomes. ``AnthropicMachine.on_event(obj, out)`` takes one event
+already decoded to a dict, so the SSE adapter (``anthropic.py``) and
+``bedrock-invoke`` share this one implementation. Events are dispatched on
+their JSON ``type``; the SSE event name is only a fallback.
 
 The message-level machine is data (``PHASES``); blocks have their own
 (``anthropic_blocks.py``)::
@@ -26,28 +17,12 @@ The message-level machine is data (``PHASES``); blocks have their own
     any but stopped --error--> failed             (status error)
     idle, open, stopping, failed --eof--> closed  (incomplete unless failed)
 
-Content before ``message_start`` is a protocol conflict, and so is content
-(a block started or grown) after the stop reason arrived: like a chat
-``finish_reason``, the stop reason ends the content. A block may still stop
-then. Anything after ``message_stop`` (the end marker, like chat's
-``[DONE]``) or after an error is ignored with a warning.
-
-Stop reasons: ``end_turn`` and ``stop_sequence`` -> ``stop``; ``tool_use`` ->
-``tool_calls``; ``max_tokens`` and ``model_context_window_exceeded`` ->
-``length`` (status ``truncated``: nothing executable); ``refusal`` ->
-``content_filter``; ``pause_turn`` -> ``pause`` (a server-tool loop paused:
-send the content back to continue); anything else -> ``other``. The raw value
-is always ``provider_stop_reason``.
-
-Usage: ``message_start`` reports the input figures and a placeholder
-``output_tokens``; each ``message_delta`` reports cumulative figures that
-replace the previous ones field by field, and a figure a later report omits
-(or sends as null) keeps its earlier value. ``Usage.input_tokens`` is
-Anthropic's ``input_tokens`` (tokens not read from or written to the cache),
-the cache figures are beside it, and ``total_tokens`` is None: Anthropic
-reports no total and streamwire does not estimate one. A report is final only
-at ``message_stop`` after a ``message_delta`` reported usage; then it is
-reported again with ``final=True``.
+Content before ``message_start``, or after the stop reason (like a chat
+``finish_reason``, it ends the content; a block may still stop), is a
+protocol conflict. Anything after ``message_stop`` (the end marker) or an
+error is ignored with a warning. Usage reports are cumulative and replace
+the last field by field; one is final only at ``message_stop`` after a
+``message_delta`` reported usage.
 """
 
 from __future__ import annotations

@@ -1,111 +1,27 @@
 """The ``bedrock-converse`` adapter: Amazon Bedrock ``ConverseStream``.
 
-Implements the event stream of ``POST /model/{modelId}/converse-stream`` as
-the Bedrock API reference describes it ("ConverseStream",
-"ConverseStreamOutput", "ContentBlockDeltaEvent", "MessageStopEvent",
-"ConverseStreamMetadataEvent", docs.aws.amazon.com/bedrock/latest/APIReference,
-checked 2026-11-29, and botocore 1.43's ``bedrock-runtime`` service model),
-and docs/design.md's rules for statuses, tool calls and usage (checked 2026-11-29).
-The body is AWS EventStream; framing, exceptions and error frames are
-``_eventstream.py``'s. Each event's JSON payload may carry a random padding
-member ``p`` (Bedrock adds it against length side channels): it is ignored.
+The event stream of ``POST /model/{modelId}/converse-stream`` as the Bedrock
+API reference describes it ("ConverseStream", "ConverseStreamOutput", ...,
+docs.aws.amazon.com/bedrock/latest/APIReference, checked 2026-11-29; botocore
+1.43's ``bedrock-runtime`` service model); what each event becomes, and the
+edge cases real streams show, are docs/protocols/bedrock-converse.md. The
+body is AWS EventStream: framing, exceptions and error frames are
+``_eventstream.py``'s; content blocks are ``bedrock_blocks.py``'s.
 
 The stream is a machine with its transitions as data (``PHASES``)::
 
-    before   --messageStart-------> message   (MessageStarted)
-    before   --contentBlock*------> message   (implied start, warning; the block applies)
-    before   --messageStop--------> stopped   (implied start, warning; the stop applies)
-    message  --contentBlock*------> message   (blocks, below)
+    before   --messageStart-------> message   (content or messageStop: implied, warning)
+    message  --contentBlock*------> message   (blocks)
     message  --messageStop--------> stopped   (the terminal signal: status decided)
-    stopped  --metadata-----------> ended     (final usage; MessageCompleted)
-    stopped  --eof----------------> closed    (completed; usage final only if a
-                                               metadata came before messageStop)
+    stopped  --metadata-----------> ended     (the end marker: final usage, MessageCompleted)
+    stopped  --eof----------------> closed    (completed, warning missing_metadata)
     message  --eof----------------> closed    (incomplete)
 
-``messageStop`` is the terminal signal: it decides the status (``completed``,
-or ``truncated`` for ``max_tokens`` / ``model_context_window_exceeded``),
-the stop reasons, and completes the open tool calls. ``metadata`` follows it
-with the usage (``usage.final`` is true for usage after ``messageStop``; for
-usage before it, see below)
-and latency; it ends the stream the way ``[DONE]`` ends a chat stream, so the
-``MessageCompleted`` event comes with it (or at EOF when it never comes: then
-``completed`` with a ``missing_metadata`` warning and no final usage), after the
-final ``UsageReported`` as in every other protocol. Between the two the
-result already carries the stop reasons, and its status is still
-``in_progress``, as a chat stream's is between its ``finish_reason`` and
-``[DONE]``. Content between ``messageStop`` and ``metadata`` contradicts the
-terminal signal: ``protocol_conflict``; anything after ``metadata`` (an unknown event too) is
-ignored with a ``data_after_end`` warning. Every other pair of ``PHASES`` is a recorded
-protocol conflict or warning, listed in the table.
-
-A ``metadata`` event before ``messageStop`` (docs/design.md "Usage": a
-decision made here, with the evidence). The reference orders it last, but
-relays and other clients' test suites emit it earlier (the usage first,
-then the stop). Its usage is reported at once, not final (a
-``metadata_before_stop`` warning), because a later ``metadata`` may still
-replace it. When the input then ends after ``messageStop`` with nothing
-after it, whole (no framing error, no unfinished message) and without an
-error, no other figure can follow: the last such usage is reported again
-as final, before ``MessageCompleted``, and there is no ``missing_metadata``
-warning (the metadata did come).
-
-A stream without ``messageStart`` (docs/design.md: a decision made here, with
-the evidence). ``messageStart`` carries nothing but the role, which is always
-``assistant``; streams without it appear in other clients' test suites
-(vercel/ai's ``bedrock-tool-call.1.chunks.txt`` and
-``bedrock-tool-no-args.chunks.txt`` begin with ``contentBlockStart``) and are
-what a proxy that drops the first frame produces. Dropping every block would
-make the result say nothing was said, so the first content event implies the
-message start (a ``MessageStarted`` without a role, and a
-``missing_message_start`` warning) and applies; ``messageStop`` still decides
-the ending, and a stream that never sends it stays ``incomplete``.
-
-Content blocks are keyed by ``contentBlockIndex``, each with its own machine
-(``BLOCKS``): a block is absent, open or closed. Only tool-use blocks (and
-server tool results, images) have a ``contentBlockStart``; text and reasoning
-blocks open with their first delta. A delta must be of its block's kind:
-``text`` (and ``citation``, which annotates text) for text blocks,
-``reasoningContent`` (``text``, ``signature``, ``redactedContent``) for
-reasoning blocks, ``toolUse.input`` fragments for tool blocks; anything else
-is a conflict. ``contentBlockStop`` completes a tool call: its arguments are
-parsed once, there. A ``toolUse`` fragment for a block that never started
-cannot be correlated to a call: a conflict.
-
-Mapping to unified events: ``text`` -> ``TextDelta``; ``reasoningContent.text``
--> ``ReasoningDelta``; ``signature`` -> ``ReasoningDelta(signature=...)`` (kept
-verbatim for the next turn); ``redactedContent`` (base64, as the JSON carries
-the blob) -> ``ReasoningDelta(redacted=...)``; ``toolUse`` start ->
-``ToolCallStarted`` (type ``tool_use``; ``server_tool_use`` calls are run by
-Bedrock: executor ``server``, never offered); ``toolUse.input`` ->
-``ToolCallArgumentsDelta``. Citations have no unified event: they are kept,
-verbatim, in ``citations``; server tool results and images are accepted and
-not reported as text. The metadata's ``metrics`` (``latencyMs``), ``trace``,
-``performanceConfig`` and ``serviceTier`` are kept, verbatim, in the result's
-``provider_metrics``; every closed block, in Bedrock's request format, in the
-result's ``provider_content`` (``bedrock_blocks.py``), ready to send back
-(reasoning signatures included); ``messageStop.additionalModelResponseFields``
-in the stream's ``additional_model_response_fields``.
-
-Speed: nearly every message of a stream is a text delta; ``_on_messages``
-takes those in one loop, and everything else through the table. Such a
-message (``SHAPES``) is matched in Rust while framing
-(``EventStreamDecoder.feed_matched``), with no message object, headers dict
-or JSON tree built, and the consecutive ones for one block arrive as one run
-``(template, index, [text, ...], first ticket)``, whose events are built in
-one call (``events.new_text_deltas``); when the state rules the fast path
-out, the tickets give the messages back for the general path (tested:
-``tests/test_bedrock_fast.py``). A text delta the matcher declines still
-takes a Python fast path (orjson straight on the payload bytes when
-installed). Measured on ``benches/bench_pipeline_bedrock.py``: about 1.5 us
-per message with orjson on every payload, about 0.66 us with the Rust
-matching and runs.
-
-``stopReason``: ``end_turn`` and ``stop_sequence`` -> stop, ``tool_use`` ->
-tool_calls, ``max_tokens`` and ``model_context_window_exceeded`` -> length
-(status ``truncated``), ``guardrail_intervened`` and ``content_filtered`` ->
-content_filter (never executable), ``malformed_model_output`` and
-``malformed_tool_use`` -> error (status ``error``, the reason as the error
-type); anything else -> other. The raw value is always kept.
+A ``metadata`` before ``messageStop`` reports its usage, not final; every
+other pair is a recorded protocol conflict or warning. The fast path: text
+deltas (``SHAPES``) are matched in Rust while framing and arrive as runs
+per block (``_on_messages``); tested equal to the general path
+(``tests/test_bedrock_fast.py``).
 """
 
 from __future__ import annotations
@@ -281,8 +197,8 @@ class BedrockConverseStream(EventStreamStream):
     # --- events ------------------------------------------------------------
 
     def _on_messages(self, messages: list[EventStreamMessage], out: list[Event]) -> None:
-        # The fast path (measured: nearly every message of a stream is one of
-        # these): a text delta for an open text block, nothing else in its
+        # The fast path (nearly every message of a stream is one of these):
+        # a text delta for an open text block, nothing else in its
         # payload. It does exactly what the general path does for such a
         # message (tested: test_fast_path_matches_general_path,
         # tests/test_bedrock_fast.py), in one loop without a call per message;

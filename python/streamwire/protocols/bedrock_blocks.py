@@ -2,47 +2,24 @@
 
 Bedrock streams the assistant message as content blocks (API reference,
 "ContentBlockStartEvent", "ContentBlockDeltaEvent", "ContentBlockStopEvent",
-"ContentBlockDelta", "ReasoningContentBlockDelta", checked 2026-11-29; botocore
-1.43's ``bedrock-runtime`` model). Unlike Anthropic's, only some blocks have a
-``contentBlockStart``: tool use (and the server's tool results and images);
-text and reasoning blocks open with their first delta.
+"ContentBlockDelta", "ReasoningContentBlockDelta", checked 2026-11-29;
+botocore 1.43's ``bedrock-runtime`` model). Unlike Anthropic's, only some
+blocks have a ``contentBlockStart``: tool use (and the server's tool results
+and images); text and reasoning blocks open with their first delta.
+docs/protocols/bedrock-converse.md has what each delta member becomes.
 
-Each block has its own machine (``BLOCKS``), and what a block may receive is
-data (``BLOCK_DELTAS``): a delta member of a known kind that its block does
-not take (``text`` for a tool block, ``toolUse`` for a reasoning block) is a
-protocol conflict; an unknown member is counted and skipped.
-
-====================  =====================================================
-block kind            delta members, and what they become
-====================  =====================================================
-``text``              ``text`` -> ``TextDelta``; ``citation`` -> kept,
-                      verbatim, in the stream's ``citations`` (no event)
-``reasoning``         ``reasoningContent.text`` -> ``ReasoningDelta``;
-                      ``.signature`` -> ``ReasoningDelta(signature=...)``;
-                      ``.redactedContent`` -> ``ReasoningDelta(redacted=...)``
-``tool``              ``toolUse.input`` -> ``ToolCallArgumentsDelta``; the
-                      start's ``toolUseId`` and ``name`` are the call's
-                      identity; ``type: server_tool_use`` means Bedrock runs it
-``tool_result``       ``toolResult`` (a server tool's result): accepted, no event
-``image``             ``image``: accepted, no event
-====================  =====================================================
-
-A ``contentBlockStart`` whose ``start`` names no kind (``{}``, ``null`` or
-no ``start`` at all, as relays emit for text blocks) opens the block with
-its kind undecided (``Block.kind`` None, a ``block_start_empty`` warning): its
-first delta decides it, as for a block with no start, and a ``toolUse``
-fragment there has no call to belong to (a conflict, as for a block that
-never started). Nothing in such a start contradicts the stream.
+Each block has its own machine (``BLOCKS``: absent, open, closed), and what
+a block may receive is data (``BLOCK_DELTAS``): a delta member of a known
+kind that its block does not take (``text`` for a tool block, ``toolUse``
+for a reasoning block) is a protocol conflict; an unknown member is counted
+and skipped. A ``contentBlockStart`` whose ``start`` names no kind (as
+relays send for text blocks) opens the block with its kind undecided
+(``Block.kind`` None, warning ``block_start_empty``): its first delta
+decides it, as for a block with no start.
 
 A block's ``contentBlockStop`` completes its tool call (arguments parsed
 once) and adds the block, in Bedrock's request format, to the result's
-``provider_content`` in index order, ready for the next turn's assistant
-message: ``{"text"}``, ``{"reasoningContent": {"reasoningText": {"text",
-"signature"}}}``, ``{"reasoningContent": {"redactedContent"}}`` (base64, as in
-the JSON wire format; boto3 callers pass the decoded bytes), ``{"toolUse":
-{"toolUseId", "name", "input"}}``. A tool use whose input is not a valid JSON
-object, server tool results and images are left out (with a warning for the
-first).
+``provider_content`` in index order, ready for the next turn.
 """
 
 from __future__ import annotations

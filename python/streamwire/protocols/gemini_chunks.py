@@ -1,15 +1,16 @@
 """Gemini ``GenerateContentResponse`` chunks into unified events: candidates, endings, usage.
 
-The semantics shared by ``gemini`` (SSE) and ``gemini-json`` (one JSON array):
-each chunk of ``streamGenerateContent`` is a complete ``GenerateContentResponse``
-whose ``candidates[].content.parts`` are *new* parts (Gemini API reference,
-"GenerateContentResponse", "Candidate", "FinishReason", "UsageMetadata",
-"PromptFeedback", ai.google.dev/api/generate-content, and the Vertex AI
-reference of the same messages; checked 2026-11-29). docs/design.md's statuses
-and usage rules (checked 2026-11-29) decide the rest.
+The semantics shared by ``gemini`` (SSE) and ``gemini-json`` (one JSON
+array): each chunk of ``streamGenerateContent`` is a complete
+``GenerateContentResponse`` whose ``candidates[].content.parts`` are *new*
+parts (Gemini API reference, ai.google.dev/api/generate-content, and the
+Vertex AI reference of the same messages; checked 2026-11-29). What each
+field becomes, and the edge cases real streams show, are
+docs/protocols/gemini.md; parts are ``gemini_parts.py``'s, enums sent as
+numbers ``gemini_enums.py``'s.
 
-Each candidate (keyed by ``index``, 0 when absent) is a small machine with its
-transitions as data (``CANDIDATE_TRANSITIONS``)::
+Each candidate (keyed by ``index``, 0 when absent) is a small machine with
+its transitions as data (``CANDIDATE_TRANSITIONS``)::
 
     open     --content--> open       (parts -> events, gemini_parts.py)
     open     --response-> open       (parts; the calls they answer are the server's)
@@ -19,95 +20,13 @@ transitions as data (``CANDIDATE_TRANSITIONS``)::
     finished --finish---> finished   (the same reason again: no-op; another: conflict)
     *        --empty----> *          (no parts, or parts that carry nothing)
 
-Server-side tool turns. When the API runs a tool itself (an MCP tool; and
-js-genai's ``generateContentStream`` with automatic function calling yields
-the same sequence as one stream, its test ``afc_test.ts`` "generateContentStream
-afc enabled" expects the call, its response and the answer in one stream),
-one stream carries a ``functionCall``, a first ``finishReason: STOP``, the
-``functionResponse`` (``role: user``), the answer's text and a final ``STOP``.
-A ``functionResponse`` part that answers a call of the candidate (by its
-``id`` when it has one, else by name, each call once) is the ``response``
-input: the call was the provider's to run, so it becomes ``executor="server"``
-(a second ``ToolCallCompleted`` says so, as for Responses' built-in tools:
-never offered), the part is kept in ``provider_content``, and a candidate
-that had finished with ``STOP`` goes on: the text after it is the answer,
-and the final finishReason ends it. A ``functionResponse`` that answers no
-call, or one after another finish reason, is content like any other.
+``usageMetadata`` is a snapshot on every chunk: each replaces the last, one
+``UsageReported`` per change, final once every candidate seen finished.
 
-Endings (``finishReason``, kept raw as ``provider_stop_reason``):
-
-* ``STOP`` -> ``stop``, or ``tool_calls`` when the candidate made client calls;
-* ``MAX_TOKENS`` -> ``length``: status ``truncated``;
-* ``SAFETY``, ``RECITATION``, ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``,
-  ``IMAGE_SAFETY``, ``IMAGE_PROHIBITED_CONTENT``, ``IMAGE_RECITATION``,
-  ``MODEL_ARMOR`` -> ``content_filter`` (status ``completed``, never executable);
-* ``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``,
-  ``MALFORMED_RESPONSE``, ``MISSING_THOUGHT_SIGNATURE`` (the generation
-  failed) -> stop reason ``error`` and status ``error`` (error type: the raw
-  reason; message: ``finishMessage``; not retryable: the hint is
-  conservative); usage reported with it is kept;
-* anything else (``OTHER``, ``LANGUAGE``, ``IMAGE_OTHER``, ``NO_IMAGE``,
-  ``FINISH_REASON_UNSPECIFIED``, unknown values) -> ``other``.
-* A reason sent as its number (``$alt=json;enum-encoding=int``) is read as
-  its name (``gemini_enums.py``; ``enum_numbering`` says whose numbers), so
-  ``provider_stop_reason`` is the name either way; a number no reference
-  names (or, by default, one Vertex AI and the Gemini API name differently)
-  is kept as its decimal text and reported, never a conflict. The same holds
-  for ``promptFeedback.blockReason``.
-* ``promptFeedback.blockReason`` (the prompt was blocked, no candidate) ->
-  every open candidate (candidate 0 if none was seen) ends with stop reason
-  ``content_filter`` and the raw block reason as ``provider_stop_reason``;
-  a ``prompt_blocked`` warning carries ``blockReasonMessage``.
-* An ``{"error": {"code", "message", "status"}}`` chunk -> status ``error``
-  with ``type`` = ``status``, ``code`` = ``code``.
-* EOF without a finishReason -> ``incomplete`` (decided by the accumulator).
-
-After a candidate's finishReason, a chunk that only repeats it or only carries
-``usageMetadata`` is accepted (the recordings end at the finish chunk, and
-peers report finish-only and usage-only tail chunks: rust-genai#161,
-req_llm#638); content for a finished candidate is a protocol conflict.
-
-``usageMetadata`` arrives on every chunk as a snapshot: each report replaces
-the last, one ``UsageReported`` per change. A report is ``final`` when every
-candidate seen has finished. Figures: ``input_tokens`` =
-``promptTokenCount``; ``output_tokens`` = ``candidatesTokenCount`` +
-``thoughtsTokenCount`` (Gemini counts thoughts apart; ``Usage.output_tokens``
-includes reasoning, as OpenAI's ``completion_tokens`` does);
-``reasoning_tokens`` = ``thoughtsTokenCount``; ``cache_read_tokens`` =
-``cachedContentTokenCount``; ``total_tokens`` = ``totalTokenCount``; the
-object itself is kept in ``usage.raw``. A ``usageMetadata`` without any token
-count (Vertex sends ``{"trafficType": ...}`` mid-stream) is no report.
-
-The fast path. Nearly every chunk of a long answer is one running
-candidate's one text part plus a usage snapshot. That shape (``SHAPES``) is
-matched in Rust (``_core.ShapeMatcher``) while framing (SSE) or per array
-element (JSON). A run of such chunks is taken in Rust (``_core.TextUsageTaker``)
-while the candidate's plain text run is open and the usage is not final:
-armed before each ``feed`` (``arm``, ``settle`` after it), the taker is the
-decoder's sink and takes the chunks at the head of the call straight from
-the matcher, before any becomes a match tuple; the tuples of the rest go
-through ``take``, which does the same per tuple. Either way: the text
-appended and its ``TextDelta`` built, the
-snapshot's JSON decoded straight into its ``ReadOnlyDict`` (a strict subset
-of JSON; anything else stops the run) and, when it changed, its ``Usage``
-(figures summed as ``_on_usage`` sums them, ``_FIGURES``) and
-``UsageReported`` built, with no Python step per chunk. A chunk the run
-stops at goes to ``fast_text``, which gets the text, the candidate index,
-the usage's JSON text and the response id and does exactly what the general
-path does with such a chunk (the usage decoded only when its text changed),
-or, when the state rules it out (a candidate not started or finished), to
-the general path. Tested equal on every fixture, and on snapshots of any
-content, with the fast path off (``tests/test_gemini.py``,
-``tests/test_gemini_json.py``).
-
-Measured on the benches' Gemini workload (``benches/bench_pipeline_gemini.py``,
-py-spy, 2026-12-01): in Python per chunk, the snapshot took ~1.1 us of ~2.9
-us (decoding ~0.5, the ``ReadOnlyDict`` copy, figure checks and the two
-objects ~0.6) and the text ~0.3 us; taken in Rust, a chunk costs ~1.8 us in
-all, of which ~0.5 us is the SSE framing and match and ~0.3 us the snapshot.
-Taken by the sink (perf), a chunk's match tuple, its usage and id strings and
-the kept copy of its payload are gone, and the snapshot decoder shares the
-integers and short strings that repeat (``ValueCache``): ~1.4 us a chunk.
+The fast path: nearly every chunk of a long answer is one candidate's one
+text part plus a usage snapshot (``SHAPES``), matched in Rust and taken in
+Rust while the state allows (``arm``, ``take``, ``fast_text``); tested equal
+with it off (``tests/test_gemini.py``, ``tests/test_gemini_json.py``).
 """
 
 from __future__ import annotations
@@ -649,7 +568,7 @@ class GeminiChunks:
 
 # Usage and UsageReported are built once per changed snapshot (on every chunk
 # of a long answer): like events.new_text_delta, object.__new__ plus the slots'
-# own descriptors, 4x faster than the frozen dataclasses' __init__ (tested equal).
+# own descriptors, faster than the frozen dataclasses' __init__ (tested equal).
 #: ``Usage(...)`` with every field given, built fast (``events.py``), as
 #: ``_new_usage(input, output, total, cache_read, reasoning, final, raw,
 #: cache_creation)``.

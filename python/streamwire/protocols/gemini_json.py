@@ -3,45 +3,21 @@
 Without ``alt=sse`` the Gemini API (and Vertex AI) streams the chunks as the
 elements of ONE JSON array, written as they are generated (Gemini API
 reference, ``models.streamGenerateContent``, ai.google.dev/api/generate-content,
-checked 2026-11-29; the element separator on the wire is ``\\r\\n,\\r\\n``)::
-
-    [{"candidates": [...], ...}
-    ,
-    {"candidates": [...], ...}
-    ]
+checked 2026-11-29; the element separator on the wire is ``\\r\\n,\\r\\n``);
+docs/protocols/gemini-json.md has what becomes of it. Each element is one
+chunk, with exactly the semantics of the ``gemini`` SSE adapter
+(``gemini_chunks.py``), including its fast path.
 
 The Rust core's ``ArraySplitter`` (``rust/core/src/json_array.rs``) splits
-the body into its elements incrementally, in bounded memory: it tracks
-string, escape and brace-depth state and resumes where the previous ``feed``
-stopped (no byte is scanned twice), holds only the element in progress, and
-hands out each element as soon as its closing brace arrives, matched on the
-way against the fast path's shapes (``feed_matched``). An element larger than
-``max_element_bytes`` ends the stream in ``error`` (``event_too_large``).
+the body into elements incrementally, in bounded memory: it resumes where
+the previous ``feed`` stopped (no byte is scanned twice), holds only the
+element in progress, and hands out each element as soon as its closing
+brace arrives, matched on the way against the fast path's shapes. An element
+that the last matched element's skeleton replays is found by that match
+(``ArraySplitter.feed_to``), so the splitter neither scans nor buffers it.
 Between elements the splitter is a small machine with its transitions as
 data (``SCAN_TRANSITIONS`` here, ``next_state`` there; tested to agree); a
-byte with no transition (garbage, a missing comma, a trailing comma, data
-after the closing bracket) is a framing error (``invalid_json``). A body
-that is one bare object (an HTTP error's ``{"error": ...}``) is accepted as a
-one-element stream.
-
-Each element is one chunk, with exactly the semantics of the ``gemini`` SSE
-adapter (``gemini_chunks.py``), including its Rust-matched fast path.
-Measured (``benches/bench_pipeline_gemini.py``, py-spy): with the splitter in
-Python (regexes, about 12 calls a chunk) an element cost ~4x an SSE event;
-in Rust it costs about what an SSE event does.
-
-An element that the stream's last matched element's skeleton replays (the
-next chunk of a long answer) is found by that match: offered the rest of the
-chunk from its ``{``, the shape cache matches the one JSON object that starts
-there and says where it ends, so the splitter neither scans nor buffers it
-(``ArraySplitter.feed_to``, ``ShapeSet::match_head_cached``). Measured
-(perf, the benches' workload): the split was ~150 ns of an element's ~1.6
-us; with it gone, an element costs less than an SSE event.
-
-At EOF, an element in progress is discarded (warning
-``partial_event_discarded``) and an array that was never closed is noted
-(warning ``missing_array_end``); the status is decided by the candidates'
-finish reasons, as for SSE.
+byte with no transition is a framing error (``invalid_json``).
 """
 
 from __future__ import annotations

@@ -1,58 +1,26 @@
 """The ``gemini-live`` adapter: a Gemini Live API session (``BidiGenerateContent``).
 
-The server sends ``BidiGenerateContentServerMessage`` objects as JSON, one per
-message (often in binary frames: ``feed_message`` takes bytes): each carries
-``setupComplete``, ``serverContent`` (``modelTurn`` parts, ``turnComplete``,
-``interrupted``, ``generationComplete``, ``outputTranscription``, ...),
-``toolCall`` (``functionCalls`` with ids), ``toolCallCancellation`` (``ids``),
-``goAway`` (``timeLeft``) or ``sessionResumptionUpdate``, and may carry
-``usageMetadata`` beside them (Gemini API reference, "Live API - WebSockets
-API reference", ai.google.dev/api/live, and the google-genai
-``LiveServerMessage`` / ``LiveServerContent`` types, checked 2026-11-29). The
-Live API has no error message: it closes the socket with a close code and a
-reason (``connection_closed(code, reason)``).
+The server sends one ``BidiGenerateContentServerMessage`` JSON object per
+message (often in binary frames: ``feed_message`` takes bytes), carrying
+``setupComplete``, ``serverContent``, ``toolCall``, ``toolCallCancellation``,
+``goAway`` or ``sessionResumptionUpdate``, and perhaps ``usageMetadata``
+beside them ("Live API - WebSockets API reference", ai.google.dev/api/live,
+and the google-genai ``LiveServerMessage`` types, checked 2026-11-29). The
+Live API has no error message: it closes the socket
+(``connection_closed(code, reason)``). What each key becomes, and the peers'
+reports behind the rules below, are docs/protocols/gemini-live.md.
 
-One result per model turn. A turn ends at ``turnComplete``; at ``toolCall``,
-because the model then waits for the ``toolResponse`` and sends no
-``turnComplete`` until it has one (litellm#26590); or at ``interrupted``
-(``cancelled``: "a client message has interrupted current model generation",
-then "interrupted > turn_complete"). After a turn that ended at ``toolCall``
-or ``interrupted``, the signals that close it late (``turnComplete``,
-``generationComplete``, ``interrupted``; some models send a ``turnComplete``
-right after a tool call, livekit/agents#3192) are absorbed by that turn: the
-*tail*. What each turn does with its parts is in ``gemini_live_turns.py``.
+One result per model turn (``gemini_live_turns.py``). A turn ends at
+``turnComplete``; at ``toolCall`` (the model then waits for the
+``toolResponse``); or at ``interrupted`` (``cancelled``). After a turn that
+ended at ``toolCall`` or ``interrupted``, the signals that close it late are
+absorbed by that turn: the *tail*. One message is read in a fixed order,
+whatever the order of its keys (``_inputs``), so that a message that
+carries both a turn's end and a tool call keeps the call in the turn.
 
-One message is read in this order, whatever the order of its keys:
-``setupComplete``, the content (``modelTurn``, ``outputTranscription``),
-``toolCall``, ``toolCallCancellation``, ``interrupted``,
-``generationComplete``, ``usageMetadata``, ``turnComplete``, ``goAway``,
-``sessionResumptionUpdate``: a message that carries both a turn's end and a
-tool call (livekit/agents#7151) keeps the call in the turn. The session
-machine (``SESSION``; ``turn``: a turn in flight, ``generated``: after its
-``generationComplete``)::
-
-    connecting --setup------> idle        (setupComplete)
-    connecting, idle, tail --content--> turn   (a new turn; before setup: warning)
-    connecting, idle, tail --tool_call--> tail (a new turn of calls, ended)
-    idle       --generation_complete--> generated (an empty turn)
-    connecting, idle --turn_complete--> idle   (an empty turn, ended: e.g. NEED_MORE_INPUT)
-    turn       --content--> turn          generated --content--> generated (CONFLICT, applied)
-    turn, generated --tool_call--> tail   (calls, then the turn ends: ``tool_calls``)
-    turn       --interrupted--> tail      (``cancelled``)
-    generated  --interrupted--> generated (playback interrupted after the generation: warning)
-    turn       --generation_complete--> generated   (generated: again, a no-op)
-    turn, generated --turn_complete--> idle  (the turn ends)
-    tail       --interrupted, generation_complete--> tail; --turn_complete--> idle (absorbed)
-    connecting, idle --interrupted--> (same)       (nothing in flight: warning)
-    connecting --generation_complete--> connecting (nothing in flight: warning)
-    *          --cancellation--> (same)   (calls withdrawn, in whichever turn made them)
-    *          --usage--> (same)          (the turn in flight's; else the last turn's, final)
-    *          --setup, go_away, resumption, unknown--> (same)  (recorded / counted)
-
-Tool results: ``sw.tool_result(session, call_id, output)`` is one
-``FunctionResponse`` (``{"id", "name", "response"}``); ``tool_response(...)``
-wraps them in the client message ``{"toolResponse": {"functionResponses":
-[...]}}``. Calls withdrawn by ``toolCallCancellation`` are refused.
+The session machine is ``SESSION`` (every pair listed): ``connecting``
+(before ``setupComplete``), ``idle``, ``turn`` (a turn in flight),
+``generated`` (after its ``generationComplete``) and ``tail``.
 """
 
 from __future__ import annotations

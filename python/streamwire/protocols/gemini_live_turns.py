@@ -1,50 +1,27 @@
 """One model turn of a Gemini Live session: its content, calls, ending and usage.
 
 What a ``LiveTurn`` does with the parts of a ``BidiGenerateContentServerMessage``
-(Gemini API reference, "Live API - WebSockets API reference",
-ai.google.dev/api/live, and the google-genai ``LiveServerMessage`` types,
-checked 2026-11-29); ``gemini_live.py`` decides *when* (the session machine).
+("Live API - WebSockets API reference", ai.google.dev/api/live, and the
+google-genai ``LiveServerMessage`` types, checked 2026-11-29);
+``gemini_live.py`` decides *when* (the session machine). The table of what
+each key becomes is docs/protocols/gemini-live.md.
 
-* ``serverContent.modelTurn.parts`` are Gemini ``Part`` objects, applied by the
-  ``gemini`` adapter's ``GeminiParts`` (``gemini_parts.py``, one
-  implementation): text, thoughts, signatures, function calls. Audio parts
-  (``inlineData`` with an ``audio/*`` ``mimeType``) are counted, never decoded
-  into text: ``provider_metrics["audio_deltas"]`` / ``["audio_bytes"]``, and
-  kept with ``audio="keep"``.
-* ``serverContent.outputTranscription.text`` (the transcript of the model's
-  audio) is the turn's text: ``TextDelta``.
-* ``toolCall.functionCalls`` (each with its ``id``) are the turn's calls,
-  applied as ``functionCall`` parts; the turn then ends (the model waits for
-  the ``toolResponse``). A ``toolCall`` without calls (``functionCalls``
-  empty or left out, ``toolCall: {}``) contradicts nothing: it still ends
-  the turn, with a ``tool_call_empty`` warning.
-* ``toolCallCancellation.ids``: "a previously issued ToolCallMessage with the
-  specified ids should not have been executed and should be cancelled". Each
-  call is withdrawn, even after its turn ended: its state becomes
-  ``rejected`` (the ``revoke`` transition of ``toolcalls.py``), its
-  ``invalid_reason`` says so, its batch is no longer executable, and a tool
-  result for it is refused. A second ``ToolCallCompleted`` for the call, with
-  that reason, carries the withdrawal in the events.
-* ``usageMetadata`` is per turn (peers measured: pydantic-ai#7269), a
-  snapshot that replaces the last: ``input_tokens`` = ``promptTokenCount``,
-  ``output_tokens`` = ``responseTokenCount`` + ``thoughtsTokenCount``,
-  ``total_tokens``, ``cache_read_tokens`` = ``cachedContentTokenCount``,
-  ``reasoning_tokens`` = ``thoughtsTokenCount``; final when it comes with (or
-  after) the turn's end.
-
-Endings (``provider_stop_reason`` is the ``turnCompleteReason`` when given,
-else the signal: ``turnComplete``, ``toolCall`` or ``interrupted``):
-``turnComplete`` -> ``completed`` (stop ``stop``; ``tool_calls`` if the turn
-made client calls); a ``turnCompleteReason`` of ``MALFORMED_FUNCTION_CALL`` ->
-``error``; ``RESPONSE_REJECTED`` and the safety / prohibited-content reasons
--> ``completed`` with stop reason ``content_filter``; ``NEED_MORE_INPUT`` ->
-``stop``; another reason -> ``other`` (a reason sent as a number too: it is
-kept as its decimal text, with a warning ``unknown_enum_number``).
-``toolCall`` -> ``completed`` with ``tool_calls``. ``interrupted`` ->
-``cancelled`` (a client message interrupted the generation). The end of input
-after ``generationComplete`` but before ``turnComplete`` (the model had
-finished, playback had not) -> ``completed`` with a warning
-``turn_complete_missing``; before it -> ``incomplete``.
+* ``modelTurn.parts`` are Gemini ``Part`` objects, applied by ``GeminiParts``
+  (``gemini_parts.py``, one implementation). Audio parts are counted, never
+  decoded into text (``provider_metrics["audio_deltas"]`` /
+  ``["audio_bytes"]``), and kept with ``audio="keep"``;
+  ``outputTranscription.text`` is the turn's text.
+* ``toolCall.functionCalls`` are applied as ``functionCall`` parts; the turn
+  then ends. ``toolCallCancellation`` withdraws calls, even after their
+  turn ended: the ``revoke`` transition of ``toolcalls.py`` (state
+  ``rejected``, the batch no longer executable, its tool result refused).
+* ``usageMetadata`` is per turn, a snapshot that replaces the last; final
+  when it comes with (or after) the turn's end.
+* Endings: ``turnComplete`` -> ``completed`` (its ``turnCompleteReason``
+  refines it), ``toolCall`` -> ``completed`` / ``tool_calls``,
+  ``interrupted`` -> ``cancelled``; the end of input after
+  ``generationComplete`` but before ``turnComplete`` (the model had
+  finished, playback had not) -> ``completed`` with a warning.
 """
 
 from __future__ import annotations

@@ -1,47 +1,25 @@
 """Gemini ``Part`` lists into unified events: text, thoughts, signatures, function calls.
 
-Shared by the ``gemini`` and ``gemini-json`` adapters, and written to serve
-``gemini-live`` too (its ``serverContent.modelTurn.parts`` are the same
-``Part`` objects): ``GeminiParts.on_parts(candidate, parts, out)`` applies one
-list of *new* parts (Gemini streams whole parts, not deltas of one document)
-to a candidate. Gemini API reference, ``Content`` / ``Part`` /
-``FunctionCall``, and the "Thought signatures" guide
-(ai.google.dev/gemini-api/docs/thought-signatures); Vertex AI reference,
-``FunctionCall.partialArgs`` / ``willContinue``; all checked 2026-11-29.
+Shared by the ``gemini`` and ``gemini-json`` adapters and by ``gemini-live``
+(its ``serverContent.modelTurn.parts`` are the same ``Part`` objects):
+``GeminiParts.on_parts(candidate, parts, out)`` applies one list of *new*
+parts (Gemini streams whole parts, not deltas of one document) to a
+candidate. Gemini API reference ``Content`` / ``Part`` / ``FunctionCall``,
+the "Thought signatures" guide, and Vertex AI's ``FunctionCall.partialArgs``
+/ ``willContinue``, all checked 2026-11-29; what each part becomes is
+docs/protocols/gemini.md.
 
-* ``{"text"}`` -> ``TextDelta``; ``{"text", "thought": true}`` (a thought
-  summary) -> ``ReasoningDelta``.
-* ``thoughtSignature`` may sit on any part (a function call, a thought, an
-  empty text part at the end of a stream): it becomes a
-  ``ReasoningDelta(signature=...)`` verbatim, and stays on its part in the
-  candidate's ``provider_content`` (below), because the next request must
-  send it back on the part that carried it.
-* ``functionCall`` arrives whole (several in one list for parallel calls):
-  ``ToolCallStarted``, one ``ToolCallArgumentsDelta`` with the arguments as
-  compact JSON, ``ToolCallCompleted``. With Vertex AI's streamed arguments a
-  call opens with ``name`` and ``willContinue: true``, continues with
-  ``partialArgs`` fragments (``gemini_partial_args.py``), and ends at an
-  empty ``functionCall: {}`` or at a fragment without ``willContinue``
-  (vercel/ai#14358 missed the latter; #14847 dropped ``{name}``-only calls).
-  The call machine is data (``CALL_TRANSITIONS``); a continuation that names
-  no call it can belong to is a protocol conflict, but an empty
-  ``functionCall: {}`` with no call streaming only a warning
-  (``function_call_empty``): it carries nothing that could belong anywhere.
-* Call ids: the provider's ``functionCall.id`` when it sends one. Otherwise a
-  synthetic id, ``gemini-{responseId}-{candidate}-{n}`` (``n``: the call's
-  position in its candidate), unique across responses because ``responseId``
-  is; without a ``responseId``, a random 12-hex token per stream stands in
-  for it. A synthetic id is never sent back: tool results quote the name.
-* Other parts (``inlineData``, ``fileData``, ``executableCode``,
-  ``codeExecutionResult``, ...) have no unified event; they are kept verbatim
-  in ``provider_content``. Unknown part keys are counted.
+A ``thoughtSignature`` may sit on any part and must go back on the part
+that carried it, so it stays there in ``provider_content``, and a signed
+part is never merged with another. A ``functionCall`` arrives whole, or, with
+Vertex AI's streamed arguments, as a call that continues
+(``gemini_partial_args.py``); the call machine is data
+(``CALL_TRANSITIONS``). A call without a provider id gets a synthetic one,
+``gemini-{responseId}-{candidate}-{n}``, never sent back.
 
-``Candidate.provider_content()`` is the candidate's parts in Gemini's request
-format, ready to be sent back as ``{"role": "model", "parts": [...]}``:
-consecutive text (or thought) parts are merged, except that a part carrying
-a ``thoughtSignature`` is never merged with another, as the guide requires;
-a streamed call's part carries its assembled ``args``. The adapters expose
-candidate 0's as ``StreamResult.provider_content``.
+``Candidate.provider_content()`` is the candidate's parts in Gemini's
+request format; the adapters expose candidate 0's as
+``StreamResult.provider_content``.
 
 Reuse (``gemini-live``): make one ``GeminiParts(acc)`` per stream, one
 ``candidate(choice_state)`` per model turn, feed ``on_parts`` every parts

@@ -1,13 +1,13 @@
 """The ``openai-chat`` adapter: OpenAI Chat Completions streaming, and compatible servers.
 
-Implements the chunk stream of ``POST /v1/chat/completions`` with
-``stream: true`` as the OpenAI API reference describes it ("The chat
-completion chunk object", platform.openai.com/docs/api-reference/chat-streaming,
-checked 2026-11-29): SSE events whose data is one ``chat.completion.chunk``
-JSON object, ended by ``data: [DONE]``. Also the variations of compatible
-servers seen in recordings and peers' bug reports (Azure OpenAI, Groq,
-OpenRouter, DeepSeek, vLLM), and docs/design.md's rules for statuses, tool calls
-and usage (checked 2026-11-29).
+The chunk stream of ``POST /v1/chat/completions`` with ``stream: true`` as
+the OpenAI API reference describes it ("The chat completion chunk object",
+platform.openai.com/docs/api-reference/chat-streaming, checked 2026-11-29):
+SSE events whose data is one ``chat.completion.chunk`` JSON object, ended by
+``data: [DONE]``; also the variations of compatible servers. What each
+field becomes, and the servers' edge cases, are docs/protocols/openai-chat.md
+(typed content parts: ``openai_chat_parts.py``; server-run tools:
+``openai_chat_calls.py``).
 
 The stream is a small state machine with its transitions as data
 (``PHASES``)::
@@ -19,85 +19,18 @@ The stream is a small state machine with its transitions as data
     done      --[DONE]-> done            (a repeated [DONE] is a no-op)
     done      --eof----> closed
 
-and each choice is ``open`` until its ``finish_reason`` (its terminal signal),
-after which content for it is a protocol conflict and a repeat of the same
-``finish_reason`` a no-op.
+and each choice is ``open`` until its ``finish_reason`` (its terminal
+signal), after which content for it is a protocol conflict. Tool-call
+fragments are keyed by (choice, ``index``), or by ``id`` when a server sends
+no ``index``; calls complete at the choice's ``finish_reason``.
 
-What the chunks may carry, and what becomes of it:
-
-* ``delta.content`` -> ``TextDelta`` (a list of typed parts, as Mistral's
-  reasoning models send it: text parts -> ``TextDelta``, thinking parts ->
-  ``ReasoningDelta``, see ``openai_chat_parts.py``); ``delta.refusal`` -> ``RefusalDelta``;
-  ``delta.reasoning_content`` (DeepSeek, vLLM) or ``delta.reasoning``
-  (OpenRouter, Groq) -> ``ReasoningDelta`` (the first non-empty of the two in
-  a delta: some servers send both with the same text); the signatures in
-  OpenRouter's ``delta.reasoning_details`` -> ``ReasoningDelta(signature=...)``.
-* ``delta.tool_calls`` fragments, keyed by (choice, ``index``): the first
-  fragment carries ``id``, ``type`` and ``function.name``; compatible servers
-  may repeat them (a no-op) but never change them (a conflict). Fragments
-  without ``index`` but with an ``id`` are keyed by that id (servers that send
-  each call whole). A fragment with neither cannot be correlated: a conflict.
-  ``arguments: null`` is no fragment. Calls complete at the choice's
-  ``finish_reason``, where their arguments are parsed, once.
-* ``delta.function_call`` (the deprecated single function call) -> a call of
-  type ``function_call`` with a synthetic id (tool results quote its name).
-* Groq's ``delta.executed_tools`` -> server tool calls (``openai_chat_calls.py``);
-  OpenRouter's ``delta.annotations`` (URL citations) -> kept verbatim in
-  ``provider_content`` (``openai_chat_parts.py``).
-* ``usage`` (on an empty-``choices`` chunk with ``include_usage``, on the
-  finish chunk, or on every chunk with continuous usage; Groq's
-  ``x_groq.usage``): each report replaces the last; ``usage: null`` is
-  ignored. A report is final when every choice seen had finished.
-* ``{"error": {...}}`` (with or without ``choices``) and an SSE ``event: error``
-  -> status ``error`` with the provider's type and code, never text.
-* ``finish_reason``: ``stop`` -> stop (``content_filter`` if the choice
-  refused), ``length`` -> length and status ``truncated``, ``tool_calls`` and
-  ``function_call`` -> tool_calls, ``content_filter`` -> content_filter,
-  ``error`` -> status error; the truncation reasons of compatible servers
-  (``max_tokens``, ``model_context_window_exceeded``) -> length; anything
-  else -> other. The raw value is always kept.
-* A choice that has no ``finish_reason`` when ``[DONE]`` ends the stream is
-  ``incomplete``, with a ``missing_finish_reason`` warning that names the
-  choice and the option below. This is the truthful reading: the stream
-  never said the choice was complete. Some compatible servers never send a
-  ``finish_reason`` at all (Snowflake Cortex: its streams are reported to end
-  with ``[DONE]`` only, and the streamed examples of its REST API reference,
-  checked 2026-12-01, end with a usage chunk whose delta is empty): for them,
-  ``missing_finish_reason="completed"`` takes ``[DONE]`` as every unfinished
-  choice's terminal signal (status ``completed``, stop reason
-  ``other``, ``provider_stop_reason`` None, the last usage report final), still
-  with the warning. The end of input without ``[DONE]`` is no terminal signal
-  in either mode (and gives no such warning: the stream was cut).
-* Azure's leading chunk with empty ``choices`` and ``prompt_filter_results``
-  is a no-op. Unknown SSE event names become ``UnknownEvent``; unknown fields
-  are ignored and counted.
-
-The fast path. Nearly every chunk of a stream is one running choice's text,
-one arguments fragment of an open call, or one piece of reasoning, with
-nothing else to act on. Those shapes (``SHAPES``, written in
-``openai_chat_shapes.py``) are matched in Rust while framing: such a chunk
-reaches ``_on_sse`` as ``(template, choice index, [call index,] text,
-ticket)``, and no Python object is built for the rest of its JSON (measured
-on the benches' chat workload, ``bench_pipeline_chat.py --breakdown``: the
-whole pipeline went from ~1970 to ~830 ns per event). The shapes admit
-exactly what the general path would ignore for such a chunk (fields it never
-reads, nulls it skips, a repeated ``role``) and decline anything else,
-including any unknown field (which the general path counts);
-when the stream's state rules the fast path out (a choice not started yet, a
-finished choice, a call that is not open, the arguments cap, ``[DONE]``
-seen), the ticket gives back the ``SseEvent`` for the general path. So the
-events and the result are those of the general path by construction, and
-tested so (``tests/test_openai_chat_fast.py``: every fixture with the fast
-path on and off, generated streams, each fallback state).
-
-Choice 0's text chunks go further: while that choice is running, the
-decoder's sink (``_core.TextTaker``, armed before each ``feed``) takes them
-before they become tuples, appending each text to the choice and building
-its ``TextDelta`` in Rust; the first chunk it does not take, and all after
-it in that ``feed``, reach ``_on_sse`` as before. Measured on the same
-workload (callgrind): ~4,250 instructions an event with the runs of tuples,
-~3,700 with the sink and the one-pass replay (``ShapeCache``); the pipeline
-from ~4x SSE framing's time to under 3x.
+The fast path: nearly every chunk is one choice's text, one arguments
+fragment or one piece of reasoning (``SHAPES``, ``openai_chat_shapes.py``).
+Those are matched in Rust while framing, admitting exactly what the general
+path would ignore for such a chunk; choice 0's text is taken by the
+decoder's sink (``_core.TextTaker``); when the state rules the fast path
+out, a ticket gives back the ``SseEvent``. Tested equal with it off
+(``tests/test_openai_chat_fast.py``).
 """
 
 from __future__ import annotations

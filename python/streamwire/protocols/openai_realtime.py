@@ -1,53 +1,23 @@
 """The ``openai-realtime`` adapter: a session of the OpenAI Realtime API over WebSocket.
 
-The server sends one JSON event per text message (OpenAI API reference,
-"Realtime server events", platform.openai.com/docs/api-reference/
-realtime-server-events, and the "Realtime conversations" guide, both checked
-2026-11-29): session events (``session.created`` first, ``session.updated``),
-conversation and audio-buffer events, the events of each response (every one
-carries its ``response_id``; ``response.created`` and ``response.done`` carry
-the response object), ``rate_limits.updated`` and ``error``. A response ends
-with ``response.done``, "always emitted, no matter the final state", whose
-``response.status`` (``completed``, ``cancelled``, ``failed``,
-``incomplete``) is the terminal signal: there is no ``response.completed``.
+The server sends one JSON event per text message ("Realtime server events",
+platform.openai.com/docs/api-reference/realtime-server-events, and the
+"Realtime conversations" guide, both checked 2026-11-29): session,
+conversation and audio-buffer events, the events of each response (every
+one carries its ``response_id``), ``rate_limits.updated`` and ``error``. A
+response ends with ``response.done``, whose ``response.status`` is the
+terminal signal. docs/protocols/openai-realtime.md has what each event
+becomes.
 
 Each response is interpreted by its own ``RealtimeResponse``
 (``openai_realtime_machine.py``), found by its ``response_id``, so responses
-that overlap (an out-of-band response with ``conversation: "none"`` next to
-the default conversation's) stay apart. The session machine (``SESSION``)::
-
-    connecting --session------> open        (session.created / updated)
-    connecting --conversation-> open        (before session.created: warning)
-    connecting --response-----> open        (routed; warning)
-    open       --session------> open        (the session's model is noted)
-    open       --conversation-> open        (known, nothing to report)
-    open       --response-----> open        (routed to its response)
-    *          --error--------> (same)      (the session's error)
-    *          --unknown------> (same)      (counted)
-
-* Routing: an event for a response that is not known yet opens it (without
-  ``response.created``: a warning); an event for a response that already had
-  its ``response.done`` is the session's protocol conflict (a repeated
-  ``response.done``: a warning), so that a finished response's result never
-  changes. An event of an unknown ``response.*`` type is counted in its
-  response; any other unknown type in the session (``unknown_events``).
-* ``error`` events belong to the session (``session.errors``, an
-  ``ErrorReceived`` event): the API reports most errors as recoverable, caused
-  by a client event (``event_id``), and the session stays open. They do not
-  change the status of a response in flight: a response that fails says so in
-  its ``response.done`` (``failed``, with ``status_details.error``).
-* Interruptions: with voice activity detection the server cancels the response
-  in flight when the user starts speaking (``status_details.reason``
-  ``turn_detected``); ``response.cancel`` gives ``client_cancelled``. Either
-  way the response ends ``cancelled`` and its calls are never executable, and
-  ``sw.tool_result`` refuses them: the model expects no output for them.
-* ``close()`` decides the responses in flight (``incomplete``: no
-  ``response.done``), ``cancel()`` ends them ``cancelled``.
-
-Tool results: ``sw.tool_result(session, call_id, output)`` is the client event
-``{"type": "conversation.item.create", "item": {"type":
-"function_call_output", "call_id", "output"}}``; send ``response.create``
-after it for the model to continue.
+that overlap (an out-of-band response beside the default conversation's)
+stay apart. The session machine (``SESSION``) only routes: an event for an
+unknown response opens it (with a warning when ``response.created`` was
+skipped); an event for a response that had its ``response.done`` is the
+session's protocol conflict, so a finished response's result never
+changes. ``error`` events belong to the session and never change a
+response's status: a response that fails says so in its ``response.done``.
 """
 
 from __future__ import annotations

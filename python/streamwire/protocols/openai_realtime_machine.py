@@ -1,15 +1,14 @@
 """The per-response state machine of the OpenAI Realtime API.
 
 One ``RealtimeResponse`` interprets the server events of one response (those
-that carry its ``response_id``), already decoded from JSON. Events are those
-of the OpenAI API reference, "Realtime server events"
-(platform.openai.com/docs/api-reference/realtime-server-events, checked
-2026-11-29, and the openai-python ``types/realtime`` models generated from the
-same OpenAPI document): the GA names (``response.output_text.delta``,
-``response.output_audio_transcript.delta``, ``response.output_audio.delta``)
-and the older beta names (``response.text.delta``,
-``response.audio_transcript.delta``, ``response.audio.delta``) alike.
-Statuses, tool calls and usage follow docs/design.md (checked 2026-11-29).
+that carry its ``response_id``), already decoded from JSON: "Realtime server
+events" (platform.openai.com/docs/api-reference/realtime-server-events,
+checked 2026-11-29, and the openai-python ``types/realtime`` models), the GA
+names and the older beta names alike. Statuses, tool calls and usage follow
+docs/design.md; what ``response.done`` decides is
+docs/protocols/openai-realtime.md. Content events (items, parts, deltas,
+calls and audio) are the response's ``RealtimeItems``
+(``openai_realtime_items.py``).
 
 The response-level machine (``PHASES``)::
 
@@ -19,25 +18,9 @@ The response-level machine (``PHASES``)::
     streaming --created--> streaming  (a repeat: the id must not change)
     streaming --content--> streaming  (items, parts, deltas)
     streaming --done-----> closed     (response.done: the status is decided)
-    closed    --created--> closed     PROTOCOL CONFLICT (after response.done)
-    closed    --content--> closed     PROTOCOL CONFLICT (after response.done)
+    closed    --created, content--> closed  PROTOCOL CONFLICT (after response.done)
     closed    --done-----> closed     (a repeat: warning)
-    waiting, streaming --eof--> closed  (no response.done: decided, ``incomplete``)
-    closed    --eof------> closed     (nothing)
-
-Content events (items, parts, deltas, calls and audio) are the
-``RealtimeItems`` of the response (``openai_realtime_items.py``).
-
-``response.done`` decides (``response.status``, ``status_details``):
-``completed`` -> ``completed`` (stop reason ``tool_calls`` when there are
-calls to run, else ``stop``); ``incomplete`` with reason
-``max_output_tokens`` -> ``truncated``, ``content_filter`` -> ``completed``
-with stop reason ``content_filter``, another reason -> ``incomplete``;
-``cancelled`` (``turn_detected``: the user spoke; ``client_cancelled``:
-``response.cancel``) -> ``cancelled``, whose calls are never executable;
-``failed`` -> ``error`` with ``status_details.error``'s type and code.
-``provider_stop_reason`` is ``status_details.reason`` when given, else the
-status. Usage is the response's ``usage`` (final).
+    waiting, streaming --eof--> closed  (no response.done: ``incomplete``)
 """
 
 from __future__ import annotations

@@ -1,74 +1,28 @@
 """Tool calls among the output items of one OpenAI Responses response.
 
-Calls are output items (OpenAI API reference, "Responses streaming events" and
-"The response object", platform.openai.com/docs/api-reference/
-responses-streaming, checked 2026-11-29): ``response.output_item.added``
-announces one with its item ``id``, ``call_id`` and ``name``; its arguments
-stream by item id (``response.function_call_arguments.delta``,
-``response.custom_tool_call_input.delta``, ``response.mcp_call_arguments.delta``),
-may be repeated whole in the ``.done`` event and in the done item, or arrive
-only there (compatible servers, see sub2api#6629). Each call has its own buffer
-in the stream's shared ``ToolCalls``; the copies settle as parts do (see
-``openai_responses_items.py``): equal to the deltas, or the value when no delta
-came, else a protocol conflict; a copy that spells the same JSON differently
-is the same arguments, with a warning (``_arguments.py``).
+Calls are output items ("Responses streaming events" and "The response
+object", platform.openai.com/docs/api-reference/responses-streaming, checked
+2026-11-29): ``response.output_item.added`` announces one with its item
+``id``, ``call_id`` and ``name``; its arguments stream by item id, may be
+repeated whole in the ``.done`` event and in the done item, or arrive only
+there. Each call has its own buffer in the stream's shared ``ToolCalls``;
+the copies settle as parts do (``openai_responses_items.py``).
 
-The id a tool result must quote is the item's ``call_id``, not its item id
-(``fc_...`` vs ``call_...``; quoting the item id is a classic bug, e.g.
-vercel/ai#11114, nodetool-ai/nodetool#4252): ``ToolCall.id`` is the
-``call_id``. ``function_call`` and ``custom_tool_call`` items are the caller's
-to execute, and so are the built-in tools that OpenAI's tool guides
-(developers.openai.com/api/docs/guides: tools-local-shell, tools-shell,
-tools-apply-patch, tools-tool-search; checked 2026-12-01) say the caller
-runs, each answered by an output item of its own (``sw.tool_result`` builds
-it, see ``toolresults.py``):
+``ToolCall.id`` is the item's ``call_id``, the id a tool result must quote,
+not its item id. ``function_call`` and ``custom_tool_call`` items are the
+caller's to execute, and so are the built-in tools that OpenAI's tool
+guides (developers.openai.com/api/docs/guides, checked 2026-12-01) say the
+caller runs (``local_shell_call``, a local ``shell_call``,
+``apply_patch_call``, a client ``tool_search_call``, ``computer_call``),
+each answered by an output item of its own (``toolresults.py``). The other
+built-in tools are the server's (``executor="server"``). What each item is
+and how its arguments are read is data (``CALLS``, ``CallSpec``);
+docs/protocols/openai-responses.md has the table.
 
-==========================  ==================================  ==========================
-item                        the caller runs it when             its result item
-==========================  ==================================  ==========================
-``local_shell_call``        always (Codex's local shell)        ``local_shell_call_output``
-``shell_call``              its ``environment`` is absent or    ``shell_call_output``
-                            ``{"type": "local"}`` (a
-                            ``container_*`` one is hosted)
-``apply_patch_call``        always                              ``apply_patch_call_output``
-``tool_search_call``        ``"execution": "client"``           ``tool_search_output``
-``computer_call``           always (the caller's screen or      ``computer_call_output``
-                            browser: tools-computer-use)
-==========================  ==================================  ==========================
-
-The other built-in tools (web and file search, code interpreter, image
-generation, MCP, a hosted shell, a server-side tool search) are reported
-with ``executor="server"`` and never offered for execution. With the
-request's ``tools=``, a caller-run built-in call is valid when the request
-declared a tool of one of its types (``CallSpec.tool_types``: ``{"type":
-"shell"}``; ``computer`` or the older ``computer_use_preview`` for a
-computer call). A ``computer_call``'s arguments carry its
-``pending_safety_checks`` beside its ``action`` (or batched ``actions``):
-OpenAI's guide asks the caller to have the user confirm each before running
-the action, and to send them back as ``acknowledged_safety_checks``
-(``sw.tool_result(..., acknowledged_safety_checks=...)``); the call is
-executable as any valid call is, and the checks are the caller's to honour.
-Their id is their ``call_id`` when they have one, else their item id;
-their name is the item's ``name`` (MCP) or the tool's (``web_search``, ...);
-their ``raw_arguments`` is the streamed ``arguments`` (MCP, tool search), else
-the input fields listed in ``CALLS`` as a JSON object (e.g. ``{"action": ...}``
-of a web search). ``ToolCall.type`` is the item type, verbatim
-(``function_call``, ``custom_tool_call``, ``web_search_call``, ...). A custom
-tool's free-text input is ``raw_arguments``, and ``arguments`` is
-``{"input": <text>}``. Calls complete with their done item, or at the
-terminal event (``response.completed`` / ``incomplete``) if still open.
-
-A provisional ``call_id`` (docs/design.md "Tool calls": an identity settled
-only at ``done``). A client-run ``tool_search_call`` announces one ``call_id``
-in ``response.output_item.added`` and carries another in its
-``response.output_item.done`` and in the final response, and the done one is
-the id the ``tool_search_output`` must quote (recorded in vercel/ai's
-``openai-client-tool-search.1.chunks.txt``: ``call_NHis...`` at added,
-``call_RWTI...`` at done and in ``response.completed``). So for item types
-marked ``provisional_id`` the announced ``call_id`` is ignored: the call
-starts without an id (``ToolCallStarted.id`` None) and gets the settled one
-from its done item, with which it completes (``ToolCallCompleted.id``); a
-call whose done item never came has no id and is never executable.
+A provisional ``call_id`` (docs/design.md "Tool calls"): for item types
+marked ``provisional_id`` (a client ``tool_search_call``) the announced
+``call_id`` is ignored; the call starts without an id and gets the settled
+one from its done item.
 """
 
 from __future__ import annotations

@@ -1,67 +1,33 @@
 """Output items of one OpenAI Responses response: messages, reasoning and tool calls.
 
-A response streams a list of output items (OpenAI API reference, "Responses
-streaming events" and "The response object", platform.openai.com/docs/
-api-reference/responses-streaming, checked 2026-11-29). Each item is announced
-by ``response.output_item.added`` (``output_index``, ``item`` with its ``id``
-and ``type``), streams its content by ``item_id`` (text, refusal and reasoning
-parts by ``content_index`` or ``summary_index``; function-call arguments,
-custom-tool input and MCP arguments as plain strings), may repeat the full
-value in a ``.done`` event (``output_text.done``, ``content_part.done``,
-``function_call_arguments.done``, ...) and ends with ``response.output_item.done``
-carrying the whole item.
+A response streams a list of output items ("Responses streaming events" and
+"The response object", platform.openai.com/docs/api-reference/responses-streaming,
+checked 2026-11-29). Each item is announced by ``response.output_item.added``
+(``output_index``, ``item`` with its ``id`` and ``type``), streams its
+content by ``item_id`` (parts by ``content_index`` or ``summary_index``;
+call arguments as plain strings), may repeat the full value in a ``.done``
+event, and ends with ``response.output_item.done`` carrying the whole item.
+Tool calls are items too (``openai_responses_calls.py``).
+docs/protocols/openai-responses.md has what each event becomes.
 
-Each item follows the transitions of ``ITEM_TRANSITIONS``::
-
-    absent --added--> open    (announced; a call emits ToolCallStarted)
-    absent --delta--> open    (content before its announcement: adopted, warning)
-    absent --full---> open    (a full copy before the announcement: adopted)
-    absent --done---> done    (only the done item: adopted and finished)
-    open   --added--> open    (a repeat: identity must not change)
-    open   --delta--> open    (appended)
-    open   --full---> open    (settled, see below)
-    open   --done---> done    (settled; a call completes: parsed once)
-    done   --added--> done    PROTOCOL CONFLICT (announced after it was done)
-    done   --delta--> done    PROTOCOL CONFLICT (content after the item was done)
-    done   --full---> done    (verified against what was streamed)
-    done   --done---> done    (a repeat: verified)
+Each item follows the transitions of ``ITEM_TRANSITIONS``: ``absent`` ->
+``open`` -> ``done``; content for an item never announced adopts it;
+content after ``done`` is a protocol conflict; a full copy is verified.
 
 "Settled" is how the many copies of one value agree: a part's (or a call's)
 value is its deltas; a full copy must equal their concatenation, else the
-stream contradicted itself (``protocol_conflict``; a call's JSON arguments
-spelled differently are the same value, with a warning ``arguments_respelled``:
-``_arguments.py``); when no delta came (some
-compatible servers send arguments only in ``.done`` or only in the done item,
-see sub2api#6629 and docker/docker-agent#2976), the full copy is the value and
-is emitted as one delta, so that events carry everything. A full copy is
-reconciled, never appended, whatever else the stream got wrong: one that
-arrives for a part without deltas, of an item never announced, and that
-repeats the end of what the deltas streamed since a full copy last
-accounted for the choice's text, is that text again under another id (a
-server whose ids do not correlate and that sends no ``output_index``): it
-adds no text, and is reported (``full_text_reconciled``). A server that
-sends only full copies streams no deltas, so its copies are always taken.
+stream contradicted itself (a call's JSON arguments spelled differently are
+the same value: ``_arguments.py``); when no delta came, the full copy is the
+value and is emitted as one delta. A full copy is reconciled, never
+appended: one for a part without deltas, of an item never announced, that
+repeats what the deltas streamed since a full copy last accounted for the
+text, is that text again under another id (ids that do not correlate, no
+``output_index``): it adds nothing (``full_text_reconciled``, ``_repeated``).
 
-Item ids that rotate (docs/design.md "Tool calls", decided here with the
-evidence). GitHub Copilot's Responses-compatible endpoint gives every event a
-new ``item_id`` (and every lifecycle event a new response id), while
-``output_index`` stays that of the item (recorded in vercel/ai's
-``github-copilot-id-rotation.1.chunks.txt``, whose test "should correlate
-rotated item ids by output index" is what that client does). An event whose
-``item_id`` is unknown but whose ``output_index`` is that of a known item is
-correlated to that item by ``output_index``, with one ``item_id_rotated``
-warning per item; everything else still holds (the item's type, a call's
-``call_id``, the part kinds, the full copies against the deltas), so a
-server that reuses an index for another item still contradicts itself.
+Item ids that rotate: an event whose ``item_id`` is unknown but whose
+``output_index`` is a known item's is correlated to that item by index.
 Rotated ids are not remembered (one per event would grow without bound):
 each lookup misses by id and finds the item by index.
-
-Tool calls (``function_call``, ``custom_tool_call`` and the built-in tools)
-are items too; what is particular to them (the ``call_id`` a result must
-quote, which built-in tools the caller runs) is in
-``openai_responses_calls.py``. Each done item is kept verbatim, in output
-order, in ``StreamResult.provider_content``: the next turn of a stateless
-conversation sends them back as input items.
 """
 
 from __future__ import annotations

@@ -2,26 +2,13 @@
 
 One ``ResponsesMachine`` interprets the typed events of one response, already
 decoded from JSON, whatever carried them: the ``openai-responses`` SSE adapter
-(``openai_responses.py``) after decoding each ``data:`` payload, and the
-``openai-responses-ws`` WebSocket session, which runs one machine per
-response (one implementation). Events are those of the OpenAI API reference,
-"Responses streaming events" (platform.openai.com/docs/api-reference/
-responses-streaming, checked 2026-11-29, and the openai-python 3.57.0 types
-generated from the same OpenAPI document); statuses, tool calls and usage
-follow docs/design.md (checked 2026-11-29).
-
-Entry points (the whole interface a transport needs)::
-
-    machine = ResponsesMachine(acc)            # acc: the response's Accumulator
-    machine.on_event(obj, out, raw=None)       # one decoded event (a dict)
-    machine.on_done_marker(out)                # a ``data: [DONE]`` (compatible servers)
-    machine.on_eof(out)                        # no more input for this response: decide
-    machine.terminal                           # a terminal event arrived
-
-``on_event`` dispatches on the JSON ``type`` and never raises on bad input:
-whatever it cannot use becomes a warning, an unknown event, a protocol
-conflict or an error in the accumulator. ``raw`` is the event's text, kept
-verbatim in ``UnknownEvent.raw`` (else the dict is re-serialized).
+(``openai_responses.py``) and the ``openai-responses-ws`` session, which runs
+one machine per response. Events are those of "Responses streaming events"
+(platform.openai.com/docs/api-reference/responses-streaming, checked
+2026-11-29, and the openai-python 3.57.0 types); statuses, tool calls and
+usage follow docs/design.md; what each event becomes is
+docs/protocols/openai-responses.md; ``ResponsesMachine`` has the entry points.
+``on_event`` dispatches on the JSON ``type`` and never raises on bad input.
 
 The response-level machine, with its transitions as data (``PHASES``)::
 
@@ -31,42 +18,13 @@ The response-level machine, with its transitions as data (``PHASES``)::
     streaming --lifecycle--> streaming   (a changed response id: warning, the first kept)
     streaming --content----> streaming   (items, parts, deltas: openai_responses_items.py)
     streaming --terminal---> ended       (response.completed / incomplete / failed)
-    ended     --lifecycle--> ended       PROTOCOL CONFLICT (after the terminal event)
-    ended     --content----> ended       PROTOCOL CONFLICT (after the terminal event)
+    ended     --lifecycle, content--> ended  PROTOCOL CONFLICT (after the terminal event)
     ended     --terminal---> ended       (the same terminal again: no-op; another: conflict)
     *         --error------> (same)      (the ``error`` event: status error)
-    *         --unknown----> (same)      (counted, state intact)
-    waiting, streaming, ended --done--> done     ([DONE]: tolerated)
-    done      --anything---> done        (ignored, warning ``data_after_done``)
-    *         --eof--------> closed      (statuses decided; again: a no-op)
-    closed    --anything---> closed      PROTOCOL CONFLICT (input after the end)
+    waiting, streaming, ended --done--> done     ([DONE]: tolerated; then ignored, warning)
+    *         --eof--------> closed      (statuses decided; input after it: conflict)
 
-Endings: ``response.completed`` -> ``completed`` (stop reason ``tool_calls``
-when the caller has calls to run, ``content_filter`` after a refusal, else
-``stop``), unless the response it carries says ``status: "incomplete"`` or
-``"failed"``: then it ends as that event would, with a warning
-``terminal_status_mismatch`` (what the response says wins over the event's
-name); ``response.incomplete`` -> by ``incomplete_details.reason``:
-``max_output_tokens`` -> ``truncated`` (``length``), ``content_filter`` ->
-``completed`` with stop reason ``content_filter`` (never executable), any
-other reason (``max_messages``, the WebSocket ``steered``, ...) -> status
-``incomplete`` with stop reason ``other``; ``response.failed`` and the
-``error`` event (flat ``{"type": "error", "code", "message", "param"}`` or
-nested ``{"type": "error", "error": {...}}``) -> ``error`` with the
-provider's type and code; a ``[DONE]`` is tolerated; the end of input without
-a terminal event -> ``incomplete``. ``provider_stop_reason`` is
-``incomplete_details.reason`` when the response has one, else its ``status``
-(``completed``, ``failed``), verbatim.
-
-Usage comes only from the terminal response (``response.usage``: input,
-output and total tokens, ``input_tokens_details.cached_tokens`` and
-``cache_write_tokens``, ``output_tokens_details.reasoning_tokens``), and is
-final there. ``sequence_number`` must grow by one: a gap or a regression is a
-warning (``sequence_gap``, ``sequence_regression``); events without it (older
-recordings) are not checked. The ``obfuscation`` padding field is ignored.
-Unknown event types are counted and emitted as ``UnknownEvent``; unknown
-top-level fields of known events are counted by name (nested objects are
-read for what is needed, their other fields ignored).
+Usage comes only from the terminal response, and is final there.
 """
 
 from __future__ import annotations
@@ -256,7 +214,21 @@ _INCOMPLETE_STOPS: Mapping[str, StopReason] = {
 
 
 class ResponsesMachine:
-    """Interprets the typed events of one OpenAI Responses response."""
+    """Interprets the typed events of one OpenAI Responses response.
+
+    The whole interface a transport needs::
+
+        machine = ResponsesMachine(acc)            # acc: the response's Accumulator
+        machine.on_event(obj, out, raw=None)       # one decoded event (a dict)
+        machine.on_done_marker(out)                # a ``data: [DONE]`` (compatible servers)
+        machine.on_eof(out)                        # no more input for this response: decide
+        machine.terminal                           # a terminal event arrived
+
+    Whatever ``on_event`` cannot use becomes a warning, an unknown event, a
+    protocol conflict or an error in the accumulator. ``raw`` is the event's
+    text, kept verbatim in ``UnknownEvent.raw`` (else the dict is
+    re-serialized).
+    """
 
     def __init__(self, acc: Accumulator) -> None:
         """``acc`` receives everything (one accumulator per response); its

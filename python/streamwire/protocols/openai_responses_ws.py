@@ -1,50 +1,25 @@
 """The ``openai-responses-ws`` adapter: the OpenAI Responses API's WebSocket mode.
 
 In WebSocket mode the client keeps one connection to ``wss://api.openai.com/
-v1/responses`` and starts each turn by sending a ``response.create`` event
-(the create body without ``stream`` / ``background``), chaining turns with
-``previous_response_id``; the server answers on the same socket with the
+v1/responses`` and starts each turn with a ``response.create`` event,
+chaining turns with ``previous_response_id``; the server answers with the
 same typed ``response.*`` events as the HTTP stream, one JSON event per text
-message, and an ``error`` event when a request fails (e.g.
-``previous_response_not_found``, ``websocket_connection_limit_reached``).
-Responses run one at a time on a connection ("WebSocket Mode" guide,
-developers.openai.com/api/docs/guides/websocket-mode, and the API
-reference's ``responses.connect``, both checked 2026-11-29). docs/design.md
-(checked 2026-11-29) gives the statuses, tool-call and usage rules.
+message, and an ``error`` event when a request fails. Responses run one at
+a time on a connection ("WebSocket Mode" guide, developers.openai.com/api/
+docs/guides/websocket-mode, and ``responses.connect``, both checked
+2026-11-29); docs/protocols/openai-responses-ws.md has what each event
+becomes.
 
 Each response is interpreted by its own ``ResponsesMachine``
 (``openai_responses_machine.py``: the same implementation as the SSE
 adapter), with its own accumulator and result. The session routes messages
-with a small machine whose transitions are data (``SESSION``)::
-
-    idle       --lifecycle--> responding  (response.created/queued/in_progress: a new response)
-    idle       --content----> responding  (a new response that skipped response.created; warning)
-    idle       --terminal---> idle        (a new response that ends at once; a repeat of the
-                                           last response's terminal event is only a warning)
-    idle       --error------> idle        (the request failed before its response started:
-                                           a response that ends in ``error``)
-    idle       --unknown----> idle        (the session's own unknown event)
-    responding --lifecycle--> responding  (applied; another response id: the one in flight
-                                           was superseded, ends ``incomplete``, warning)
-    responding --content----> responding  (applied)
-    responding --unknown----> responding  (counted in the response)
-    responding --terminal---> idle        (applied: the response ended)
-    responding --error------> idle        (applied: an error ends the response in flight)
-
-A message that is not a JSON object is an error of the response in flight
-(``_websocket.py``); the response stays in flight. ``close()`` decides the
-response in flight (``incomplete`` without its terminal event).
-
-``session.previous_response_id`` is the id of the latest response that ended
-``completed`` or ``truncated``: what the next ``response.create`` quotes to
-continue the chain (after a failed turn, OpenAI advises restarting the chain
-without it). The multiplexing beta (``stream_id``) is not supported: its
-interleaved responses would be read as one another's.
-
-Tool results (``sw.tool_result(session, call_id, output)``) are
-``function_call_output`` input items for the next ``response.create``; the
-session finds the response that made the call; quoting an item id (``fc_...``)
-is refused with the call's ``call_id`` named, as on HTTP.
+with a small machine whose transitions are data (``SESSION``): ``idle``
+until a lifecycle or content event opens a response (skipping
+``response.created``: a warning), ``responding`` until its terminal event or
+an ``error`` ends it. A lifecycle event with another response id supersedes
+the response in flight (``incomplete``, a warning); an ``error`` with no
+response in flight is a response that ends in ``error``; a repeat of the
+last response's terminal event is only a warning.
 """
 
 from __future__ import annotations

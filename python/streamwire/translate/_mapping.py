@@ -12,32 +12,19 @@ is data in this module, and nothing else decides it:
   (``downgrade_detail`` raises ``KeyError`` otherwise), so what a target loses
   is listed here or nowhere.
 * ``BUILTIN_CALLS``: the built-in tools the caller runs (OpenAI Responses
-  ``local_shell_call``, ``shell_call``, ``apply_patch_call``,
-  ``tool_search_call``, ``computer_call``): the item fields their arguments
+  ``local_shell_call``, ``shell_call``, ...): the item fields their arguments
   fill where the target has their items, and a row each, whose downgrade
   says what a function call in their place loses.
 * ``STOP_REASONS`` / ``RAW_STOP_REASONS``: the normalized ``stop_reason`` to
   each target's raw value, and the raw values a target shares with a source
-  (passed through verbatim: an ``anthropic`` ``stop_sequence`` stays one).
-* ``INPUT_INCLUDES_CACHE`` (defined with its conversions in ``_usage.py``,
-  re-exported here): whether a protocol's input figure counts cached tokens
-  (OpenAI and Gemini: yes; Anthropic and Bedrock: no, cache reads and writes
-  are beside it), so that usage is converted, never misread.
+  (passed through verbatim).
+* ``INPUT_INCLUDES_CACHE`` (from ``_usage.py``): whether a protocol's input
+  figure counts cached tokens, so that usage is converted, never misread.
 
-``docs/translation.md`` is rendered from this module (``_docs.py``;
-regenerate with ``python -m streamwire.translate._docs > docs/translation.md``,
-and ``tests/test_translate.py`` checks it is current).
-
-Provider references, checked 2026-11-29: OpenAI "The chat completion chunk
-object" and "Responses streaming events" (platform.openai.com/docs/api-reference,
-and the openai-python 3.57.0 models and stream helpers), Anthropic
-"Streaming Messages" and "Handling stop reasons"
-(platform.claude.com/docs/en/build-with-claude/streaming, and the
-anthropic-python 2.14.0 ``MessageStream`` accumulator), Gemini
-``models.streamGenerateContent`` and "Thought signatures"
-(ai.google.dev/api/generate-content, ai.google.dev/gemini-api/docs/thought-signatures),
-Bedrock ``TokenUsage`` (docs.aws.amazon.com/bedrock/latest/APIReference:
-``inputTokens`` excludes ``cacheReadInputTokens`` and ``cacheWriteInputTokens``).
+``docs/translation.md`` is rendered from this module (regenerate with
+``python -m streamwire.translate._docs > docs/translation.md``; checked by
+``tests/test_translate.py``). The provider references, checked 2026-11-29,
+are each protocol's page in docs/protocols/.
 """
 
 from __future__ import annotations

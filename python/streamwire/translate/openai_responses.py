@@ -1,52 +1,33 @@
 """The ``openai-responses`` encoder: unified events as an OpenAI Responses stream.
 
-Writes the body of ``POST /v1/responses`` with ``stream: true`` as the OpenAI
-API reference describes it ("Responses streaming events",
-platform.openai.com/docs/api-reference/responses-streaming, checked
-2026-11-29) and as the openai-python 3.57.0 ``ResponseStreamState``
-accumulates it (``lib/streaming/responses/_responses.py``: a snapshot from
-``response.created``, items by ``output_index``, content parts by
-``content_index``, the final response from ``response.completed``). Every
-event is ``event: <type>`` / ``data: {"type": <type>, "sequence_number": n,
-...}``, numbered from 0 with no gap; there is no ``[DONE]``.
+Writes the body of ``POST /v1/responses`` with ``stream: true`` as "Responses
+streaming events" describes it (platform.openai.com/docs/api-reference/responses-streaming,
+checked 2026-11-29) and as the openai-python 3.57.0 ``ResponseStreamState``
+accumulates it (``lib/streaming/responses/_responses.py``). Every event is
+``event: <type>`` / ``data: {"type": <type>, "sequence_number": n, ...}``,
+numbered from 0 with no gap; there is no ``[DONE]``.
 
 * ``response.created`` and ``response.in_progress`` (the response id: the
   source's message id, else ``resp_…``);
 * output items, one open at a time (``_sequence.py``), each announced by
   ``response.output_item.added`` and ended by ``response.output_item.done``
-  with the whole item:
-
-  - ``message``: ``output_text`` parts (``content_part.added``,
-    ``output_text.delta`` ..., ``output_text.done``, ``content_part.done``)
-    and ``refusal`` parts (``refusal.delta`` / ``.done``);
-  - ``reasoning``: ``summary_text`` parts (``reasoning_summary_part.added``,
-    ``reasoning_summary_text.delta`` / ``.done``, ``..._part.done``),
-    ``reasoning_text`` parts (``reasoning_text.delta`` / ``.done``), and
-    ``encrypted_content`` for redacted reasoning;
-  - ``function_call`` (``call_id`` = the call id, ``name``; arguments by
-    ``function_call_arguments.delta`` / ``.done``) and ``custom_tool_call``
-    (``custom_tool_call_input.delta`` / ``.done``);
-  - the built-in tools the caller runs (``local_shell_call``, ``shell_call``,
-    ``apply_patch_call``, ``tool_search_call``, ``computer_call``): the item
-    of the call's own type, its arguments as the item's input fields
-    (``_mapping.BUILTIN_CALLS``), sent whole when the call completes (added
-    and done, no argument events: a responses source streams their inputs
-    in the done item too); arguments that are not the item's inputs make a
-    ``function_call`` instead, declared;
-
+  with the whole item: ``message`` (``output_text`` and ``refusal`` parts),
+  ``reasoning`` (``summary_text`` and ``reasoning_text`` parts,
+  ``encrypted_content`` for redacted reasoning), ``function_call`` and
+  ``custom_tool_call`` (arguments by their ``.delta`` / ``.done`` events),
+  and the built-in tools the caller runs, as items of their own type sent
+  whole when the call completes (added and done, no argument events, as a
+  responses source sends them; ``_mapping.BUILTIN_CALLS``); arguments that
+  are not the item's inputs make a ``function_call`` instead, declared;
 * the terminal event with the whole output and the usage:
-  ``response.completed``, or ``response.incomplete`` with
-  ``incomplete_details.reason`` ``max_output_tokens`` (truncated) or
-  ``content_filter``;
-* an error is an ``error`` event carrying the error both nested
-  (``{"error": {"type", "code", "message", "param"}}``, as OpenAI sends it:
-  the SDK raises on it) and flat (``code``, ``message``, ``param``, the SDK's
+  ``response.completed``, or ``response.incomplete`` (``max_output_tokens``
+  or ``content_filter``); an error is an ``error`` event carrying the error
+  both nested (as OpenAI sends it: the SDK raises on it) and flat (the SDK's
   ``ResponseErrorEvent``), then ``response.failed``. A cut stream gets no
   terminal event.
 
-The item and part texts are kept until their ``.done`` events and the
-terminal response, which repeat them whole: the grammar needs them. The
-mapping rules are ``_mapping.py``'s table.
+The texts are kept until their ``.done`` events and the terminal response,
+which repeat them whole. The mapping rules are ``_mapping.py``'s table.
 """
 
 from __future__ import annotations
