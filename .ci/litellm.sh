@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LiteLLM's proxy under the acceptance kit: the second worked example of docs/kit.md.
+# LiteLLM's proxy under the acceptance kit: a worked example of docs/kit/examples.md.
 #
 #   bash .ci/litellm.sh [OUT]            install if needed, run the kit (OUT default build/kit/litellm)
 #   bash .ci/litellm.sh --install        only make sure the venv is there and current
@@ -133,7 +133,7 @@ EOF
 
 # One route per upstream: LiteLLM's provider prefix, then the case's model. The
 # Bedrock one is a Claude model id, as a deployment's is: for a model id it does
-# not know, LiteLLM (with drop_params) drops the client's tools (docs/kit.md).
+# not know, LiteLLM (with drop_params) drops the client's tools (docs/kit/examples.md).
 ROUTES='openai/{model},openai/responses/{model},anthropic/{model},gemini/{model},bedrock/converse/anthropic.{model}'
 PORT=$(free_port)
 export LITELLM_MASTER_KEY=sk-streamwire-kit-master-0123456789abcdef

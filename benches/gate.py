@@ -29,7 +29,7 @@ far depends on the mode (``floor``):
   up to a third below the baseline in one run, and the difference between
   two CPUs of the same kind, do not.
 
-A group whose ratio fell is measured again (``report.py``), ``RETRIES``
+A group whose ratio fell is measured again (``report/document.py``), ``RETRIES``
 times, each in a fresh process (a new interpreter, allocator and page
 cache state: the rows that fell after the builds were the memory-heavy
 ones), and each ratio is judged by the median of its measurements: a
@@ -242,7 +242,7 @@ def _allowed(mode: str, margin: float) -> str:
 
 
 def failing_groups(problems: list[str]) -> list[str]:
-    """The groups whose ratios fell (what ``report.py`` measures again)."""
+    """The groups whose ratios fell (what ``report/document.py`` measures again)."""
     return sorted({p.split(":", 1)[0] for p in problems if " fell to " in p or " rose to " in p})
 
 

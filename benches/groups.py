@@ -1,8 +1,8 @@
 """The release gate's groups (``gate.py``), built from the benches' own workloads and runs.
 
 Each group is one workload of a bench module, its implementations exactly as
-that module times and checks them, the ratios the README reports (with the
-targets of the issue that set them), and streamwire's peak memory on it:
+that module times and checks them, the ratios docs/performance.md reports
+(with the targets of the issue that set them), and streamwire's peak memory on it:
 SSE framing (``bench_sse.py``; each workload's ``sse-floor`` group times the
 str floor against httpx-sse apart from it), AWS EventStream framing
 (``bench_eventstream.py``), the pipeline of every protocol

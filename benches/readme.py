@@ -1,16 +1,18 @@
-"""Writes the README's performance tables from a run of the release gate.
+"""Writes docs/performance.md's tables from a run of the release gate.
 
     python benches/report.py --all --json gate.json   # the gate's run (gate.py)
-    python benches/readme.py gate.json                # README.md, between the markers
+    python benches/readme.py gate.json                # docs/performance.md, between the markers
 
 Everything between ``<!-- gate:begin -->`` and ``<!-- gate:end -->`` in
-README.md is replaced by tables made from the JSON alone: times are best CPU
-times of interleaved rounds (``rounds.py``), each ratio is a peer's time
-divided by streamwire's in the same group, targets are the issues' (met or
+docs/performance.md is replaced by tables made from the JSON alone: times are
+best CPU times of interleaved rounds (``rounds.py``), each ratio is a peer's
+time divided by streamwire's in the same group, targets are the issues' (met or
 not, as measured), a peer whose output was wrong is marked **wrong**, and
 peak memory is ``group.peak_memory`` as a multiple of the largest unit one
 step holds (an event or message, or the chunk when that is larger).
-``--check`` exits 1 when README.md is not what the JSON gives.
+``--check`` exits 1 when docs/performance.md is not what the JSON gives. (The
+README quotes a few of its ratios by hand, with the run's date: they are not
+rewritten here.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 BEGIN, END = "<!-- gate:begin -->", "<!-- gate:end -->"
 SSE_PEERS = ("openai-sdk", "httpx-sse", "sseclient-py", "naive-split")
 #: The pipeline table's "vs SDK path" peers (``groups.SDKS``); a group has at most one.
@@ -201,27 +203,27 @@ def render(run: dict[str, Any]) -> str:
     for title, suite, table in sections:
         if suite not in by_suite:
             continue
-        out += [f"#### {title}", "", *table(by_suite[suite]), ""]
+        out += [f"### {title}", "", *table(by_suite[suite]), ""]
     out.append(END)
     return "\n".join(out)
 
 
-def replace(readme: str, block: str) -> str:
-    start, end = readme.index(BEGIN), readme.index(END) + len(END)
-    return readme[:start] + block + readme[end:]
+def replace(page: str, block: str) -> str:
+    start, end = page.index(BEGIN), page.index(END) + len(END)
+    return page[:start] + block + page[end:]
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("run", type=Path, help="the gate's JSON (report.py --all --json)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md differs")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page differs")
     args = parser.parse_args(argv)
     run = json.loads(args.run.read_text(encoding="utf-8"))
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     new = replace(text, render(run))
     if args.check:
         return 0 if new == text else 1
-    README.write_text(new, encoding="utf-8")
+    PAGE.write_text(new, encoding="utf-8")
     return 0
 
 

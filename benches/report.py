@@ -1,8 +1,8 @@
 """The release gate, and the framing benchmarks' pytest-benchmark tables.
 
 The release gate (``gate.py``: every protocol's pipeline and the framing
-suites against their peers, in one run; the README's tables are made from
-its JSON by ``readme.py``)::
+suites against their peers, in one run; docs/performance.md's tables are made
+from its JSON by ``readme.py``)::
 
     python benches/report.py --all --json gate.json             # run it, keep its JSON
     python benches/report.py --all --check benches/baseline.json  # compare: exit 1 on a fall

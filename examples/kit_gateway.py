@@ -1,4 +1,4 @@
-"""Runs the acceptance kit against examples/gateway: the first worked example of docs/kit.md.
+"""Runs the acceptance kit against examples/gateway: a worked example of docs/kit/examples.md.
 
     python examples/kit_gateway.py [--out DIR] [--docs]
 

@@ -253,7 +253,7 @@ def main() -> int:
                     "all",
                     # A reverse proxy passes the client's key on to the provider by design.
                     "--key-passthrough",
-                    # The worked example's matrix is streamed cells only (docs/kit.md).
+                    # The worked example's matrix is streamed cells only (docs/kit/examples.md).
                     "--no-unary",
                     "--concurrency",
                     "16",

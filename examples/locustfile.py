@@ -14,15 +14,15 @@ and the mock)::
 
 ``SW_CLIENTS`` picks the client protocols (comma-separated, default
 ``openai-chat``), ``SW_CASES`` the cases (default the load mix,
-``streamwire.kit.load.LOAD_CASES``).
+``streamwire.kit.run.load.LOAD_CASES``).
 """
 
 from __future__ import annotations
 
 import os
 
-from streamwire.kit.load import LOAD_CASES
 from streamwire.kit.locust_user import StreamUser
+from streamwire.kit.run.load import LOAD_CASES
 
 
 class Gateway(StreamUser):

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamwire.kit import CLIENTS
-from streamwire.kit.cases import CASES
-from streamwire.kit.check import SETTLE, CheckPlan, Route, run_check
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.render import render_stream
+from streamwire.kit.run.check import SETTLE, CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.upstream.wire import render_stream
+from streamwire.kit.vocab.cases import CASES
 
 __all__ = ["ANSWERS", "Figures", "fuzz"]
 

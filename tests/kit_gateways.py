@@ -41,7 +41,7 @@ import httpx
 
 import streamwire as sw
 from gateway_loopback import lifespan, wait_for_disconnect
-from streamwire.kit.client import tool_declarations
+from streamwire.kit.client.raw import tool_declarations
 
 __all__ = ["DEFECTS", "Relay"]
 
@@ -75,7 +75,7 @@ _PATHS = {
 
 
 def _mapped(request: dict[str, Any], client: str, upstream: str) -> dict[str, Any]:
-    """The kit's request as ``upstream`` accepts it (``kit/contract.py``): its
+    """The kit's request as ``upstream`` accepts it (``kit/upstream/contract.py``): its
     first turns are user text in Chat Completions and Anthropic alike, so only
     the settings differ; usage asked for from a Chat upstream."""
     if client == upstream:

@@ -1,6 +1,6 @@
 """Hops of our own between the kit's client and the mock, standard library only, each one behaviour.
 
-Each reproduces what a real proxy or gateway was measured doing (docs/kit.md),
+Each reproduces what a real proxy or gateway was measured doing (docs/kit/examples.md),
 so that the kit's verdict on it can be held to exactly one cause:
 
 ================== ============================================================ ===================

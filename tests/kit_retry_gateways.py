@@ -1,7 +1,7 @@
 """Gateways that retry, of our own, for the kit's retry cases: one honest, one broken per rule.
 
 Each serves Chat Completions and calls a Chat Completions upstream (the
-mock), on the kit's own HTTP server and client (``streamwire.kit.httpio``,
+mock), on the kit's own HTTP server and client (``streamwire.kit.vocab.httpio``,
 the standard library's asyncio streams), and decides what to do when an
 attempt fails:
 
@@ -23,7 +23,7 @@ import contextlib
 import json
 from typing import Any
 
-from streamwire.kit.httpio import (
+from streamwire.kit.vocab.httpio import (
     ClientResponse,
     HttpServer,
     HttpTimeout,

@@ -283,7 +283,7 @@ def test_the_graph_sees_the_imports(graph: Graph) -> None:
     assert hows["streamwire.toolcalls", "streamwire.tooldefs"] == "type_checking"
     assert hows["streamwire._cli_inspect", "streamwire._cli_replay"] == "function"
     assert hows["streamwire.protocols", "streamwire.protocols.openai_chat"] == "by_name"
-    assert hows["streamwire.kit.live", "streamwire"] == "top"  # from .. import __version__
+    assert hows["streamwire.kit.run.live", "streamwire"] == "top"  # from .. import __version__
     assert ("streamwire.io.serialize", "streamwire") not in hows  # from .. import _json
 
 

@@ -33,15 +33,22 @@ from gateway_loopback import Loopback, lifespan
 from kit_gateways import Relay
 from streamwire.io._wire import http_error
 from streamwire.kit import CLIENTS, UPSTREAM_PROTOCOLS
-from streamwire.kit import mock as mock_module
-from streamwire.kit.cases import CASE_NAMES, CASES, UNARY_CASES, UPSTREAM_ERRORS, USAGE_PARTS, truth
-from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
-from streamwire.kit.html import write_html
-from streamwire.kit.live import record_live
-from streamwire.kit.mock import MockUpstream, parse_model
-from streamwire.kit.render import render_json, render_stream
-from streamwire.kit.report import build_report
+from streamwire.kit.report.document import build_report
+from streamwire.kit.report.html import write_html
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.run.live import record_live
+from streamwire.kit.upstream import mock as mock_module
+from streamwire.kit.upstream.mock import MockUpstream, parse_model
+from streamwire.kit.upstream.wire import render_json, render_stream
+from streamwire.kit.vocab.cases import (
+    CASE_NAMES,
+    CASES,
+    UNARY_CASES,
+    UPSTREAM_ERRORS,
+    USAGE_PARTS,
+    truth,
+)
+from streamwire.kit.vocab.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
 from streamwire.translate._usage import figures
 
 SSE = {"openai-chat", "openai-responses", "anthropic", "gemini"}
@@ -224,7 +231,7 @@ ISSUE_NAMES = {
         # issue 27: the SDK path's (name fixed there)
         "sdk_incompatible",
     ),
-    # Named in this round (docs/kit.md): every failing layer has a verdict.
+    # Named in this round (docs/kit/verdicts.md): every failing layer has a verdict.
     "named": (
         "cross_talk",
         "request_mistranslated",
@@ -271,7 +278,7 @@ def test_public_names_are_the_issue_s() -> None:
     import typing
 
     from streamwire import kit
-    from streamwire.kit.cell import Verdict
+    from streamwire.kit.judge.cell import Verdict
 
     assert kit.CASE_NAMES == ISSUE_NAMES["cases"]
     assert kit.DELIVERIES == ISSUE_NAMES["deliveries"]
@@ -710,7 +717,7 @@ def test_mock_log_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mock_module, "MAX_LOG_BYTES", 20_000)
 
     async def go() -> tuple[list[Any], int]:
-        from streamwire.kit.httpio import open_request
+        from streamwire.kit.vocab.httpio import open_request
 
         async with MockUpstream() as mock:
             for n in range(6):
@@ -733,7 +740,7 @@ def test_mock_log_records_requests_without_credentials(monkeypatch: pytest.Monke
     monkeypatch.setattr(mock_module, "MAX_LOG", 3)
 
     async def go() -> tuple[list[Any], Any]:
-        from streamwire.kit.httpio import open_request
+        from streamwire.kit.vocab.httpio import open_request
 
         async with MockUpstream() as mock:
             for n in range(5):

@@ -34,17 +34,17 @@ from typing import Any
 import pytest
 
 from conftest import REPO_ROOT
-from streamwire.kit.cases import CASES
-from streamwire.kit.cell import LAYERS, Cell, Check, repeated
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.cli import parse_check
-from streamwire.kit.client import client_request
+from streamwire.kit.client.raw import client_request
 from streamwire.kit.config import ConfigError
-from streamwire.kit.github import escape_data, escape_property, workflow_commands
-from streamwire.kit.junit import write_junit
-from streamwire.kit.report import Report, build_report
-from streamwire.kit.reproduce import cell_command, curl_command
-from streamwire.kit.verdicts import ACCEPTABLE
+from streamwire.kit.judge.cell import LAYERS, Cell, Check, repeated
+from streamwire.kit.judge.verdicts import ACCEPTABLE
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.report.github import escape_data, escape_property, workflow_commands
+from streamwire.kit.report.junit import write_junit
+from streamwire.kit.report.reproduce import cell_command, curl_command
+from streamwire.kit.vocab.cases import CASES
 
 CURL = shutil.which("curl")
 needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
@@ -274,8 +274,8 @@ def test_reproduce_is_beside_the_verdict_in_every_rendering(hop_run: HopRun) -> 
 def test_the_kit_s_own_key_stays_in_the_shell() -> None:
     import asyncio
 
-    from streamwire.kit.check import CheckPlan, Route, run_check
-    from streamwire.kit.mock import MockUpstream
+    from streamwire.kit.run.check import CheckPlan, Route, run_check
+    from streamwire.kit.upstream.mock import MockUpstream
 
     async def go() -> tuple[list[Cell], str, str]:
         async with MockUpstream() as mock:

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from kit_hops import Hop
-from streamwire.kit.cases import CASES as KIT_CASES
-from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.compare import Comparison, accept, compare, facts, load_accepted
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.report import build_report
+from streamwire.kit.report.compare import Comparison, accept, compare, facts, load_accepted
+from streamwire.kit.report.document import build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.vocab.cases import CASES as KIT_CASES
 
 CASES = ("short-text", "single-tool", "usage", "in-stream-error")
 CLIENTS = ("openai-chat", "anthropic")
@@ -507,6 +507,6 @@ def test_repeated_runs_compare_their_outcome_sets() -> None:
 
 
 def compare_text(comparison: Comparison) -> str:
-    from streamwire.kit.compare import render_text
+    from streamwire.kit.report.compare import render_text
 
     return render_text(comparison) + comparison.markdown()

@@ -1,4 +1,4 @@
-"""The upstream request judged (``kit/contract.py``), the log's hashes, the run's key and canary.
+"""The upstream request judged (``upstream/contract.py``), the log's hashes, the key and canary.
 
 The contract accepts every request the kit's own client sends, in every
 protocol and case (the kit's requests are its reference of a right one), and
@@ -22,14 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kit_hops import Hop
-from streamwire.kit.cases import CASES
-from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.client import client_request
-from streamwire.kit.contract import MAX_PROBLEMS, Problem, problems, refusal
-from streamwire.kit.mock import MockUpstream, fingerprint, hashed_body, is_entry
-from streamwire.kit.names import CLIENTS, UPSTREAM_PROTOCOLS
-from streamwire.kit.report import Report, build_report
-from streamwire.kit.verdicts import cell_verdicts, control_cells
+from streamwire.kit.client.raw import client_request
+from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.contract import MAX_PROBLEMS, Problem, problems, refusal
+from streamwire.kit.upstream.mock import MockUpstream, fingerprint, hashed_body, is_entry
+from streamwire.kit.vocab.cases import CASES
+from streamwire.kit.vocab.names import CLIENTS, UPSTREAM_PROTOCOLS
 
 HEADERS = [("content-type", "application/json"), ("anthropic-version", "2023-06-01")]
 
@@ -355,7 +355,7 @@ def test_a_given_key_is_watched_and_never_stored() -> None:
 
 def _echoes_of(pieces: Sequence[bytes], secret: str) -> list[str]:
     """What ``observe``'s scan records of a body read as ``pieces``."""
-    from streamwire.kit.client import Observation, _scan_echoes
+    from streamwire.kit.client.raw import Observation, _scan_echoes
 
     obs = Observation("openai-chat", "http://gw", {}, 0.0, secrets=[secret])
     needle = secret.encode()
@@ -388,8 +388,8 @@ def test_a_body_without_the_key_has_no_echo_under_every_split() -> None:
 
 
 def test_the_test_record_keeps_ids_times_and_usage_and_no_key() -> None:
-    from streamwire.kit.check import test_record
-    from streamwire.kit.client import ECHO_MARK, Observation
+    from streamwire.kit.client.raw import ECHO_MARK, Observation
+    from streamwire.kit.run.check import test_record
 
     obs = Observation("openai-chat", "http://gw", {}, 1764547200.0, secrets=["sk-swkit-r1"])
     obs.status = 200

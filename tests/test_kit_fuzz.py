@@ -16,8 +16,8 @@ import re
 import pytest
 
 import kit_fuzz
-from streamwire.kit.html import write_html
-from streamwire.kit.report import build_report, markdown_text, terminal_text
+from streamwire.kit.report.document import build_report, markdown_text, terminal_text
+from streamwire.kit.report.html import write_html
 
 SECONDS = float(os.environ.get("STREAMWIRE_KIT_FUZZ_SECONDS", "20"))
 SEED = int(os.environ.get("STREAMWIRE_KIT_FUZZ_SEED", "20261202"))

@@ -23,11 +23,11 @@ import pytest
 
 from kit_hops import BATCH, Hop
 from streamwire.kit import CLIENTS
-from streamwire.kit.cases import CASE_NAMES, UNARY_CASES
-from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.report import Report, build_report
-from streamwire.kit.verdicts import cell_verdicts, control_cells
+from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.vocab.cases import CASE_NAMES, UNARY_CASES
 
 
 def _check(

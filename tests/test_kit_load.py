@@ -1,4 +1,4 @@
-"""The kit under load (``streamwire.kit.load``): every stream judged, and what only load shows.
+"""The kit under load (``streamwire.kit.run.load``): every stream judged, and what only load shows.
 
 Hops of our own (``kit_hops.py``) that are right for one stream and wrong
 under load: ``mix_above`` hands text events between concurrent streams,
@@ -25,11 +25,12 @@ from typing import Any
 import pytest
 
 from kit_hops import BUFFER_ABOVE, LEAK_EVERY, MIX_ABOVE
-from streamwire.kit.cases import CASES, SALT_MARK, salted
-from streamwire.kit.check import CheckPlan, Route, _tag, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.httpio import HttpServer, Request, Responder, within
-from streamwire.kit.load import (
+from streamwire.kit.judge.verdicts import ACCEPTABLE
+from streamwire.kit.report.document import build_report
+from streamwire.kit.report.load import write_table
+from streamwire.kit.run.check import CheckPlan, Route, _tag, run_check
+from streamwire.kit.run.load import (
     MACHINE_BUSY,
     LoadPlan,
     LoadReport,
@@ -41,9 +42,9 @@ from streamwire.kit.load import (
     percentiles,
     run_load,
 )
-from streamwire.kit.mock import MockUpstream, RequestLog
-from streamwire.kit.report import build_report
-from streamwire.kit.verdicts import ACCEPTABLE
+from streamwire.kit.upstream.mock import MockUpstream, RequestLog
+from streamwire.kit.vocab.cases import CASES, SALT_MARK, salted
+from streamwire.kit.vocab.httpio import HttpServer, Request, Responder, within
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -156,7 +157,7 @@ def test_the_mock_salts_a_tag_s_text_and_reports_its_connections() -> None:
     async def go() -> None:
         async with MockUpstream() as mock:
             mock.set_tag_options("k0000200001", {"salt": 1})
-            from streamwire.kit.httpio import open_request
+            from streamwire.kit.vocab.httpio import open_request
 
             body = json.dumps(
                 {
@@ -213,7 +214,7 @@ def _request(connection: int) -> Request:
 def test_the_mock_knows_running_requests_and_open_connections_past_its_log_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("streamwire.kit.mock.MAX_LOG", 3)
+    monkeypatch.setattr("streamwire.kit.upstream.mock.MAX_LOG", 3)
     log = RequestLog()
     running = log.add(_request(1), {})
     log.tagged(running, "k0000100001")
@@ -566,7 +567,7 @@ def test_a_report_renders_from_a_small_run() -> None:
         "pass", concurrency=2, streams=4, cases=("short-text",), clients=("openai-chat",)
     )
     table = io.StringIO()
-    report.write_table(table)
+    write_table(report, table)
     assert "direct: 4 streams" in table.getvalue() and "pass: 4 streams" in table.getvalue()
     doc = io.StringIO()
     report.write_json(doc)

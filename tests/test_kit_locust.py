@@ -165,7 +165,7 @@ def test_locust_reports_a_hop_that_mixes_streams_as_cross_talk(tmp_path: Path) -
 
 def test_import_streamwire_never_imports_locust() -> None:
     probe = (
-        "import sys, streamwire, streamwire.kit, streamwire.kit.load, streamwire.kit.cli; "
+        "import sys, streamwire, streamwire.kit, streamwire.kit.run.load, streamwire.kit.cli; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

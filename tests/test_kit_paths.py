@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from kit_hops import BATCH, Hop
-from streamwire.kit.cell import LAYERS, Cell, Check
-from streamwire.kit.check import CheckPlan, Route, _interleaved, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.html import write_html
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.paths import NOISE, compare_paths, findings
-from streamwire.kit.report import Report, build_report
+from streamwire.kit.judge.cell import LAYERS, Cell, Check
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.report.html import write_html
+from streamwire.kit.report.paths import NOISE, compare_paths, findings
+from streamwire.kit.run.check import CheckPlan, Route, _interleaved, run_check
+from streamwire.kit.upstream.mock import MockUpstream
 
 
 def _cell(route: str, case: str = "short-text", **client: Any) -> Cell:

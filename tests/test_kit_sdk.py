@@ -27,24 +27,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kit_hops import Hop
-from streamwire.kit.cases import CASES
-from streamwire.kit.cell import LAYERS, Check
-from streamwire.kit.check import CheckPlan, Route, run_check
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.judge import reference
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.names import SDKS
-from streamwire.kit.report import Report, build_report
-from streamwire.kit.sdk import (
+from streamwire.kit.client.sdk import (
     SDK_CASES,
     SDK_DELIVERIES,
     SdkAnswer,
     _converse_joined,
     _joined,
     _messages_joined,
-    compare,
     sdk_version,
 )
+from streamwire.kit.judge.cell import LAYERS, Check
+from streamwire.kit.judge.rules import reference
+from streamwire.kit.judge.sdk import compare
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.vocab.cases import CASES
+from streamwire.kit.vocab.names import SDKS
 
 ROOT = Path(__file__).resolve().parent.parent
 

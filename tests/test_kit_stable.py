@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from kit_hops import Hop
-from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.compare import compare, render_text
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.report import build_report
+from streamwire.kit.report.compare import compare, render_text
+from streamwire.kit.report.document import build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
 
 CASES = ("short-text", "cancel", "usage", "in-stream-error", "single-tool")
 CLIENTS = ("openai-chat", "anthropic")

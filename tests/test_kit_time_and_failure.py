@@ -19,7 +19,14 @@ import pytest
 from kit_hops import IDLE, Hop
 from kit_retry_gateways import RetryGateway
 from servers.nginx import Nginx, find_nginx
-from streamwire.kit.cases import (
+from streamwire.kit.judge.rules import _held
+from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.upstream.wire import render_stream, slow_reader_deltas
+from streamwire.kit.vocab.buffers import HOLD_BOUND, hold_bound, slow_reader_bytes
+from streamwire.kit.vocab.cases import (
     CASES,
     MAX_SLOW_BYTES,
     MAX_SLOW_DELTAS,
@@ -27,13 +34,7 @@ from streamwire.kit.cases import (
     SLOW_DELTAS,
     sized,
 )
-from streamwire.kit.check import CheckPlan, Route, run_check
-from streamwire.kit.judge import HOLD_BOUND, _held, hold_bound, slow_reader_bytes
-from streamwire.kit.mock import MockUpstream
-from streamwire.kit.names import UPSTREAM_PROTOCOLS
-from streamwire.kit.render import render_stream, slow_reader_deltas
-from streamwire.kit.report import Report, build_report
-from streamwire.kit.verdicts import cell_verdicts, control_cells
+from streamwire.kit.vocab.names import UPSTREAM_PROTOCOLS
 
 SILENCE = 2.5
 RETRIES = ["retry-before-output", "retry-after-text", "retry-after-tool", "retry-stall"]
@@ -142,7 +143,9 @@ def test_the_slow_reader_answer_is_larger_than_what_the_sockets_can_take(
     # relay's pooled upstream connection took the whole 17 MB answer of 4,096
     # deltas into its receive buffer while the client read nothing.
     assert slow_reader_bytes() == hold_bound() + 8 * 1024 * 1024
-    monkeypatch.setattr("streamwire.kit.judge.hold_bound", lambda: 32 * 2**20 + 4 * 2**20 + 2**21)
+    monkeypatch.setattr(
+        "streamwire.kit.vocab.buffers.hold_bound", lambda: 32 * 2**20 + 4 * 2**20 + 2**21
+    )
     need = slow_reader_bytes()
     cap = 16 * 1024 * 1024  # streamwire's default line, event and message caps
     for upstream in UPSTREAM_PROTOCOLS:
@@ -171,7 +174,7 @@ def test_the_slow_reader_answer_is_larger_than_what_the_sockets_can_take(
 
 def test_the_mock_writes_the_slow_reader_answer_the_tag_sized() -> None:
     async def go() -> None:
-        from streamwire.kit.httpio import open_request
+        from streamwire.kit.vocab.httpio import open_request
 
         async with MockUpstream() as mock:
             # 5,000 chat chunks' worth of bytes: 5,000 deltas from a chat

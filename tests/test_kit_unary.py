@@ -20,11 +20,11 @@ import pytest
 
 from streamwire.io._wire import http_error, to_headers
 from streamwire.kit import CLIENTS
-from streamwire.kit.cases import CASES, UNARY_CASES, truth, usage_of
-from streamwire.kit.client import Observation, client_request, observe
-from streamwire.kit.judge import _same_type
-from streamwire.kit.render import render_json
-from streamwire.kit.unary import MAX_BODY, MAX_ITEMS, read_answer, unary_result
+from streamwire.kit.client.raw import Observation, client_request, observe
+from streamwire.kit.client.unary import MAX_BODY, MAX_ITEMS, read_answer, unary_result
+from streamwire.kit.judge.rules import _same_type
+from streamwire.kit.upstream.wire import render_json
+from streamwire.kit.vocab.cases import CASES, UNARY_CASES, truth, usage_of
 
 #: The protocols a client asks the whole answer in, each the mock's own body.
 PROTOCOLS = CLIENTS

@@ -5,7 +5,7 @@ the ``streamwire`` package: importing anything inside it imports the
 library first, which every pytest session of a project that installs
 streamwire would pay. This module adds the ``--sw-*`` options and the
 ``streamwire_check`` fixture, and registers the kit's plugin
-(``streamwire.kit.pytest_plugin``, docs/kit.md) when an option asks for it.
+(``streamwire.kit.pytest_plugin``, docs/kit/comparisons.md) when an option asks for it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def add_options(parser: pytest.Parser) -> None:
     """Adds the ``--sw-*`` options, once."""
-    group = parser.getgroup("streamwire", "streamwire acceptance kit (docs/kit.md)")
+    group = parser.getgroup("streamwire", "streamwire acceptance kit (docs/kit/comparisons.md)")
     if any("--sw-gateway" in option.names() for option in group.options):
         return
     group.addoption(

@@ -27,48 +27,48 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .cases import CASE_NAMES, CASES, Case
-    from .cell import LAYERS, Cell
-    from .check import CheckPlan, Route, run_check
-    from .compare import Comparison
-    from .compare import compare as compare_reports
-    from .delivery import DELIVERIES
     from .fixtures import check_directory, check_fixture
-    from .load import LoadPlan, LoadReport, run_load
-    from .mock import MockUpstream
-    from .names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
-    from .paths import compare_paths
-    from .report import Report, build_report
-    from .verdicts import VERDICT_NAMES
+    from .judge.cell import LAYERS, Cell
+    from .judge.verdicts import VERDICT_NAMES
+    from .report.compare import Comparison
+    from .report.compare import compare as compare_reports
+    from .report.document import Report, build_report
+    from .report.paths import compare_paths
+    from .run.check import CheckPlan, Route, run_check
+    from .run.load import LoadPlan, LoadReport, run_load
+    from .upstream.mock import MockUpstream
+    from .vocab.cases import CASE_NAMES, CASES, Case
+    from .vocab.delivery import DELIVERIES
+    from .vocab.names import CLIENTS, SDKS, UPSTREAM_PROTOCOLS
 
 #: Each public name -> the module (and name there) that defines it: imported on
 #: first use, so that the pytest plugin's entry point costs a pytest session
 #: nothing until a test asks for the kit.
 _WHERE = {
-    "CASES": ("cases", "CASES"),
-    "CASE_NAMES": ("cases", "CASE_NAMES"),
-    "Case": ("cases", "Case"),
-    "LAYERS": ("cell", "LAYERS"),
-    "Cell": ("cell", "Cell"),
-    "CheckPlan": ("check", "CheckPlan"),
-    "Route": ("check", "Route"),
-    "run_check": ("check", "run_check"),
-    "Comparison": ("compare", "Comparison"),
-    "compare_reports": ("compare", "compare"),
-    "DELIVERIES": ("delivery", "DELIVERIES"),
+    "CASES": ("vocab.cases", "CASES"),
+    "CASE_NAMES": ("vocab.cases", "CASE_NAMES"),
+    "Case": ("vocab.cases", "Case"),
+    "LAYERS": ("judge.cell", "LAYERS"),
+    "Cell": ("judge.cell", "Cell"),
+    "CheckPlan": ("run.check", "CheckPlan"),
+    "Route": ("run.check", "Route"),
+    "run_check": ("run.check", "run_check"),
+    "Comparison": ("report.compare", "Comparison"),
+    "compare_reports": ("report.compare", "compare"),
+    "DELIVERIES": ("vocab.delivery", "DELIVERIES"),
     "check_directory": ("fixtures", "check_directory"),
     "check_fixture": ("fixtures", "check_fixture"),
-    "LoadPlan": ("load", "LoadPlan"),
-    "LoadReport": ("load", "LoadReport"),
-    "run_load": ("load", "run_load"),
-    "MockUpstream": ("mock", "MockUpstream"),
-    "CLIENTS": ("names", "CLIENTS"),
-    "SDKS": ("names", "SDKS"),
-    "UPSTREAM_PROTOCOLS": ("names", "UPSTREAM_PROTOCOLS"),
-    "compare_paths": ("paths", "compare_paths"),
-    "Report": ("report", "Report"),
-    "build_report": ("report", "build_report"),
-    "VERDICT_NAMES": ("verdicts", "VERDICT_NAMES"),
+    "LoadPlan": ("run.load", "LoadPlan"),
+    "LoadReport": ("run.load", "LoadReport"),
+    "run_load": ("run.load", "run_load"),
+    "MockUpstream": ("upstream.mock", "MockUpstream"),
+    "CLIENTS": ("vocab.names", "CLIENTS"),
+    "SDKS": ("vocab.names", "SDKS"),
+    "UPSTREAM_PROTOCOLS": ("vocab.names", "UPSTREAM_PROTOCOLS"),
+    "compare_paths": ("report.paths", "compare_paths"),
+    "Report": ("report.document", "Report"),
+    "build_report": ("report.document", "build_report"),
+    "VERDICT_NAMES": ("judge.verdicts", "VERDICT_NAMES"),
 }
 
 

@@ -1,7 +1,7 @@
 """The kit's command-line verbs: ``streamwire mock-upstream`` and ``streamwire check``.
 
 ``streamwire mock-upstream [--host 127.0.0.1] [--port N]``
-    Serves the cases (``mock.py``) until interrupted. The first line printed
+    Serves the cases (``upstream/mock.py``) until interrupted. The first line printed
     is ``listening on http://HOST:PORT``.
 
 ``streamwire check BASE_URL [BASE_URL ...] --client PROTOCOLS [options]``
@@ -14,8 +14,8 @@
     model-name templates, one route each (``{model}`` is the case's model,
     e.g. ``anthropic/{model}``), ``--label`` a name per route. Outputs:
     ``--json FILE``, ``--html FILE``, ``--markdown FILE``; on a terminal, a
-    progress line (not with ``--quiet``); ``--junit FILE`` (``junit.py``);
-    under GitHub Actions, annotations and the step summary (``github.py``).
+    progress line (not with ``--quiet``); ``--junit FILE`` (``report/junit.py``);
+    under GitHub Actions, annotations and the step summary (``report/github.py``).
     ``--config FILE`` (or ``[tool.streamwire.check]`` of ``./pyproject.toml``)
     gives options from TOML (``config.py``). Exit status 0 when every cell
     passed and no verdict but the acceptable ones (``verdicts.ACCEPTABLE``)
@@ -25,7 +25,7 @@
     differ in a verdict no clock decided is flaky (exit 1).
 
 ``streamwire check --upstream URL --key-env VAR --protocol P``
-    Live mode (``live.py``): the practice's minimal requests straight to a
+    Live mode (``run/live.py``): the practice's minimal requests straight to a
     real provider or gateway, each stream written as a fixture.
 """
 
@@ -40,20 +40,20 @@ import signal
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._cli_base import Command, add_commands
-from .cases import CASE_NAMES
 from .config import ConfigError, defer_defaults, settle
-from .delivery import DELIVERIES
-from .mock import DEFAULT_STALL
-from .names import CLIENTS, SDKS
-from .render import DEFAULT_SILENCE
+from .upstream.mock import DEFAULT_STALL
+from .upstream.wire import DEFAULT_SILENCE
+from .vocab.cases import CASE_NAMES
+from .vocab.delivery import DELIVERIES
+from .vocab.names import CLIENTS, SDKS
 
 if TYPE_CHECKING:
-    from .cell import Cell
+    from .judge.cell import Cell
 
 __all__ = ["CHECK", "COMPARE", "MOCK_UPSTREAM", "add_parsers", "main", "parse_check"]
 
@@ -106,7 +106,7 @@ _MOCK_EPILOG = """\
 The model a request names chooses the case: sw-<case>[.<delivery>][.<tag>],
 anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works).
 GET /_sw/log shows what reached the mock. The first line printed is
-"listening on http://HOST:PORT". See docs/kit.md.
+"listening on http://HOST:PORT". See docs/kit/running.md.
 """
 
 
@@ -130,7 +130,7 @@ examples:
 options may also come from a TOML file (--config FILE; without BASE_URL and
 --config, [tool.streamwire.check] of ./pyproject.toml): each option's long name,
 "_" for "-" (key_passthrough = true), base_url a list, ${{VAR}} from the
-environment; the command line overrides the file. See docs/kit.md.
+environment; the command line overrides the file. See docs/kit/outputs.md.
 
 exit status:
   0  every cell passed or degraded; no verdict but semantic_downgrade or sdk_limit
@@ -259,7 +259,7 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         help="the routes pass the client's key on to the upstream by design (a reverse proxy "
         "in front of the provider): the credentials layer allows it",
     )
-    against = check.add_argument_group('after an upgrade (docs/kit.md, "Compare two runs")')
+    against = check.add_argument_group("after an upgrade (docs/kit/comparisons.md)")
     against.add_argument(
         "--against",
         metavar="OLD.json",
@@ -284,7 +284,7 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         metavar="HEADER",
         help="read the gateway's version from this response header instead",
     )
-    load = check.add_argument_group('load (docs/kit.md, "Under load")')
+    load = check.add_argument_group("load (docs/kit/load.md)")
     load.add_argument(
         "--load",
         action="store_true",
@@ -413,7 +413,7 @@ def _clock(seconds: float) -> str:
 
 
 def _cmd_mock(args: argparse.Namespace) -> int:
-    from .mock import MockUpstream
+    from .upstream.mock import MockUpstream
 
     async def serve() -> None:
         async with MockUpstream(args.host, args.port, lenient=args.lenient_mock) as mock:
@@ -468,7 +468,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
     if args.upstream:
-        from .live import run_live
+        from .run.live import run_live
 
         if not args.protocol:
             print("streamwire: live mode needs --protocol", file=sys.stderr)
@@ -488,8 +488,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .check import CheckPlan, Route, run_check, run_record, sdk_clients
-    from .report import build_report
+    from .report.document import build_report
+    from .run.check import CheckPlan, Route, run_check, run_record, sdk_clients
 
     templates = [t.strip() for t in args.models.split(",") if t.strip()]
     pairs = [(url, t) for url in args.base_url for t in templates]
@@ -583,7 +583,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         report.write_table(sys.stdout)
         print(
             f"\nthis run's canary: {plan.canary} (in every prompt; grep the gateway's logs for "
-            "it, and for the run's key, to see what they keep: docs/kit.md)"
+            "it, and for the run's key, to see what they keep: docs/kit/running.md)"
         )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
@@ -592,21 +592,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
         with open(args.markdown, "w", encoding="utf-8") as out:
             report.write_markdown(out, args.title)
     if args.html:
-        from .html import write_html
+        from .report.html import write_html
 
         with open(args.html, "w", encoding="utf-8") as out:
             write_html(report, out, args.title)
     if args.junit:
-        from .junit import write_junit
+        from .report.junit import write_junit
 
         with open(args.junit, "w", encoding="utf-8") as out:
             write_junit(report, out, args.title)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from .github import to_actions
+        from .report.github import to_actions
 
         to_actions(report, sys.stdout, args.title, os.environ)
     if earlier is not None:
-        from .compare import compare, render_text
+        from .report.compare import compare, render_text
 
         comparison = compare(earlier[0], report.as_dict(), earlier[1], gate_timing=args.gate_timing)
         print()
@@ -618,7 +618,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
     from dataclasses import replace
 
-    from .load import LOAD_CASES, LOAD_DELIVERIES, LoadPlan, run_load
+    from .run.load import LOAD_CASES, LOAD_DELIVERIES, LoadPlan, run_load
 
     # Not given: the load's own mix (every case and delivery is a check's default).
     cases = list(LOAD_CASES) if args.cases == list(CASE_NAMES) else args.cases
@@ -664,16 +664,19 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
         return 2
     if progress:
         sys.stderr.write("\r\x1b[K")
+    from .report import load as rendered
+
     report.title = args.title
     if args.quiet:
-        print(report.lines()[0])
+        print(rendered.lines(report)[0])
     else:
-        report.write_table(sys.stdout)
-    for path, write in (
+        rendered.write_table(report, sys.stdout)
+    writers: tuple[tuple[str | None, Callable[[TextIO], None]], ...] = (
         (args.json, report.write_json),
-        (args.markdown, report.write_markdown),
-        (args.html, report.write_html),
-    ):
+        (args.markdown, lambda out: rendered.write_markdown(report, out)),
+        (args.html, lambda out: rendered.write_html(report, out)),
+    )
+    for path, write in writers:
         if path:
             with open(path, "w", encoding="utf-8") as out:
                 write(out)
@@ -720,7 +723,7 @@ def _header_value(cells: Sequence[Cell], header: str | None) -> str | None:
 def _load_for_compare(
     path: str, accepted: str | None
 ) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
-    from .compare import load_accepted
+    from .report.compare import load_accepted
 
     with open(path, encoding="utf-8") as f:
         old = json.load(f)
@@ -761,7 +764,7 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import accept, compare, render_text
+    from .report.compare import accept, compare, render_text
 
     try:
         old, taken = _load_for_compare(args.old, args.accepted if not args.accept else None)

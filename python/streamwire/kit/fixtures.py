@@ -31,7 +31,7 @@ from typing import Any
 from ..events import Event, UnknownEvent
 from ..protocols import Stream
 from ..result import ChoiceResult, StreamError, StreamResult, ToolCall, Usage
-from .names import adapter
+from .vocab.names import adapter
 
 __all__ = [
     "BYTE_AT_A_TIME",

@@ -48,11 +48,11 @@ import gevent.event
 import gevent.monkey
 from locust import User, task
 
-from .cases import CASES
-from .cell import Cell
-from .check import CheckPlan, Route, _Log, judged_stream
-from .client import Observation
-from .load import (
+from .client.raw import Observation
+from .judge.cell import Cell
+from .judge.verdicts import ACCEPTABLE
+from .run.check import CheckPlan, Route, _Log, judged_stream
+from .run.load import (
     EVIDENCE_PER_VERDICT,
     LATENCY_VERDICTS,
     LOAD_CANCEL_WAIT,
@@ -62,7 +62,7 @@ from .load import (
     _cross_talk,
     _record,
 )
-from .verdicts import ACCEPTABLE
+from .vocab.cases import CASES
 
 __all__ = ["StreamFailure", "StreamUser"]
 

@@ -15,11 +15,11 @@ the first of them runs, against the mock the plugin starts (in-process, on
 ``--sw-mock-port``: the port the gateway is configured to call) or an
 existing one (``--sw-mock URL``). A failing item's message is its layers'
 evidence: each failing layer, why, and the verdict with what to do, and the
-``curl`` command that reproduces the cell (``reproduce.py``). An
+``curl`` command that reproduces the cell (``report/reproduce.py``). An
 inconclusive cell (cut by the kit's own limit) is skipped, with the reason.
 
 ``--sw-against BASELINE.json`` applies the upgrade gate instead
-(``compare.py``): an item fails only on a change from the baseline that is
+(``report/compare.py``): an item fails only on a change from the baseline that is
 not accepted (``--sw-accepted FILE``), whatever the gateway's known defects,
 and one more item, ``streamwire-compare``, fails on verdicts added and
 cells missing. ``--sw-json FILE`` writes the run's report.
@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .cell import Cell
-    from .check import CheckPlan
-    from .report import Report
+    from .judge.cell import Cell
+    from .report.document import Report
+    from .run.check import CheckPlan
 
 __all__ = ["check_runner"]
 
@@ -76,10 +76,10 @@ def _names(text: str, known: Sequence[str], what: str) -> list[str]:
 
 
 def _plan(config: pytest.Config) -> CheckPlan:
-    from .cases import CASE_NAMES
-    from .check import CheckPlan, Route
-    from .delivery import DELIVERIES
-    from .names import CLIENTS, SDKS
+    from .run.check import CheckPlan, Route
+    from .vocab.cases import CASE_NAMES
+    from .vocab.delivery import DELIVERIES
+    from .vocab.names import CLIENTS, SDKS
 
     option = config.option
     gateways: list[str] = option.sw_gateway
@@ -123,8 +123,8 @@ class _Run:
             return
         from dataclasses import replace
 
-        from .check import run_check
-        from .report import build_report
+        from .report.document import build_report
+        from .run.check import run_check
 
         wanted = [k for k in keys(self.plan) if k[0] in self.selected]
         plan = replace(
@@ -143,7 +143,7 @@ class _Run:
             with open(option.sw_json, "w", encoding="utf-8") as out:
                 self.report.write_json(out)
         if option.sw_against:
-            from .compare import compare, load_accepted
+            from .report.compare import compare, load_accepted
 
             baseline = json.loads(Path(option.sw_against).read_text(encoding="utf-8"))
             accepted: dict[tuple[str, str], str] = {}
@@ -308,13 +308,13 @@ def _fixture_items(session: pytest.Session, directory: Path) -> list[pytest.Item
 def _fails(cell: Cell) -> bool:
     """A layer failed, or degraded with a verdict that fails a run (any but
     ``semantic_downgrade``: a loss the client protocol cannot help)."""
-    from .verdicts import ACCEPTABLE, cell_verdicts
+    from .judge.verdicts import ACCEPTABLE, cell_verdicts
 
     return cell.failed or any(name not in ACCEPTABLE for name, _ in cell_verdicts(cell))
 
 
 def _failure(cell: Cell) -> str:
-    from .verdicts import VERDICT_RULES, cell_verdicts
+    from .judge.verdicts import VERDICT_RULES, cell_verdicts
 
     advice = {r.name: r.advice for r in VERDICT_RULES}
     lines = [f"{cell.case} through {cell.route} as {cell.client} ({cell.delivery}):"]
@@ -359,8 +359,8 @@ def check_runner() -> Callable[..., Report]:
     ``run(url, clients=[...], cases=[...], deliveries=["whole"], **plan)``
     (the rest of ``CheckPlan``'s fields as keywords): the ``streamwire_check``
     fixture's value."""
-    from .check import CheckPlan, Route, run_check
-    from .report import build_report
+    from .report.document import build_report
+    from .run.check import CheckPlan, Route, run_check
 
     def run(url: str, **options: Any) -> Report:
         options.setdefault("deliveries", ["whole"])

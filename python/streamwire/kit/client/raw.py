@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from .._core import EventStreamDecoder, SseDecoder
-from ..errors import FramingError
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
-from ..io._wire import framing_of, media_type
-from ..metrics import Timing
-from ..result import StreamResult
-from .cases import MAX_SLOW_BYTES, TOOLS, Case
-from .httpio import HttpTimeout, TransportError, open_request, within
-from .names import CLIENTS, adapter
-from .names import media_type as media_type_of
+from ..._core import EventStreamDecoder, SseDecoder
+from ...errors import FramingError
+from ...events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
+from ...io._wire import framing_of, media_type
+from ...metrics import Timing
+from ...result import StreamResult
+from ..vocab.cases import MAX_SLOW_BYTES, SLOW_READER_AFTER, TOOLS, Case
+from ..vocab.httpio import HttpTimeout, TransportError, open_request, within
+from ..vocab.names import CLIENTS, adapter
+from ..vocab.names import media_type as media_type_of
 from .unary import MAX_BODY, read_answer, unary_result
 
 __all__ = [
@@ -77,9 +77,8 @@ _PROMPT = "streamwire acceptance case {case}: answer as the case says."
 #: by then (a hop that holds the answer): the hang-up comes while the
 #: upstream is still writing, whatever the hop does.
 CANCEL_TIMER = 1.0
-#: The slow-reader case's client stops reading after this many text deltas ...
-SLOW_READER_AFTER = 3
-#: ... for this many seconds, with this small a receive buffer (SO_RCVBUF).
+#: The slow-reader case's client stops reading after ``SLOW_READER_AFTER`` text
+#: deltas, for this many seconds, with this small a receive buffer (SO_RCVBUF).
 SLOW_READER_PAUSE = 3.0
 SLOW_READER_RCVBUF = 32 * 1024
 
@@ -127,7 +126,7 @@ def client_request(
 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
     """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol;
     ``canary``, a string unique to the run, ends the prompt (a team greps its
-    gateway's logs for it: docs/kit.md). ``stream=False``: the protocol's
+    gateway's logs for it: docs/kit/running.md). ``stream=False``: the protocol's
     non-streaming request for the whole answer (``stream: false``,
     ``:generateContent``, ``/converse``, ``/invoke``)."""
     base = base_url.rstrip("/")

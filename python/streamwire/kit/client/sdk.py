@@ -4,7 +4,7 @@ streamwire's reading of a gateway's output is not its clients' reading:
 teams' clients are the openai, anthropic, google-genai and AWS SDKs, and a
 body streamwire accepts can still make an SDK's stream helper raise or lose
 a field. An SDK cell (``--sdk openai,anthropic,google-genai,boto3``) sends a
-case's request through the SDK (the kit's own request, ``client.client_request``,
+case's request through the SDK (the kit's own request, ``raw.client_request``,
 as the SDK's keyword arguments), reads the answer with the SDK's own helper
 and keeps its final object:
 
@@ -21,8 +21,8 @@ and keeps its final object:
   ``Converse`` and ``InvokeModel`` give.
 
 The final object, as the protocol's whole-answer JSON (``model_dump``), is
-read by ``unary.read_answer`` and compared with streamwire's own translation
-of the upstream's stream into the client protocol (``judge.reference``): the
+read by ``unary.read_answer`` and compared (``rules.sdk``) with streamwire's own translation
+of the upstream's stream into the client protocol (``rules.reference``): the
 text, each call's name and arguments (and an id where the protocol has
 one), the stop reason, the usage; an in-stream error must surface as the
 SDK's API error (``APIError``, ``APIStatusError``, ``google.genai.errors.APIError``,
@@ -47,11 +47,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .cases import Case
-from .cell import Check, Reference
-from .client import client_request
-from .httpio import within
-from .names import SDKS
+from ..vocab.cases import Case
+from ..vocab.httpio import within
+from ..vocab.names import SDKS
+from .raw import client_request
 from .unary import MAX_ITEMS, read_answer, unary_result
 
 __all__ = [
@@ -59,7 +58,6 @@ __all__ = [
     "SDK_DELIVERIES",
     "SdkAnswer",
     "ask",
-    "compare",
     "missing_sdks",
     "sdk_version",
     "test_record",
@@ -560,96 +558,3 @@ def test_record(
         "stop_reason": result.stop_reason if result is not None else None,
         "usage": figures,
     }
-
-
-# --- the judgement ---------------------------------------------------------------------
-
-
-def _calls(result: Any) -> list[tuple[str, Any]]:
-    return [(c.name, c.arguments) for c in result.tool_calls]
-
-
-def compare(answer: SdkAnswer, ref: Reference | None, error_type: str | None) -> Check:
-    """The ``sdk`` layer: the SDK read the gateway's answer without raising, and
-    its final object carries what streamwire's own translation carries (``ref``:
-    None when the gateway never called the upstream); ``error_type``: the
-    upstream's in-stream error type, when the case ends in one."""
-    version = sdk_version(answer.sdk) or "?"
-    who = f"{answer.sdk} {version}"
-    if answer.raised is not None:
-        kind, message = answer.raised
-        return Check(
-            "fail",
-            f"{who} raised {kind} reading the gateway's answer: {message}",
-            ("raised",),
-            {"raised": kind},
-        )
-    if ref is None:
-        what = f" ({answer.error['class']}: {answer.error.get('message')})" if answer.error else ""
-        return Check(
-            "fail",
-            f"the gateway never called the upstream; {who} got{what or ' an answer'}",
-            ("differs",),
-        )
-    if error_type is not None:
-        if answer.error is not None:
-            return Check(
-                "pass",
-                f"the upstream's error surfaced as {who}'s {answer.error['class']} "
-                f"(type {answer.error.get('type')!r})",
-            )
-        if answer.answer is not None:
-            events, _ = read_answer(answer.client, json.dumps(answer.answer).encode())
-            result = unary_result(answer.client, events)
-            if result.status == "error":
-                return Check("pass", f"the upstream's error is the answer's ({who}: failed)")
-        return Check(
-            "fail",
-            f"the upstream's {error_type!r} error never surfaced as {who}'s error: the SDK "
-            "took the answer as a success",
-            ("differs",),
-        )
-    if answer.error is not None:
-        e = answer.error
-        return Check(
-            "fail",
-            f"{who} raised {e['class']} (HTTP {e.get('status')}, type {e.get('type')!r}): "
-            f"{e.get('message')}",
-            ("raised",),
-            {"raised": e["class"]},
-        )
-    if answer.answer is None:
-        return Check("fail", f"{who} gave no final object", ("differs",))
-    events, problem = read_answer(answer.client, json.dumps(answer.answer).encode())
-    if problem is not None:
-        return Check("fail", f"{who}'s final object is no answer: {problem}", ("differs",))
-    got = unary_result(answer.client, events)
-    want = ref.result
-    differences = []
-    if got.text != want.text:
-        differences.append(f"text {got.text[:80]!r} (want {want.text[:80]!r})")
-    if got.reasoning != want.reasoning:
-        differences.append(f"reasoning {got.reasoning[:80]!r} (want {want.reasoning[:80]!r})")
-    if want.stop_reason == "length":
-        # A call the output limit cut has no arguments to compare: each SDK
-        # keeps what it could parse of them its own way (anthropic's helper
-        # parses the partial JSON); the stop reason is what says "cut".
-        names = ([c.name for c in got.tool_calls], [c.name for c in want.tool_calls])
-        if names[0] != names[1]:
-            differences.append(f"calls {names[0]} (want {names[1]})")
-    elif _calls(got) != _calls(want):
-        differences.append(f"calls {_calls(got)} (want {_calls(want)})")
-    if answer.client != "gemini":
-        lost = [c.name for c in got.tool_calls if c.id_source != "provider"]
-        if lost:
-            differences.append(f"calls without an id: {lost}")
-    if got.stop_reason != want.stop_reason:
-        differences.append(f"stop reason {got.stop_reason!r} (want {want.stop_reason!r})")
-    figures = [(u.input_tokens, u.output_tokens) if u else None for u in (got.usage, want.usage)]
-    if want.usage is not None and figures[0] != figures[1]:
-        differences.append(f"usage {figures[0]} (want {figures[1]})")
-    if differences:
-        return Check(
-            "fail", f"{who}'s final object differs: " + "; ".join(differences), ("differs",)
-        )
-    return Check("pass", f"{who} read the answer whole ({answer.events} events)")

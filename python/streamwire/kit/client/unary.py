@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import dumps, loads
-from ..accumulate import result_from_events
-from ..events import (
+from ..._json import dumps, loads
+from ...accumulate import result_from_events
+from ...events import (
     ErrorReceived,
     Event,
     MessageCompleted,
@@ -35,13 +35,13 @@ from ..events import (
     ToolCallStarted,
     UsageReported,
 )
-from ..kinds import IdSource, Status, StopReason
-from ..protocols._values import int_or_none, nonempty_str
-from ..protocols.anthropic_machine import STOP_REASONS as ANTHROPIC_STOPS
-from ..protocols.bedrock import STOP_REASONS as CONVERSE_STOPS
-from ..protocols.gemini_chunks import STOP_REASONS as GEMINI_STOPS
-from ..protocols.openai_chat import _STOP_REASONS as CHAT_STOPS
-from ..result import StreamResult, Usage
+from ...kinds import IdSource, Status, StopReason
+from ...protocols._values import int_or_none, nonempty_str
+from ...protocols.anthropic_machine import STOP_REASONS as ANTHROPIC_STOPS
+from ...protocols.bedrock import STOP_REASONS as CONVERSE_STOPS
+from ...protocols.gemini_chunks import STOP_REASONS as GEMINI_STOPS
+from ...protocols.openai_chat import _STOP_REASONS as CHAT_STOPS
+from ...result import StreamResult, Usage
 
 __all__ = ["MAX_BODY", "MAX_ITEMS", "read_answer", "unary_result"]
 

@@ -3,12 +3,12 @@
 A cell is one (case, client protocol, upstream protocol, delivery). Each of
 its layers, names fixed (``LAYERS``), gets a ``Check``: a verdict (``pass``,
 ``fail``, ``degraded``, ``not_applicable``; names fixed), why, and the tags
-the degradation verdicts read (``verdicts.py``). A rule reads ``Inputs``:
+the degradation verdicts read (``judge/verdicts.py``). A rule reads ``Inputs``:
 the case and its facts (``cases.truth``), what the client saw
-(``client.Observation``), what the mock logged of the request, and
+(``raw.Observation``), what the mock logged of the request, and
 streamwire's own translation of the upstream's stream into the client's
 protocol (``Reference``), which says what the client protocol cannot carry.
-The rules themselves are ``judge.py`` (content) and ``timing.py`` (timing).
+The rules themselves are ``judge/rules.py`` (content) and ``judge/timed.py`` (timing).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..result import StreamResult
-from .cases import Case, Truth
-from .client import Observation
+from ...result import StreamResult
+from ..client.raw import Observation
+from ..vocab.cases import Case, Truth
 
 __all__ = [
     "FIRM_MARGIN",
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
-#: The tags of the timed layers' findings (``timing.py``) that a clock decided
+#: The tags of the timed layers' findings (``judge/timed.py``) that a clock decided
 #: (the others: ``not_streamed``, the gateway's request to the mock said
 #: ``stream: false``, and ``kept_open``, the mock wrote its whole answer after
 #: the hang-up, are facts of the log whatever the machine's load).
@@ -105,7 +105,7 @@ class Cell:
     #: this cell is the worst of them (``repeated``).
     runs: list[Cell] = field(default_factory=list)
     #: A ``curl`` command that sends the cell's request again, the key left to
-    #: the shell (``reproduce.py``): in the JSON of a failing or flaky cell.
+    #: the shell (``report/reproduce.py``): in the JSON of a failing or flaky cell.
     reproduce: str | None = None
 
     @property
@@ -142,7 +142,7 @@ class Cell:
     @property
     def outcome(self) -> tuple[tuple[str, str], ...]:
         """What the cell found, less what a clock decided: each layer's verdict,
-        a clock-decided finding (``timing.clock_decided``) counted as a pass."""
+        a clock-decided finding (``timed.clock_decided``) counted as a pass."""
         return tuple(
             (layer, "pass" if _clocked(c) else c.verdict) for layer, c in self.checks.items()
         )

@@ -1,7 +1,7 @@
 """The judge: one cell (case x client x upstream x delivery) -> a verdict per layer, with evidence.
 
 The layers and their verdicts (``pass``, ``fail``, ``degraded``,
-``not_applicable``) are the practice's, names fixed (``cell.py``):
+``not_applicable``) are the practice's, names fixed (``judge/cell.py``):
 
 ==============  =====================================================================
 ``http``        a response came, with status 200
@@ -16,7 +16,7 @@ The layers and their verdicts (``pass``, ``fail``, ``degraded``,
 ``cancel``      the upstream connection closed soon after the client hung up
 ``backpressure`` a slow reader's answer waited upstream, not in the hop
 ``retries``     a retried attempt's output is whole and alone
-``request``     every upstream request is one the provider accepts (``contract.py``)
+``request``     every upstream request is one the provider accepts (``upstream/contract.py``)
 ``credentials`` the kit's key to the gateway neither reached the upstream nor came back
 ``request_id``  the upstream's request id reached the client (a header or a field)
 ==============  =====================================================================
@@ -28,8 +28,8 @@ to and the function that compares what the client got with the case's facts
 protocol loses it too (``reference``: the upstream's bytes through
 ``sw.stream`` and ``sw.encoder``, read back): the client's protocol cannot
 carry it, and the encoder declares the loss (``docs/translation.md``). The
-rules of the two timed layers are ``timing.py``; the degradation verdicts are
-derived from the cells by ``verdicts.py``.
+rules of the two timed layers are ``judge/timed.py``; the degradation verdicts are
+derived from the cells by ``judge/verdicts.py``.
 """
 
 from __future__ import annotations
@@ -41,21 +41,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .._core import SseDecoder
-from ..io._wire import http_error, media_type, to_headers
-from ..protocols import Stream
-from ..result import StreamResult, Usage
-from ..translate._usage import INPUT_INCLUDES_CACHE, figures
-from .bedrock import converse_units, invoke_units
-from .cases import CASES, USAGE_PARTS, Case, Truth, truth
+from ..._core import SseDecoder
+from ...io._wire import http_error, media_type, to_headers
+from ...protocols import Stream
+from ...result import StreamResult, Usage
+from ...translate._usage import INPUT_INCLUDES_CACHE, figures
+from ..client.raw import CANCEL_TIMER, Observation
+from ..upstream.eventstream import converse_units, invoke_units
+from ..upstream.wire import render_stream
+from ..vocab.buffers import hold_bound
+from ..vocab.cases import CASES, USAGE_PARTS, Case, Truth, truth
+from ..vocab.delivery import UNARY, Unit
+from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder
+from ..vocab.names import media_type as media_type_of
+from ..vocab.toolturn import FLAG_PROTOCOLS
 from .cell import LAYERS, Check, Inputs, Reference
-from .client import CANCEL_TIMER, Observation
-from .delivery import UNARY, Unit
-from .names import BEDROCK_CLIENTS, adapter, encoder
-from .names import media_type as media_type_of
-from .render import render_stream
-from .timing import cancel, streaming
-from .toolturn import FLAG_PROTOCOLS
+from .timed import cancel, streaming
 
 __all__ = ["LAYER_RULES", "Rule", "inputs", "judge", "reference"]
 
@@ -74,7 +75,7 @@ def reference(
     """The upstream's bytes for a case translated by streamwire and read back.
 
     streamwire has no Bedrock encoder; for a Bedrock client the upstream's
-    events are written by the mock's own Bedrock writer (``bedrock.py``),
+    events are written by the mock's own Bedrock writer (``upstream/eventstream.py``),
     which carries every fact the kit checks: no downgrade is declared there."""
     return reference_of(CASES[case_name], upstream, client, usage_sent, wants_usage, attempt)
 
@@ -710,55 +711,6 @@ def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
         w[0] for w in entry.get("writes") or [] if any(k.startswith("arguments") for k in w[3])
     ]
     return float(times[-1]) if times else None
-
-
-#: The least the slow-reader case lets a hop hold (what the mock had written
-#: beyond what the client had read when it read on: ``_held``). A relay that
-#: passes the client's pace back holds what its sockets' kernel buffers take:
-#: 6.5 MB for an asyncio relay on a loopback whose ``tcp_rmem`` tops out at
-#: 6 MiB (Linux autotunes a send buffer up to ``tcp_wmem``'s 4 MiB and a
-#: receive buffer up to ``tcp_rmem``'s maximum), and a hop that holds the
-#: whole 16 MiB answer is told by the mock having written all of it while the
-#: client read nothing.
-HOLD_BOUND = 12 * 1024 * 1024
-#: Room for the hop's own read and write buffers beside its kernel's.
-HOLD_SLACK = 2 * 1024 * 1024
-
-
-@lru_cache(maxsize=1)
-def hold_bound() -> int:
-    """The most a hop that passes the client's pace back may hold: what its two
-    sockets' kernel buffers can take on this machine (the upstream socket's
-    receive buffer, ``tcp_rmem``'s maximum, and the client socket's send
-    buffer, ``tcp_wmem``'s), with ``HOLD_SLACK``, and never less than
-    ``HOLD_BOUND``. On a machine whose ``tcp_rmem`` tops out at 32 MiB an
-    asyncio relay that honours backpressure was measured holding 13.9 MB,
-    above the 12 MiB a 6 MiB one needs."""
-    total = 0
-    for name in ("tcp_rmem", "tcp_wmem"):
-        try:
-            with open(f"/proc/sys/net/ipv4/{name}", encoding="ascii") as sysctl:
-                total += int(sysctl.read().split()[2])
-        except (OSError, ValueError, IndexError):
-            return HOLD_BOUND
-    return max(HOLD_BOUND, total + HOLD_SLACK)
-
-
-#: How much more than ``hold_bound`` a sized slow-reader answer carries.
-SLOW_MARGIN = 8 * 1024 * 1024
-
-
-def slow_reader_bytes() -> int:
-    """The least the slow-reader answer writes on the upstream's wire on this
-    machine (the mock's ``answer_bytes``; ``render.slow_reader_deltas`` turns it
-    into deltas of the upstream's protocol): ``SLOW_MARGIN`` more than
-    ``hold_bound``, so that an honest hop cannot take all of it into its
-    sockets' buffers while the client reads nothing, and the mock finishing it
-    then is the hop's own buffering. Where ``tcp_rmem`` tops out at 32 MiB, a
-    pooled upstream connection whose receive buffer had grown to it took the
-    whole 17 MB answer of 4,096 deltas through examples/gateway (``ss``:
-    13.5 MB queued on the gateway's upstream socket)."""
-    return hold_bound() + SLOW_MARGIN
 
 
 def _held(written: int, total: int, read: int, client_total: int) -> int:

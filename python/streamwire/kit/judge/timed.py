@@ -2,10 +2,10 @@
 
 Both compare the client's clock with the mock's: the mock stamps each write,
 with the content it carried (characters of text, reasoning and each call's
-arguments, as the upstream's own adapter reads them: ``render.py``), and the
-moment the client's side of the connection closed (``mock.py``); the judge's
+arguments, as the upstream's own adapter reads them: ``upstream/wire.py``), and the
+moment the client's side of the connection closed (``upstream/mock.py``); the judge's
 client stamps each arrival of content and the moment it hung up
-(``client.py``); all with ``time.time()`` on one host.
+(``client/raw.py``); all with ``time.time()`` on one host.
 
 ``streaming`` tells three hops apart, each by figures in the evidence:
 
@@ -13,7 +13,7 @@ client stamps each arrival of content and the moment it hung up
   reaches the client before the mock's last write (paced, the mock's writes
   span at least ``delivery.PACE_SPAN``: no hop's fixed latency explains
   that), or, in the ``cancel`` case, none before the client's timer hangs
-  up while the mock has been writing for ``client.CANCEL_TIMER``. ``fail``,
+  up while the mock has been writing for ``raw.CANCEL_TIMER``. ``fail``,
   tag ``held`` (verdict ``not_streaming``); a gateway that asked the
   upstream for the whole answer (``stream: false`` in the mock's log) is
   ``not_streamed``, a fact of the log;
@@ -34,7 +34,7 @@ client stamps each arrival of content and the moment it hung up
   ``arguments_buffered``).
 
 Only a figure near its bound (``details["borderline"]``) is confirmed by a
-second run of the cell with nothing else in flight (``check.py``): the
+second run of the cell with nothing else in flight (``run/check.py``): the
 judge's own event loop, busy with other cells, can delay the arrivals it
 stamps by tens of milliseconds, never by the spans these rules rest on.
 
@@ -56,8 +56,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from ..client.raw import CANCEL_TIMER
 from .cell import FIRM_MARGIN, TIMING_TAGS, Check, Inputs, clock_decided
-from .client import CANCEL_TIMER
 
 __all__ = [
     "ARGUMENTS_SPAN",

@@ -67,11 +67,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import CASES
+from ..vocab.cases import CASES
+from ..vocab.delivery import UNARY
+from ..vocab.names import END_EVENTS
 from .cell import Cell, Check
-from .delivery import UNARY
-from .names import END_EVENTS
-from .timing import clock_decided
+from .timed import clock_decided
 
 __all__ = [
     "ACCEPTABLE",

@@ -23,7 +23,7 @@ What a clock decided is never gated, as a class: each cell's own evidence
 says whether a change could have gone the other way on another run
 (``clock_facts``, ``_clocked_layer``), and such a change is marked
 ``timed`` with the reason: a finding of the timed layers too near its bound
-to be firm (``timing.clock_decided``: a firm one, content seconds after the
+to be firm (``timed.clock_decided``: a firm one, content seconds after the
 mock's last write, is a fact and gates); a cancel cell whose client hung up
 on its own timer (before the head or the third delta: every fact of the
 client's view is the timer's); how many events arrived before a hang-up,
@@ -57,9 +57,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import __version__
-from .cases import CASES
-from .timing import clock_decided
+from ... import __version__
+from ..judge.timed import clock_decided
+from ..vocab.cases import CASES
 
 __all__ = [
     "ACCEPTED_FORMAT",

@@ -41,7 +41,7 @@ The terminal summary and the Markdown page group every failing (or
 degraded) cell by verdict and layer, nothing left out; the terminal's lines
 are wrapped to its width, and what the gateway sent is shown with its
 control characters escaped. Beside each verdict, the ``curl`` command that
-reproduces its first failing cell (``reproduce.py``; every failing cell's
+reproduces its first failing cell (``report/reproduce.py``; every failing cell's
 is in the JSON). In the Markdown page every string the gateway
 or its upstream could have chosen is escaped (``markdown_text``): it is
 meant for pull-request comments and dashboards that render Markdown with
@@ -58,13 +58,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .. import __version__
-from .cell import Cell
-from .delivery import UNARY
-from .names import CLIENTS
+from ... import __version__
+from ..judge.cell import Cell
+from ..judge.verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
+from ..vocab.delivery import UNARY
+from ..vocab.names import CLIENTS
 from .paths import compare_paths, findings
 from .reproduce import by_verdict
-from .verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
 
 __all__ = ["FORMAT", "Report", "build_report", "markdown_text", "terminal_text"]
 

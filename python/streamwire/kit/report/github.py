@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
-from .report import Report
+from ..judge.verdicts import ACCEPTABLE
+from .document import Report
 from .reproduce import by_verdict
-from .verdicts import ACCEPTABLE
 
 __all__ = ["command", "escape_data", "escape_property", "to_actions", "workflow_commands"]
 

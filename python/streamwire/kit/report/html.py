@@ -10,7 +10,7 @@ two rows of ticks side by side; a buffering one shows a spread of writes
 above and a single late cluster below. Lanes use the ``paced`` delivery when
 the run had it (its gaps are what make buffering visible), else the first
 delivery run. Each verdict, and each failing cell, has the ``curl`` command
-that reproduces it (``reproduce.py``), folded.
+that reproduces it (``report/reproduce.py``), folded.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from html import escape
 from typing import TextIO
 
-from .cases import CASES
-from .cell import Cell
-from .report import Report
+from ..judge.cell import Cell
+from ..vocab.cases import CASES
+from .document import Report
 
 __all__ = ["write_html"]
 

@@ -14,7 +14,7 @@ By the cell's state (``Cell.state``):
   and ``verdict`` = its verdicts, and the same in ``system-out``;
 * ``fail``: a ``failure`` whose ``message`` is its verdicts' names (those
   of its failing layers) and whose text is each one's evidence and advice,
-  and the command that reproduces the cell (``reproduce.py``);
+  and the command that reproduces the cell (``report/reproduce.py``);
 * ``flaky``: a ``failure`` whose ``message`` says flaky, with its runs'
   outcomes as text;
 * ``inconclusive``: ``skipped``, with the reason.
@@ -33,10 +33,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from .. import __version__
-from .cell import Cell
-from .report import Report
-from .verdicts import CATCH_ALL, cell_verdicts, control_cells
+from ... import __version__
+from ..judge.cell import Cell
+from ..judge.verdicts import CATCH_ALL, cell_verdicts, control_cells
+from .document import Report
 
 __all__ = ["junit_tree", "write_junit"]
 

@@ -27,7 +27,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .cell import Cell
+from ..judge.cell import Cell
 
 __all__ = ["NOISE", "compare_paths", "findings"]
 

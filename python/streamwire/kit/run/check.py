@@ -6,8 +6,8 @@ is whatever endpoint of the mock the gateway then called, read from the
 mock's log by the cell's tag. For each cell the judge's client sends the
 case's request with the model ``sw-<case>.<delivery>.<tag>`` (put through
 the route's template, e.g. ``anthropic/{model}``), reads the answer
-(``client.observe``), waits for the mock to finish its side (bounded), sends
-the follow-up of ``tool-error-result``, and judges (``judge.py``). Cells run
+(``raw.observe``), waits for the mock to finish its side (bounded), sends
+the follow-up of ``tool-error-result``, and judges (``judge/rules.py``). Cells run
 concurrently (``concurrency``), all on one event loop; nothing blocks it.
 
 The mock is either given (``mock_url``: read its log over HTTP) or started
@@ -28,23 +28,25 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from .. import __version__
-from ..errors import StreamwireError
-from ..io._wire import REQUEST_ID_HEADERS
-from .cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
-from .cell import LAYERS, Cell, Check, repeated
-from .client import SLOW_READER_AFTER, Observation, client_request, observe
-from .delivery import DELIVERIES, UNARY
-from .httpio import TransportError, open_request
-from .judge import inputs, judge, reference, slow_reader_bytes
-from .mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
-from .names import CLIENTS, SDKS
-from .render import DEFAULT_SILENCE
-from .reproduce import cell_command, curl_command, key_variable
-from .sdk import SDK_CASES, SDK_DELIVERIES, ask, compare, missing_sdks, sdk_version
-from .sdk import test_record as sdk_record
-from .timing import TIMING_TAGS
-from .toolturn import follow_up_request
+from ... import __version__
+from ...errors import StreamwireError
+from ...io._wire import REQUEST_ID_HEADERS
+from ..client.command import cell_command, curl_command, key_variable
+from ..client.raw import SLOW_READER_AFTER, Observation, client_request, observe
+from ..client.sdk import SDK_CASES, SDK_DELIVERIES, ask, missing_sdks, sdk_version
+from ..client.sdk import test_record as sdk_record
+from ..judge.cell import LAYERS, Cell, Check, repeated
+from ..judge.rules import inputs, judge, reference
+from ..judge.sdk import compare
+from ..judge.timed import TIMING_TAGS
+from ..upstream.mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
+from ..upstream.wire import DEFAULT_SILENCE
+from ..vocab.buffers import slow_reader_bytes
+from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
+from ..vocab.delivery import DELIVERIES, UNARY
+from ..vocab.httpio import TransportError, open_request
+from ..vocab.names import CLIENTS, SDKS
+from ..vocab.toolturn import follow_up_request
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 
@@ -133,7 +135,7 @@ class CheckPlan:
     #: The in-process mock's port when ``mock_url`` is None (0: a free one).
     mock_port: int = 0
     #: The in-process mock streams a request its provider would refuse
-    #: (``contract.py``) instead of refusing it; the ``request`` layer still fails.
+    #: (``upstream/contract.py``) instead of refusing it; the ``request`` layer still fails.
     lenient_mock: bool = False
     concurrency: int = 8
     #: The kit's key to the gateway; None: a key unique to the run
@@ -150,7 +152,7 @@ class CheckPlan:
     #: every prompt's canary (``swc-<run>``).
     run_id: str = field(default="", init=False)
     canary: str = field(default="", init=False)
-    #: The silence cases' seconds of silence (``render.DEFAULT_SILENCE``: past the
+    #: The silence cases' seconds of silence (``wire.DEFAULT_SILENCE``: past the
     #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
     silence: float = DEFAULT_SILENCE
     #: How long the retry-stall case's first attempt says nothing.
@@ -573,7 +575,7 @@ def sdk_clients(plan: CheckPlan) -> dict[str, str]:
 def test_record(
     client: str, model: str, obs: Observation, entries: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
-    """What a release record keeps of one request (docs/kit.md, "The test
+    """What a release record keeps of one request (docs/kit/outputs.md, "The test
     record"): the client, the model asked for and the one the answer named,
     when, the upstream's request id and the gateway's own, the status, time to
     first content and in all, how it ended, and the usage as the client got

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .. import __version__
-from ..io._wire import redact_url, request_id, to_headers
-from ..io.record import fixture_head
-from .cases import CASES
-from .client import Observation, client_request, observe
-from .names import CLIENTS, adapter
+from ... import __version__
+from ...io._wire import redact_url, request_id, to_headers
+from ...io.record import fixture_head
+from ..client.raw import Observation, client_request, observe
+from ..vocab.cases import CASES
+from ..vocab.names import CLIENTS, adapter
 
 __all__ = ["LIVE_REQUESTS", "record_live", "run_live"]
 

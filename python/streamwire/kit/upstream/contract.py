@@ -35,7 +35,7 @@ schema validator, and a provider's newer fields pass.
 
 Two request facts are judged where their effect shows: whether the ids a
 result quotes are the ones the mock issued, by the ``tool_results`` layer
-(``toolturn.py``), and whether a Chat Completions stream asked for usage
+(``vocab/toolturn.py``), and whether a Chat Completions stream asked for usage
 (``stream_options.include_usage``) when its client did, by the ``usage``
 layer (the mock logs ``usage_sent``).
 """
@@ -47,7 +47,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..translate._base import dumps
+from ...translate._base import dumps
 
 __all__ = ["MAX_PROBLEMS", "Problem", "problems", "refusal"]
 

@@ -27,8 +27,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .._core import encode_eventstream
-from ..events import (
+from ..._core import encode_eventstream
+from ...events import (
     ErrorReceived,
     Event,
     MessageCompleted,
@@ -40,10 +40,10 @@ from ..events import (
     ToolCallStarted,
     UsageReported,
 )
-from ..result import Usage
-from ..translate._base import dumps
-from ..translate._usage import figures
-from .delivery import Unit
+from ...result import Usage
+from ...translate._base import dumps
+from ...translate._usage import figures
+from ..vocab.delivery import Unit
 
 __all__ = [
     "converse_units",

@@ -33,7 +33,7 @@ names a case but breaks this grammar (``sw-short-text.pacde``) is refused
 with HTTP 400 and the grammar in the message, never run untagged. A
 request with ``"stream": false`` (or a non-streaming endpoint) gets the case's
 JSON body. A follow-up request of ``tool-error-result`` (one that carries
-more than one turn) is checked for the tool result (``toolturn.py``) and, if
+more than one turn) is checked for the tool result (``vocab/toolturn.py``) and, if
 the result answers the call, gets the case's answer text; otherwise the call
 again, as a model that never saw the result would.
 
@@ -47,7 +47,7 @@ credentials removed, the JSON body with every prompt, tool argument and result r
 hash and length (``hashed_body``; bodies over ``MAX_LOGGED_BODY`` bytes are
 not kept), a fingerprint of each credential the request carried (the first
 16 hex digits of its SHA-256, and its length: ``fingerprint``), what the
-provider's API would have refused in it (``contract.py``: a strict mock
+provider's API would have refused in it (``upstream/contract.py``: a strict mock
 answers such a request as the provider would, HTTP 400 with its error JSON;
 a lenient one streams the case anyway), the case, delivery and tag, the
 tools the request declares (for a case that calls one), every write with its time (the first
@@ -73,15 +73,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
-from ..translate._base import dumps
-from .cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
+from ...io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
+from ...translate._base import dumps
+from ..vocab.cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
+from ..vocab.delivery import DELIVERIES, UNARY, schedule
+from ..vocab.httpio import HttpServer, Request, Responder, TransportError, within
+from ..vocab.names import UPSTREAM_PROTOCOLS, media_type
+from ..vocab.toolturn import check_tool_result, declared_tools
 from .contract import Problem, problems, refusal
-from .delivery import DELIVERIES, UNARY, schedule
-from .httpio import HttpServer, Request, Responder, TransportError, within
-from .names import UPSTREAM_PROTOCOLS, media_type
-from .render import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
-from .toolturn import check_tool_result, declared_tools
+from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
 
 __all__ = [
     "MAX_LOG",
@@ -119,7 +119,7 @@ TAG_OPTIONS: Mapping[str, tuple[float, float]] = {
     # text found in another's names the stream it came from (load runs).
     "salt": (0.0, 1.0),
     # The least the slow-reader answer writes on the upstream's wire, in bytes:
-    # as many deltas as that takes in its protocol (``render.slow_reader_deltas``;
+    # as many deltas as that takes in its protocol (``wire.slow_reader_deltas``;
     # its own 4,096 otherwise), logged as the entry's ``deltas``.
     "answer_bytes": (1.0, float(MAX_SLOW_BYTES)),
 }
@@ -512,7 +512,7 @@ class RequestLog:
 class MockUpstream:
     """The mock upstream; ``async with MockUpstream() as mock: mock.url``.
 
-    ``lenient``: a request the provider would refuse (``contract.py``) is
+    ``lenient``: a request the provider would refuse (``upstream/contract.py``) is
     logged with its problems and streamed all the same, for a gateway under
     construction; by default it is refused as the provider would."""
 

@@ -3,9 +3,9 @@
 The SSE protocols are encoded by streamwire's own encoders (``sw.encoder``,
 layer [4]) from the case's unified events (``cases.script``); Gemini's JSON
 array (``streamGenerateContent`` without ``alt=sse``) is the same chunks as
-one array; Bedrock is ``bedrock.py``. A body is a list of ``Unit``: one wire
+one array; Bedrock is ``upstream/eventstream.py``. A body is a list of ``Unit``: one wire
 event each (an SSE event, an array element, an EventStream frame), which is
-what the deliveries (``delivery.py``) cut, merge and pace.
+what the deliveries (``vocab/delivery.py``) cut, merge and pace.
 
 What an encoder never produces, because no correct upstream stream needs it
 from unified events, is added here at the wire level, as each provider sends
@@ -30,13 +30,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from .._core import (
+from ..._core import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
     SseDecoder,
 )
-from ..events import (
+from ...events import (
     ErrorReceived,
     Event,
     MessageCompleted,
@@ -45,23 +45,16 @@ from ..events import (
     TextDelta,
     ToolCallArgumentsDelta,
 )
-from ..io._wire import framing_of
-from ..result import Usage
-from ..translate._base import dumps as _dumps
-from ..translate._base import sse as _sse_event
-from ..translate._usage import figures
-from .bedrock import (
-    converse_units,
-    converse_usage,
-    event_unit,
-    exception_unit,
-    invoke_unit,
-    invoke_units,
-)
-from .cases import (
+from ...io._wire import framing_of
+from ...result import Usage
+from ...translate._base import dumps as _dumps
+from ...translate._base import sse as _sse_event
+from ...translate._usage import figures
+from ..vocab.cases import (
     CASES,
     MAX_SLOW_DELTAS,
     SLOW_DELTAS,
+    SLOW_READER_AFTER,
     UPSTREAM_ERRORS,
     Case,
     script,
@@ -70,9 +63,16 @@ from .cases import (
     upstream_error,
     usage_of,
 )
-from .client import SLOW_READER_AFTER
-from .delivery import Unit
-from .names import adapter, encoder
+from ..vocab.delivery import Unit
+from ..vocab.names import adapter, encoder
+from .eventstream import (
+    converse_units,
+    converse_usage,
+    event_unit,
+    exception_unit,
+    invoke_unit,
+    invoke_units,
+)
 
 __all__ = [
     "DEFAULT_SILENCE",

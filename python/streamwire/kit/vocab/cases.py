@@ -5,7 +5,7 @@ The twelve cases of the streaming-compatibility practice, plus three
 outside the project select them. Each ``Case`` is protocol-neutral: its text
 deltas, reasoning, tool calls (argument fragments as they are cut on the
 wire), stop reason, error and usage. ``script(case, upstream)`` turns it into
-the unified events (``streamwire.events``) that ``render.py`` encodes in the
+the unified events (``streamwire.events``) that ``upstream/wire.py`` encodes in the
 upstream's wire format; ``truth(case, upstream)`` is what a correct reading
 of that stream derives, in unified terms, and what the judge holds a gateway's
 answer to. The regression fixtures (``fixtures/regression/<protocol>/01-...``
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..events import (
+from ...events import (
     ErrorReceived,
     Event,
     IdSource,
@@ -46,8 +46,8 @@ from ..events import (
     ToolCallStarted,
     UsageReported,
 )
-from ..result import Usage
-from ..translate._usage import INPUT_INCLUDES_CACHE
+from ...result import Usage
+from ...translate._usage import INPUT_INCLUDES_CACHE
 
 __all__ = [
     "CASES",
@@ -59,6 +59,7 @@ __all__ = [
     "SALT_MARK",
     "SLOW_DELTAS",
     "SLOW_DELTA_CHARS",
+    "SLOW_READER_AFTER",
     "TOOLS",
     "UNARY_CASES",
     "UPSTREAM_ERRORS",
@@ -103,7 +104,7 @@ PROTOCOL_PARTS: Mapping[str, frozenset[str]] = {
     "bedrock-converse": frozenset({"cache_read", "cache_write"}),
     "bedrock-invoke": frozenset({"cache_read", "cache_write"}),
 }
-#: How the first attempt of a retry case fails (``mock.py`` makes it fail):
+#: How the first attempt of a retry case fails (``upstream/mock.py`` makes it fail):
 #: before any byte (an HTTP error with the provider's error body), after some
 #: text (the connection reset), after a call's first fragments (the
 #: provider's in-stream error), or by saying nothing for a while (a stall).
@@ -174,14 +175,14 @@ class Case:
     max_tokens: int | None = None
     #: Under ``paced`` the text must start reaching the client while the mock
     #: still sends it, and arrive spread: it is long enough that no hop's
-    #: latency explains holding it back (``timing.streaming``).
+    #: latency explains holding it back (``timed.streaming``).
     stream_early: bool = False
     #: The first attempt fails this way; each attempt's answer is its own
     #: (``attempt_text``, ``call_id``'s attempt): a retry case.
     retry: Retry | None = None
     #: The upstream says nothing for ``--silence`` seconds here.
     silence: Silence | None = None
-    #: The client stops reading for ``client.SLOW_READER_PAUSE`` after a few
+    #: The client stops reading for ``raw.SLOW_READER_PAUSE`` after a few
     #: deltas, with a small receive window, then reads on.
     slow_reader: bool = False
     #: The deliveries the case runs in (None: all). A case whose point is
@@ -205,6 +206,9 @@ class Case:
         )
 
 
+#: The slow-reader case's client stops reading after this many text deltas
+#: (``raw.raw``), and the mock logs when it wrote the one after them.
+SLOW_READER_AFTER = 3
 #: The slow-reader answer's deltas of ``SLOW_DELTA_CHARS`` characters unless
 #: sized (``sized``): 16,384,000 bytes of text, more than twice what the kernel
 #: buffers of a relay on loopback hold where tcp_rmem tops out at 6 MiB.
@@ -225,7 +229,7 @@ def sized(case: Case, deltas: int) -> Case:
     """The slow-reader ``case`` with ``deltas`` deltas of text (and as many
     output tokens): an answer larger than what the hop's kernel buffers can
     take, so that the mock finishing it while the client reads nothing is the
-    hop's buffering, not its sockets' (``render.slow_reader_deltas``: the mock
+    hop's buffering, not its sockets' (``wire.slow_reader_deltas``: the mock
     sizes it in its upstream's protocol, and logs the deltas for the judge).
     Any other case is returned as it is."""
     deltas = max(1, min(MAX_SLOW_DELTAS, deltas))
@@ -678,7 +682,7 @@ def salted(case: Case, tag: str) -> Case:
 
 def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 1) -> Truth:
     """The facts of ``case`` as streamed by ``upstream`` (``usage_sent``: whether
-    the request made the upstream report usage, see ``render.usage_requested``;
+    the request made the upstream report usage, see ``wire.usage_requested``;
     ``attempt``: a retry case's attempt, as it answers when it does not fail)."""
     status = "error" if case.error else ("truncated" if case.stop == "length" else "completed")
     if case.cancel_after is not None:

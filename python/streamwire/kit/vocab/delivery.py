@@ -1,6 +1,6 @@
 """How the mock writes a body: the deliveries ``whole``, ``tiny`` and ``paced``.
 
-A body is a list of ``Unit`` (one wire event each, ``render.py``); a delivery
+A body is a list of ``Unit`` (one wire event each, ``upstream/wire.py``); a delivery
 turns it into ``Write``s: bytes and the pause before them. The gateway is the
 one that has to cope:
 
@@ -28,7 +28,7 @@ on top of any delivery. Each unit says what content it carries (``content``:
 characters of text, reasoning and each call's arguments, as the upstream's
 own adapter reads it), and each write sums its units', so that the judge can
 match what the mock sent when with what the client received when
-(``timing.py``).
+(``judge/timed.py``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
 
 DELIVERIES = ("whole", "tiny", "paced")
 #: Not a delivery of a stream: a unary cell's client asks for the whole answer
-#: at once (``stream: false``) and the mock answers it whole (``unary.py``).
+#: at once (``stream: false``) and the mock answers it whole (``client/unary.py``).
 #: A gateway that streams from the upstream for it gets ``whole``.
 UNARY = "unary"
 PACE_GAP = 0.02

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..io._wire import content_types
-from ..kinds import HTTP_PROTOCOLS, TARGETS
-from ..protocols import Stream, stream
-from ..translate import Encoder
-from ..translate import encoder as _encoder
+from ...io._wire import content_types
+from ...kinds import HTTP_PROTOCOLS, TARGETS
+from ...protocols import Stream, stream
+from ...translate import Encoder
+from ...translate import encoder as _encoder
 
 __all__ = [
     "BEDROCK_CLIENTS",
@@ -35,7 +35,7 @@ __all__ = [
 #: The upstream protocols the mock speaks (the adapter names).
 UPSTREAM_PROTOCOLS: tuple[str, ...] = HTTP_PROTOCOLS
 #: The client protocols the judge speaks: the encoder names, and Bedrock's
-#: two (whose bodies the mock writes itself: ``bedrock.py``).
+#: two (whose bodies the mock writes itself: ``upstream/eventstream.py``).
 BEDROCK_CLIENTS: tuple[str, ...] = ("bedrock-converse", "bedrock-invoke")
 CLIENTS: tuple[str, ...] = (*TARGETS, *BEDROCK_CLIENTS)
 
@@ -52,7 +52,7 @@ END_EVENTS: dict[str, str] = {
     "bedrock-invoke": "a chunk with message_stop and amazon-bedrock-invocationMetrics",
 }
 
-#: The official SDKs an SDK cell reads with (``sdk.py``; the extra
+#: The official SDKs an SDK cell reads with (``client/sdk.py``; the extra
 #: ``streamwire[kit-sdk]``), by their names on the command line, and the
 #: client protocols each speaks.
 SDKS: dict[str, tuple[str, ...]] = {

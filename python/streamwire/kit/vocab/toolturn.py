@@ -24,8 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..result import StreamResult
-from ..toolresults import tool_result
+from ...result import StreamResult
+from ...toolresults import tool_result
 from .cases import Case, call_id
 
 __all__ = [
