@@ -1,29 +1,14 @@
 """The kit's streams as Locust requests: ``pip install 'streamwire[locust]'``.
 
-A locustfile::
-
-    from streamwire.kit.locust_user import StreamUser
-
-    class Gateway(StreamUser):
-        mock = "http://127.0.0.1:9100"      # the mock the gateway calls upstream
-        clients = ("openai-chat", "anthropic")
-
-and ``locust -f locustfile.py --host http://127.0.0.1:4000``. Each task is one
-stream of the kit's load mix (``load.LOAD_CASES`` written whole and paced,
-for each client), sent to ``host`` and judged with the same layers as a
-``streamwire check`` cell, its text salted with its own tag so that another
-stream's text is ``cross_talk``. Locust is told of each stream as a request:
-
-* request type ``STREAM``, named ``<case> <client> <delivery>``, its response
-  time the stream's total, its length the events it carried; a failure when an
-  integrity verdict was raised (any verdict but the acceptable ones and those
-  a clock decides: under load, lateness is the latency figures' to show), the
-  error naming the verdicts and layers (``cross_talk (deltas)``), so that
-  Locust's failure table groups them; the first streams of each verdict are
-  logged with their evidence (logger ``streamwire.kit.locust``);
-* request type ``FIRST_EVENT``, the same name, its response time the time to
-  the first event: a custom metric beside the total, in Locust's tables, charts
-  and CSV.
+``StreamUser`` is a Locust user class (docs/kit/load.md, "On many machines:
+Locust", has a locustfile and the commands). Each task is one stream of the
+kit's load mix (``load.LOAD_CASES`` in ``load.LOAD_DELIVERIES``, for each
+client), sent to ``host`` and judged with the same layers as a ``streamwire
+check`` cell, its text salted with its own tag so that another stream's text
+is ``cross_talk``. Locust hears of each stream as a ``STREAM`` request, a
+failure when an integrity verdict was raised (any but the acceptable ones
+and those a clock decides: under load, lateness is the latency figures' to
+show), and of its time to the first event as a ``FIRST_EVENT`` one.
 
 Locust runs on gevent; the kit on asyncio. Each process that runs users keeps
 one asyncio loop in a thread of its own (unpatched), and a user's greenlet

@@ -6,35 +6,15 @@ options and the ``streamwire_check`` fixture and registers this module when
 an option names a gateway, a baseline or fixtures; a pytest session that
 asks for none of them imports nothing of streamwire.
 
-``pytest --sw-gateway URL --sw-client openai-chat`` adds one test item per
-cell of the plan (``--sw-cases``, ``--sw-delivery``, ``--sw-models``,
-``--sw-sdk``, ``--sw-unary`` as ``streamwire check`` has them), with the id
-``<case>[<client>-<route>-<delivery>]``, so ``-k``, ``--junitxml`` and the
-rest work as for any test. The cells of the selected items run once, when
-the first of them runs, against the mock the plugin starts (in-process, on
-``--sw-mock-port``: the port the gateway is configured to call) or an
-existing one (``--sw-mock URL``). A failing item's message is its layers'
-evidence: each failing layer, why, and the verdict with what to do, and the
-``curl`` command that reproduces the cell (``report/reproduce.py``). An
-inconclusive cell (cut by the kit's own limit) is skipped, with the reason.
-
-``--sw-against BASELINE.json`` applies the upgrade gate instead
-(``report/compare.py``): an item fails only on a change from the baseline that is
-not accepted (``--sw-accepted FILE``), whatever the gateway's known defects,
-and one more item, ``streamwire-compare``, fails on verdicts added and
-cells missing. ``--sw-json FILE`` writes the run's report.
-
-``--sw-fixtures DIR`` adds an item per recorded fixture in DIR (a manifest
-beside its raw bytes, ``fixtures/README.md``): the bytes replayed through
-streamwire whole, a byte at a time and at seeded random splits, the result
-and the unified events compared with the ones recorded (``fixtures.py``).
-
-In a test of one's own::
-
-    def test_the_gateway_streams(streamwire_check):
-        report = streamwire_check("http://127.0.0.1:4000", clients=["openai-chat"],
-                                  cases=["short-text", "single-tool"], mock_port=9100)
-        assert report.exit_status == 0, report.verdicts
+Each item is one cell of the plan, its id ``<case>[<client>-<route>-<delivery>]``,
+so ``-k``, ``--junitxml`` and the rest work as for any test. The selected
+cells run once, together, when the first of them runs; a failing item's
+message is its layers' evidence and its verdict, and an inconclusive cell is
+skipped. ``--sw-against`` makes the items the upgrade gate
+(``report/compare.py``), with one more item, ``streamwire-compare``;
+``--sw-fixtures DIR`` adds an item per recorded fixture (``fixtures.py``).
+docs/kit/comparisons.md ("Inside a team's own pytest suite") has every
+option and an example test.
 """
 
 from __future__ import annotations

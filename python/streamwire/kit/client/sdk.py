@@ -1,35 +1,19 @@
 """The SDK path: the same cases read by the providers' official SDKs, pointed at the gateway.
 
-streamwire's reading of a gateway's output is not its clients' reading:
-teams' clients are the openai, anthropic, google-genai and AWS SDKs, and a
+streamwire's reading of a gateway's output is not its clients' reading: a
 body streamwire accepts can still make an SDK's stream helper raise or lose
-a field. An SDK cell (``--sdk openai,anthropic,google-genai,boto3``) sends a
-case's request through the SDK (the kit's own request, ``raw.client_request``,
-as the SDK's keyword arguments), reads the answer with the SDK's own helper
-and keeps its final object:
+a field. An SDK cell (``--sdk``) sends a case's request through the SDK (the
+kit's own request, ``raw.client_request``, as the SDK's keyword arguments),
+reads the answer with the SDK's own helper and keeps its final object
+(docs/kit/outputs.md, "The SDK path", says which helper for each SDK).
 
-* ``openai``: ``chat.completions.stream(...)`` and its ``get_final_completion()``
-  (a ``LengthFinishReasonError`` carries the cut completion); ``responses.stream(...)``
-  and the response of its terminal event (``response.completed``, ``.incomplete``
-  or ``.failed``: ``get_final_response()`` takes only the first);
-* ``anthropic``: ``messages.stream(...).get_final_message()``;
-* ``google-genai``: the chunks of ``aio.models.generate_content_stream``, their
-  parts joined, the last chunk's finish reason and usage (the SDK has no final
-  object of its own);
-* ``boto3``: ``converse_stream`` and ``invoke_model_with_response_stream`` (in a
-  worker thread: boto3 blocks), their events joined into the whole answer
-  ``Converse`` and ``InvokeModel`` give.
-
-The final object, as the protocol's whole-answer JSON (``model_dump``), is
-read by ``unary.read_answer`` and compared (``rules.sdk``) with streamwire's own translation
-of the upstream's stream into the client protocol (``rules.reference``): the
-text, each call's name and arguments (and an id where the protocol has
-one), the stop reason, the usage; an in-stream error must surface as the
-SDK's API error (``APIError``, ``APIStatusError``, ``google.genai.errors.APIError``,
-botocore's ``EventStreamError``; a Responses ``error`` event). Any other
-exception is the SDK failing on the gateway's output: its type and message
-are the evidence. The cell's one judged layer is ``sdk``; its failure is the
-verdict ``sdk_incompatible``.
+That object, as the protocol's whole-answer JSON (``model_dump``), is read
+by ``unary.read_answer`` and compared (``judge/sdk.py``) with streamwire's own
+translation of the upstream's stream into the client protocol
+(``rules.reference``). An in-stream error must surface as the SDK's API
+error (``_ERRORS``); any other exception is the SDK failing on the gateway's
+output, and its type and message are the evidence. The cell's one judged
+layer is ``sdk``; its failure is the verdict ``sdk_incompatible``.
 
 The SDKs are the extra ``streamwire[kit-sdk]``; this module imports them
 only when an SDK cell runs (``import streamwire`` never does).

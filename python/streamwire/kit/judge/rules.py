@@ -1,25 +1,9 @@
 """The judge: one cell (case x client x upstream x delivery) -> a verdict per layer, with evidence.
 
-The layers and their verdicts (``pass``, ``fail``, ``degraded``,
-``not_applicable``) are the practice's, names fixed (``judge/cell.py``):
-
-==============  =====================================================================
-``http``        a response came, with status 200
-``framing``     the client protocol's content type, every event parseable
-``deltas``      text (and reasoning, its signature) exact: nothing lost, nothing doubled
-``tool_calls``  count, ids present and unique, names, arguments as exact JSON
-``tool_results`` the failed result reached the upstream correlated to its call
-``completion``  status and stop reason mapped right; an error kept, with its type; the
-                cancel case's stream not ended before its client hung up
-``usage``       the upstream's final figures, not missing, not invented
-``streaming``   events arrive spread as the mock paced them, not in one burst
-``cancel``      the upstream connection closed soon after the client hung up
-``backpressure`` a slow reader's answer waited upstream, not in the hop
-``retries``     a retried attempt's output is whole and alone
-``request``     every upstream request is one the provider accepts (``upstream/contract.py``)
-``credentials`` the kit's key to the gateway neither reached the upstream nor came back
-``request_id``  the upstream's request id reached the client (a header or a field)
-==============  =====================================================================
+The layers (``cell.LAYERS``) and their verdicts (``pass``, ``fail``,
+``degraded``, ``not_applicable``) are the practice's, names fixed (tests
+outside the project read them); docs/kit/verdicts.md ("The layers") says
+what each one checks.
 
 The rules are data: ``LAYER_RULES`` maps each layer to the cases it applies
 to and the function that compares what the client got with the case's facts
@@ -28,7 +12,7 @@ to and the function that compares what the client got with the case's facts
 protocol loses it too (``reference``: the upstream's bytes through
 ``sw.stream`` and ``sw.encoder``, read back): the client's protocol cannot
 carry it, and the encoder declares the loss (``docs/translation.md``). The
-rules of the two timed layers are ``judge/timed.py``; the degradation verdicts are
+rules of the two timed layers are ``judge/timed.py``; the verdicts are
 derived from the cells by ``judge/verdicts.py``.
 """
 

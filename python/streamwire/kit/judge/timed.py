@@ -1,51 +1,27 @@
 """The timed layers: ``streaming`` (content arrived as the mock paced it) and ``cancel``.
 
-Both compare the client's clock with the mock's: the mock stamps each write,
-with the content it carried (characters of text, reasoning and each call's
-arguments, as the upstream's own adapter reads them: ``upstream/wire.py``), and the
-moment the client's side of the connection closed (``upstream/mock.py``); the judge's
-client stamps each arrival of content and the moment it hung up
-(``client/raw.py``); all with ``time.time()`` on one host.
+Both compare two clocks on one host (``time.time()``): the mock stamps each
+write with its content (``upstream/wire.py``) and the close of the client's
+side (``upstream/mock.py``), the judge's client each arrival of content and
+its own hang-up (``client/raw.py``). ``streaming`` tells three hops apart:
 
-``streaming`` tells three hops apart, each by figures in the evidence:
-
-* one that **holds the answer** until the upstream has finished: no content
-  reaches the client before the mock's last write (paced, the mock's writes
-  span at least ``delivery.PACE_SPAN``: no hop's fixed latency explains
-  that), or, in the ``cancel`` case, none before the client's timer hangs
-  up while the mock has been writing for ``raw.CANCEL_TIMER``. ``fail``,
-  tag ``held`` (verdict ``not_streaming``); a gateway that asked the
-  upstream for the whole answer (``stream: false`` in the mock's log) is
+* one that **holds the answer** (``fail``, tag ``held``, verdict
+  ``not_streaming``): no content before the mock's last write, over a span
+  no hop's latency explains (``delivery.PACE_SPAN``, or ``raw.CANCEL_TIMER``
+  in ``cancel``); asking the upstream with ``stream: false`` is
   ``not_streamed``, a fact of the log;
-* one that **streams late**: each content write is matched with the moment
-  the client had received the content it completed; the median of these
-  lags must stay within ``DELAY_BOUND``. Past it, ``degraded``, tag
-  ``delayed`` (verdict ``stream_delayed``). A fixed added latency shows as
-  every lag alike; write batching as lags from 0 to the batch interval
-  (haproxy's defaults, measured: every write ~200 ms late when writes are
-  sparse, batches every ~210 ms when they are 20 ms apart). The median,
-  not the first lag or a high percentile, because a stall of the judge's own
-  event loop (another cell's 1 MiB being parsed) delays a few arrivals by
-  hundreds of milliseconds, never most of them;
-* one that **holds a call's arguments** until the call is complete: a call
-  whose fragments the mock spread over at least ``ARGUMENTS_SPAN`` reaches
-  the client only after its last fragment was written, later than the rest
-  of the content lags. ``degraded``, tag ``arguments_held`` (verdict
-  ``arguments_buffered``).
+* one that **streams late** (``degraded``, ``delayed``, ``stream_delayed``):
+  the median lag past ``DELAY_BOUND``; the median, because a stall of the
+  judge's own event loop delays a few arrivals, never most of them;
+* one that **holds a call's arguments** (``degraded``, ``arguments_held``,
+  ``arguments_buffered``), where the mock spread them over ``ARGUMENTS_SPAN``.
 
-Only a figure near its bound (``details["borderline"]``) is confirmed by a
-second run of the cell with nothing else in flight (``run/check.py``): the
-judge's own event loop, busy with other cells, can delay the arrivals it
-stamps by tens of milliseconds, never by the spans these rules rest on.
-
-Each finding says how far its figure lies past the bound that raised it
-(``details["margin_ms"]``): how late an honest hop's content would have to
-be, by the judge's clock, to give the same finding. A finding at least
-``FIRM_MARGIN`` past its bound is ``firm`` (content seconds after the
-mock's last write, against the milliseconds a busy machine adds): it is a
-fact about the hop, gated like any other. The rest are *clock-decided*
-(``clock_decided``), and so is a finding the client's own hang-up timer
-raised: another run on a loaded machine could tell it otherwise.
+Each finding says how far its figure lies past its bound (``margin_ms``):
+``FIRM_MARGIN`` or more is ``firm``, a fact about the hop; the rest, and what
+the hang-up timer raised, are clock-decided (``clock_decided``). A finding,
+or a figure near its bound (``borderline``), is confirmed by a run of the
+cell alone (``run/check.py``): a busy judge delays its stamps by tens of
+milliseconds, never by the spans these rules rest on.
 """
 
 from __future__ import annotations

@@ -2,63 +2,20 @@
 
 Every layer that failed or degraded in a cell gets exactly one verdict: the
 first rule of ``VERDICT_RULES`` (data, like the layer rules) that names it,
-else the documented catch-all ``layer_failed``, which names the layer. A
-layer whose failure is only the consequence of another's (``consequence``:
-"no stream: the HTTP layer failed") gets none: its cause has one already.
-The names are fixed (tests outside the project read them):
+else the catch-all ``layer_failed``, which names the layer. A layer whose
+failure is only the consequence of another's (``consequence``: "no stream:
+the HTTP layer failed") gets none: its cause has one already.
 
-==========================  ==========================================================
-``request_mistranslated``   an upstream request the provider would refuse (its field named)
-``key_forwarded``           the client's key to the gateway reached the upstream
-``key_echoed``              an answer carried the client's key to the gateway
-``request_id_lost``         the upstream's request id reached the client nowhere
-``not_streaming``           the hop holds the answer until the upstream has finished
-``stream_delayed``          it streams, but late: a fixed delay or batched writes
-``arguments_buffered``      a call's arguments arrive only once the call is complete
-``chat_only``               text works, call ids, arguments or results do not
-``tool_error_flag_lost``    a failed tool result reaches the upstream as a success
-``semantic_downgrade``      a fact the client protocol cannot carry was lost (listed)
-``usage_incomplete``        the upstream's final usage did not reach the client
-``usage_invented``          usage the upstream never reported, or other figures
-``error_masked``            an upstream error became text or success, or lost its type
-``truncation_masked``       an answer the output limit cut arrived as a normal stop
-``reasoning_dropped``       the reasoning (or its signature) was lost where it fits
-``keepalive_broke_stream``  the upstream's keep-alives broke the stream
-``compat_gate_failed``      an event type the gateway has not seen broke the stream
-``cancel_not_propagated``   the client hung up (or the hop gave up on it), the upstream
-                            kept generating
-``idle_timeout``            a hop cut the stream during an upstream silence
-``idle_timeout_masked``     ... and ended it as if it were whole
-``retry_spliced``           two attempts' output in one stream
-``failed_attempt_call``     a failed or abandoned attempt's tool call delivered
-``attempt_left_open``       an abandoned attempt never closed upstream
-``events_dropped``          events lost for a slow client
-``slow_reader_buffered``    a slow client's answer piled up in the hop
-``slow_reader_cut_silently`` a slow client's stream cut, ended as if whole
-``truncated_call_executable`` a call the output limit cut arrives executable
-``upstream_not_called``     the gateway answered an error without calling the upstream
-``stream_cut``              the connection broke off before the stream's end
-``non_streaming_broken``    a request for the whole answer (``stream: false``) got no
-                            answer of its protocol (a stream, another body)
-``sdk_limit``               the official SDK raised on the upstream's own stream, which
-                            the gateway passed on unchanged (acceptable)
-``sdk_incompatible``        the provider's official SDK raised on the answer, or lost
-                            part of it (an SDK cell: ``--sdk``)
-``framing_broken``          the body is not the client protocol's wire format
-``content_altered``         text lost, doubled or changed on the way
-``gateway_unreachable``     no response at all (refused, reset)
-``layer_failed``            the catch-all: any other failing layer, by name
-==========================  ==========================================================
+The names (``VERDICT_NAMES``) are fixed, since tests outside the project read
+them; docs/kit/verdicts.md lists every one, with what it means and what to do.
 
 A verdict is reported per (route, client) with the cases and layers that
 raised it, the first two reasons, and its figures (``VerdictRule.figures``)
-as [least, most] over its cells. ``timed_cases`` lists those of its cases
-that a clock alone decided (``cell.clock_decided``: a held answer, a delay, a
-late close, each too near its bound to be firm), which are the verdicts a
-loaded machine could move. A cell that the kit's own limit cut short
-(``kit_limit``) is *inconclusive*: it raises no verdict, and the report
-counts it apart. Only ``semantic_downgrade`` and ``sdk_limit`` are acceptable: any other
-verdict makes ``exit_status`` 1; with none, an inconclusive cell makes it 3.
+as [least, most] over its cells. ``timed_cases`` lists the cases a clock
+alone decided (``cell.clock_decided``), the ones a loaded machine could move.
+A cell the kit's own limit cut short (``kit_limit``) is inconclusive and
+raises no verdict. Only ``ACCEPTABLE`` verdicts leave ``exit_status`` 0: any
+other makes it 1; with none, an inconclusive cell makes it 3.
 """
 
 from __future__ import annotations

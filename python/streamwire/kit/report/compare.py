@@ -1,52 +1,23 @@
 """After an upgrade: two check reports compared cell by cell, and a gate on what regressed.
 
 ``compare(old, new)`` reads two JSON reports (``streamwire check --json``)
-and matches their cells by a stable identity: (case, client, route label,
-delivery); never a port or a tag. Routes are matched by label; two reports
-whose labels differ only because no label was given (a route named by its
-host and port, which a restart changes) but whose routes have the same model
-templates in the same order are matched route by route.
-
-For each matched cell:
-
-* each layer: ``regressed`` (worse: pass or n/a < degraded < fail),
-  ``fixed`` (better), or unchanged;
-* the facts the practice names, both values side by side: the number of
-  unified events, their order (the event types, runs of one type counted
-  once), the error's phase and type, the completion status and stop reason,
-  usage present, the HTTP status: a change is ``changed``;
-* the clock's facts, time to first content (``ttft``) and the total: a
-  change is ``timing`` when it is both more than ``TIME_FLOOR`` seconds and
-  more than ``TIME_RATIO`` times the old value; never gated.
+and matches their cells by a stable identity, (case, client, route label,
+delivery), never a port or a tag; routes named by their host, which a
+restart changes, are matched by position (``_route_names``). A matched
+cell's layers are ``regressed`` or ``fixed``, its facts (``FACTS``)
+``changed``, and its times ``timing`` past ``TIME_FLOOR`` and ``TIME_RATIO``;
+verdicts, compared by (name, route, client), are ``added`` or ``gone``.
 
 What a clock decided is never gated, as a class: each cell's own evidence
 says whether a change could have gone the other way on another run
-(``clock_facts``, ``_clocked_layer``), and such a change is marked
-``timed`` with the reason: a finding of the timed layers too near its bound
-to be firm (``timed.clock_decided``: a firm one, content seconds after the
-mock's last write, is a fact and gates); a cancel cell whose client hung up
-on its own timer (before the head or the third delta: every fact of the
-client's view is the timer's); how many events arrived before a hang-up,
-a retry's break or a cut. A verdict of timed cases only is timed when it
-is added or gone. ``--gate-timing`` gates them all the same.
+(``clock_facts``, ``_clocked_layer``), and such a change is marked ``timed``
+with the reason; ``--gate-timing`` gates them all the same. A cell the kit's
+own timeout cut on either side is ``inconclusive``: not compared.
 
-A cell only in the new report is ``new`` and one only in the old ``missing``
-(a regression: the run no longer judges it); a cell the kit's own timeout
-cut on either side is ``inconclusive``: its layers and facts are not
-compared. Verdicts are compared by (name, route, client): ``added`` ones are
-regressions unless none of their firm cases was judged in the old run
-(then ``new``: a new cell or SDK column), ``gone`` ones are reported.
-Cells run ``--repeat`` times compare their outcome sets: a layer regressed
-when its worst outcome is worse, and a firm outcome the old run never saw
-is ``regressed`` too (a cell turned flaky).
-
-The gate (``Comparison.regressions``) is every gated change not accepted:
-an accepted-changes file (``--accepted FILE``, JSON, reviewed in the
-repository) lists changes with a reason each, ``{"accepted": [{"cell":
-"<case> <client> <route> <delivery>", "what": "layer streaming" | "fact
-stop_reason" | "verdict <name> <route> <client>" | "missing", "reason":
-"..."}]}``; ``accept`` writes the current regressions into it (with the
-reason given) and the new report as the next baseline.
+The gate (``Comparison.regressions``) is every gated change not in the
+reviewed accepted-changes file (``load_accepted``: a reason for each);
+``accept`` adds the current regressions to it. docs/kit/comparisons.md has
+what is compared and gated, and the file's format.
 """
 
 from __future__ import annotations

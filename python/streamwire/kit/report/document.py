@@ -1,49 +1,21 @@
 """The check's outputs: the JSON document, the terminal summary, and a Markdown page.
 
-The JSON document (``--json FILE``) is stable, keys fixed::
+The JSON document (``--json FILE``, ``FORMAT``) is stable, its keys fixed:
+tools and the next run's comparison (``report/compare.py``) read them.
+docs/kit/outputs.md ("JSON") shows it whole, and its sections the members
+that options add (``paths``, ``reproduce``, ``repeat``).
 
-    {"format": "streamwire-check/2", "streamwire": "<version>",
-     "summary": {"cells", "passed", "degraded", "failed", "inconclusive",
-                 "verdicts", "exit_status", ["flaky", "repeat"] (with --repeat), ...},
-     "routes": [{"label", "base_url", "model"}],
-     "run": {"id", "canary", "key", "key_sha256", "lenient_mock"},
-     "matrix": {route: {"upstream": [protocols],
-                        "clients": {client: {"status", "cells", "failed", "degraded",
-                                             "inconclusive", "never_called", "verdicts",
-                                             "arguments_streamed",
-                                             "streaming": {"status", "cells", "failed"},
-                                             "non_streaming": {"status", "cells", "failed"},
-                                             "tools": {"safe", "why"}}},
-                        "end_events": {upstream: how its stream ends}}},
-     "verdicts": [{"name", "route", "client", "upstream", "cases", "layers", "cells",
-                   "why", "figures", "advice", "timed_cases"}],
-     "paths": {"reference", "paths": {name: {"cells", "times", "fewer_events",
-                                             "more_events", "reads", "layers",
-                                             "verdicts_added"}}},   (with --path only)
-     "cells": [{"case", "client", "upstream", "delivery", "route", "inconclusive",
-                "layers": {layer: verdict}, "evidence": {...},
-                ["flaky", "repeat": {"count", "failed", "flaky", "layers", "runs"}],
-                ["reproduce"] (a failing or flaky cell)}]}
-
-A cell's states (``Cell.state``): ``pass``, ``degraded``, ``fail``,
-``inconclusive``, and with ``--repeat N`` ``flaky``: its runs differ in a
-verdict no clock decided. ``repeat`` keeps each run's layers and failing
-reasons, how many runs failed, and each layer whose verdicts differed with
-them counted; the cell's own layers and evidence are its worst run's.
-
-``evidence`` holds, per layer, the verdict, why and figures; the client's
-side (status, content type, the first and last raw bytes, the provider
-events and the unified events, sampled, with counts, and its time points:
-connection, headers, first and last content, longest gap) and the mock's
-side (what it received and sent, when, and whether the connection closed).
+A cell's state (``Cell.state``) is ``pass``, ``degraded``, ``fail``,
+``inconclusive``, or with ``--repeat N`` ``flaky``: its runs differ in a
+verdict no clock decided. A repeated cell's own layers and evidence are its
+worst run's.
 
 The terminal summary and the Markdown page group every failing (or
-degraded) cell by verdict and layer, nothing left out; the terminal's lines
-are wrapped to its width, and what the gateway sent is shown with its
-control characters escaped. Beside each verdict, the ``curl`` command that
-reproduces its first failing cell (``report/reproduce.py``; every failing cell's
-is in the JSON). In the Markdown page every string the gateway
-or its upstream could have chosen is escaped (``markdown_text``): it is
+degraded) cell by verdict and layer, nothing left out, and show beside each
+verdict the ``curl`` command that reproduces its first failing cell
+(``report/reproduce.py``). What the gateway sent is shown with its control
+characters escaped, and in the Markdown page every string the gateway or
+its upstream could have chosen is escaped (``markdown_text``): the page is
 meant for pull-request comments and dashboards that render Markdown with
 HTML.
 """

@@ -1,40 +1,25 @@
 """Load: many streams at once, each judged as a cell is, and what the gateway added.
 
-    streamwire check http://127.0.0.1:4000 --client openai-chat,anthropic \\
-        --load --load-streams 2000 --concurrency 200 --json load.json --html load.html
+A load run keeps ``concurrency`` streams in flight until ``streams`` were
+sent or ``duration`` passed, cycling through the plan's (case, client,
+delivery) cells. Every stream is a cell of its own (``check.judged_stream``),
+judged by the same rules; its text carries its tag (``cases.salted``), so
+text written for another stream is caught by name (``cross_talk``), not only
+as a text that differs.
 
-A load run keeps ``concurrency`` streams in flight (each worker starts its next
-stream when its last one is judged) until ``streams`` were sent or
-``duration`` passed, cycling through the plan's (case, client, delivery)
-cells in order. Every stream is a cell of its own (``check.judged_stream``):
-the same layers, judged by the same rules. Its case's text carries the
-stream's tag (``cases.salted``), so text written for another stream is
-caught by name (``cross_talk``), not only as a text that differs.
+The same load runs straight to the mock first (``DIRECT``): the reference
+for what the gateway adds to each latency percentile, and the generator's
+own measure, which tells a clock-decided verdict that is the generator's
+(``GENERATOR_SHARE``, ``BUSY_CORE``, ``LATE_LOOP``) from the gateway's.
+While a target runs, the mock's connections are sampled
+(``MockUpstream.load_state``); a request still in flight after ``settle``,
+or a connection the gateway never closed after its client hung up, is
+``upstream_leaked``. Without a mock URL the mock runs in a process of its
+own, so that its CPU is not the generator's.
 
-The same load runs straight to the mock first (the ``direct`` target), so
-that what the gateway adds is a figure: each latency percentile through the
-gateway beside the direct one. The direct run is also the generator's own
-measure: the streams and events it judged per second of its own CPU, and
-whether a run was bounded by the generator (its process busy a whole core,
-or its event loop late) rather than by the gateway. A clock-decided verdict
-(a stream held or delayed) that the direct run shows as often is the
-generator's, not the gateway's, and does not fail the run.
-
-While a target runs, the mock's open connections and requests in flight are
-sampled (``MockUpstream.load_state``); after its last stream, the mock is
-given ``settle`` seconds. A connection still open whose last request was a
-stream the client had hung up on, and that the gateway never closed, or a
-request still in flight, is a leak: verdict ``upstream_leaked``, with the
-streams' tags and cases. When no mock URL is given, the mock runs in a
-process of its own, so that its CPU is not the generator's.
-
-Everything a run keeps is bounded however long it runs: counts (streams,
-verdicts by layer and case, errors), for each latency metric a uniform
-sample of at most ``LATENCY_SAMPLE`` values (``Reservoir``: its percentiles
-are exact below that), the evidence of the first ``EVIDENCE_PER_VERDICT``
-streams of each verdict, the samples, the last ``KNOWN_TAGS`` streams' names
-(to name a stream whose text crossed into another) and the hang-ups whose
-connection the mock still has open.
+Everything a run keeps is bounded however long it runs (``LATENCY_SAMPLE``
+through ``Reservoir``, ``EVIDENCE_PER_VERDICT``, ``KNOWN_TAGS``).
+docs/kit/load.md says which verdicts fail under load, and why.
 """
 
 from __future__ import annotations

@@ -5,39 +5,21 @@ reaches it cannot see that half. ``problems(upstream, body, headers)`` reads
 a request the way the provider's API would and lists what it would refuse,
 each as a ``Problem``: the offending field (a path into the body, ``tools[0].
 function``, or a header) and why. ``refusal(upstream, problem)`` is the
-answer the provider gives such a request: its status (400) and its error
-JSON, as the API references show them (checked 2026-12-02):
+answer the provider gives such a request: HTTP 400 with its error JSON, as
+the API references show them (checked 2026-12-02): OpenAI's ``{"error":
+{"message", "type": "invalid_request_error", "param", "code"}}``,
+Anthropic's ``{"type": "error", "error": {"type": "invalid_request_error",
+"message"}}`` (Bedrock's Claude body the same, as ``ValidationException``),
+Gemini's ``{"error": {"code": 400, "message", "status":
+"INVALID_ARGUMENT"}}``, Bedrock Converse's ``{"message"}`` with
+``x-amzn-errortype: ValidationException``.
 
-* OpenAI (Chat Completions, Responses): ``{"error": {"message", "type":
-  "invalid_request_error", "param", "code"}}``;
-* Anthropic Messages: ``{"type": "error", "error": {"type":
-  "invalid_request_error", "message"}}``; Bedrock's Claude body the same
-  shape, as Bedrock's ``ValidationException``;
-* Gemini: ``{"error": {"code": 400, "message", "status": "INVALID_ARGUMENT"}}``;
-* Bedrock Converse: ``{"message"}`` with ``x-amzn-errortype:
-  ValidationException``.
-
-What is checked is what the cases send and what gateways were seen to get
-wrong, per provider: the body is an object; the turns (``messages``,
-``input``, ``contents``) are a non-empty list of the provider's own shape,
-with its roles; tool definitions are in the provider's shape (an
-OpenAI-shaped ``{"type": "function", "function": {...}}`` at Anthropic is
-refused, as lm-proxy 3.3.2 was seen to send); a tool call's arguments are
-what the provider wants (a JSON string for OpenAI, an object for Anthropic,
-Gemini and Bedrock); a tool result answers a call of the turn before it (or,
-for the Responses API, one earlier in ``input``); required fields are there
-(Anthropic's ``max_tokens`` and ``anthropic-version`` header, Bedrock's
-``anthropic_version``); the stream flag is a boolean and ``stream_options``
-comes only with it; token limits are positive integers (the Responses API's
-at least 16); a thinking budget is at least 1,024 tokens and below
-``max_tokens``. A field the cases never send is not judged: this is not a
-schema validator, and a provider's newer fields pass.
-
-Two request facts are judged where their effect shows: whether the ids a
-result quotes are the ones the mock issued, by the ``tool_results`` layer
-(``vocab/toolturn.py``), and whether a Chat Completions stream asked for usage
-(``stream_options.include_usage``) when its client did, by the ``usage``
-layer (the mock logs ``usage_sent``).
+What is checked, per provider, is what the cases send and what gateways get
+wrong (docs/kit/running.md, "The upstream request", lists it). A field the
+cases never send is not judged: this is not a schema validator, and a
+provider's newer fields pass. The ids a tool result quotes, and whether a
+Chat Completions request asked for usage, are judged where their effect
+shows, by the ``tool_results`` and ``usage`` layers.
 """
 
 from __future__ import annotations

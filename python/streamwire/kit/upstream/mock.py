@@ -1,60 +1,27 @@
 """The mock upstream: a real HTTP server that speaks the providers' endpoints and streams the cases.
 
-Endpoints (paths as the providers' API references give them, checked
-2026-12-01; any prefix before them is accepted, since gateways differ in
-where they put the version):
+Its endpoints are the providers' own paths, as their API references give them
+(checked 2026-12-01), under any prefix, since gateways differ in where they
+put the version; docs/kit/running.md ("The mock upstream") lists them, with
+the mock's own ``/_sw/...`` ones.
 
-=========================================================  ==================
-``POST .../chat/completions``                              ``openai-chat``
-``POST .../responses``                                     ``openai-responses``
-``POST .../messages``                                      ``anthropic``
-``POST .../models/{model}:streamGenerateContent?alt=sse``  ``gemini``
-``POST .../models/{model}:streamGenerateContent``          ``gemini-json``
-``POST .../models/{model}:generateContent``                gemini, not streamed
-``POST /model/{id}/converse-stream`` (``/converse``)       ``bedrock-converse``
-``POST /model/{id}/invoke-with-response-stream``           ``bedrock-invoke``
-(``/invoke``)
-``GET /_sw/log`` (``?tag=``, ``?since=``)                  the request log
-``GET /_sw/connections``                                   open connections, requests
-                                                           in flight (``load_state``)
-``GET /_sw/cases``, ``GET .../models``                     the case names
-=========================================================  ==================
+The model a request names (the body's, or the path's for Gemini and Bedrock)
+chooses the case: ``sw-<case>[.<delivery>[.<tag>]]`` (``parse_model``). The
+tag is the judge's id for one cell, by which it finds the cell in the log, so
+a model that breaks the grammar is refused (HTTP 400), never run untagged.
+A follow-up of ``tool-error-result`` gets the answer text if its tool result
+answers the call (``vocab/toolturn.py``), else the call again, as a model
+that never saw the result would. A request its provider would refuse
+(``upstream/contract.py``) is refused as the provider would refuse it,
+unless the mock is lenient.
 
-The case is chosen by the model the request names (the body's ``model``, or
-the path's for Gemini and Bedrock): ``sw-<case>``, optionally followed by
-``.<delivery>`` (``whole``, ``tiny``, ``paced``, or ``unary`` for a cell that
-asks for the whole answer, streamed ``whole`` if it is streamed; default
-``whole``) and then
-``.<tag>`` (letters, digits and ``_``: the judge's id for one cell, which
-the log is searched by). Anything before ``sw-`` is ignored, so a gateway's
-routing prefix (``anthropic/sw-...``, ``us.sw-...``) does not matter, and so
-is what follows the tag if it cannot continue it (``-v1:0``). A model that
-names a case but breaks this grammar (``sw-short-text.pacde``) is refused
-with HTTP 400 and the grammar in the message, never run untagged. A
-request with ``"stream": false`` (or a non-streaming endpoint) gets the case's
-JSON body. A follow-up request of ``tool-error-result`` (one that carries
-more than one turn) is checked for the tool result (``vocab/toolturn.py``) and, if
-the result answers the call, gets the case's answer text; otherwise the call
-again, as a model that never saw the result would.
-
-Like the providers, the mock volunteers usage only where the provider does:
-a Chat Completions stream carries it only when the request asks
-(``stream_options.include_usage``).
-
-The log (``GET /_sw/log``) keeps the last ``MAX_LOG`` requests, and at
-most about ``MAX_LOG_BYTES`` of them: method, path, query and headers with
-credentials removed, the JSON body with every prompt, tool argument and result replaced by its
-hash and length (``hashed_body``; bodies over ``MAX_LOGGED_BODY`` bytes are
-not kept), a fingerprint of each credential the request carried (the first
-16 hex digits of its SHA-256, and its length: ``fingerprint``), what the
-provider's API would have refused in it (``upstream/contract.py``: a strict mock
-answers such a request as the provider would, HTTP 400 with its error JSON;
-a lenient one streams the case anyway), the case, delivery and tag, the
-tools the request declares (for a case that calls one), every write with its time (the first
-``MAX_LOGGED_WRITES``), and when the client disconnected. Times are
-``time.time()`` seconds. A request still running, and each open connection's
-newest request, stay known past those bounds (``GET /_sw/connections``), so
-that a leak is seen however long a load has run.
+The log (``GET /_sw/log``) is bounded (``MAX_LOG``, ``MAX_LOG_BYTES``,
+``MAX_LOGGED_BODY``, ``MAX_LOGGED_WRITES``) and keeps no secret: prompts,
+tool arguments and results as a hash and a length (``hashed_body``), each
+credential as a ``fingerprint``. Its times are ``time.time()`` seconds. A
+request still running, and each open connection's newest request, stay known
+past those bounds (``GET /_sw/connections``): a leak is seen however long a
+load has run.
 """
 
 from __future__ import annotations

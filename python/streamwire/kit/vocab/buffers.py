@@ -56,8 +56,8 @@ def slow_reader_bytes() -> int:
     into deltas of the upstream's protocol): ``SLOW_MARGIN`` more than
     ``hold_bound``, so that an honest hop cannot take all of it into its
     sockets' buffers while the client reads nothing, and the mock finishing it
-    then is the hop's own buffering. Where ``tcp_rmem`` tops out at 32 MiB, a
-    pooled upstream connection whose receive buffer had grown to it took the
-    whole 17 MB answer of 4,096 deltas through examples/gateway (``ss``:
-    13.5 MB queued on the gateway's upstream socket)."""
+    then is the hop's own buffering. Sized to the machine because a pooled
+    upstream connection's receive buffer grows to ``tcp_rmem``'s maximum, and
+    where that is 32 MiB it takes the case's own 17 MB answer whole
+    (docs/kit/verdicts.md, "What backpressure sees")."""
     return hold_bound() + SLOW_MARGIN
