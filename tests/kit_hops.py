@@ -27,6 +27,9 @@ behaviour          what it does                                                 
                    calling the upstream
 ``hold_arguments`` (SSE, Chat Completions) holds every chunk of a tool call     (a gateway that
                    until the chunk that finishes the choice                     assembles calls)
+``hold_text``      (SSE, Chat Completions) holds every text chunk until the    a translating
+                   first chunk that is not text, then sends the text as one     proxy (Responses
+                   chunk before it                                              route)
 ``keepalive_kills`` (SSE) ends the body at the first keep-alive (a comment)        LiteLLM (Gemini)
 ``drop_slow``      (SSE) drops events while the client is slow (its write      (a worse one)
                    buffer over ``DROP_OVER``), and goes on
@@ -121,6 +124,7 @@ BEHAVIOURS = (
     "fail_every_second",
     "fail_early",
     "hold_arguments",
+    "hold_text",
     "keepalive_kills",
     "completed_incomplete",
     "drop_slow",
@@ -464,6 +468,27 @@ def _hold_arguments() -> Callable[[bytes], list[bytes]]:
     return transform
 
 
+def _hold_text() -> Callable[[bytes], list[bytes]]:
+    held: list[dict[str, Any]] = []
+
+    def change(data: Any) -> list[Any]:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else {}
+        text = (choice.get("delta") or {}).get("content")
+        if isinstance(text, str) and text and not choice.get("finish_reason"):
+            held.append(data)
+            return []
+        if not held:
+            return [data]
+        whole = "".join(d["choices"][0]["delta"]["content"] for d in held)
+        first = held[0]
+        merged = {**first, "choices": [{**first["choices"][0], "delta": {"content": whole}}]}
+        held.clear()
+        return [merged, data]
+
+    return _data_lines(change)
+
+
 def _completed_incomplete() -> Callable[[bytes], list[bytes]]:
     def transform(event: bytes) -> list[bytes]:
         if b"response.incomplete" in event:
@@ -610,6 +635,7 @@ _TRANSFORMS = {
     "drop_slow": lambda: lambda event: [event],
     "drop_cached": _drop_cached,
     "hold_arguments": _hold_arguments,
+    "hold_text": _hold_text,
     "completed_incomplete": _completed_incomplete,
     "keepalive_kills": lambda: lambda event: [event],
 }

@@ -35,7 +35,7 @@ from streamwire.io._wire import http_error
 from streamwire.kit import CLIENTS, UPSTREAM_PROTOCOLS
 from streamwire.kit.report.document import build_report
 from streamwire.kit.report.html import write_html
-from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.run.check import TIMELINE_POINTS, CheckPlan, Route, _thinned, run_check
 from streamwire.kit.run.live import record_live
 from streamwire.kit.upstream import mock as mock_module
 from streamwire.kit.upstream.mock import MockUpstream, parse_model
@@ -908,6 +908,43 @@ def test_html_is_one_self_contained_page(tmp_path: Path) -> None:
     assert "Test records" in page and "2 requests" in page
     for external in ("<script", "<link", "src=", "url(", "@import"):
         assert external not in page
+
+
+def test_a_long_answer_s_timeline_shows_its_whole_span_and_says_it_is_thinned(
+    tmp_path: Path,
+) -> None:
+    # long-text's 8,203 writes: a timeline cut at its first 600 made a lagging
+    # hop look ahead of the mock and a perfect one look stalled.
+    async def go() -> list[Any]:
+        async with MockUpstream() as mock:
+            plan = CheckPlan(
+                routes=[Route(mock.url)],
+                mock_url=mock.url,
+                clients=["openai-chat"],
+                cases=["long-text"],
+                deliveries=["tiny"],
+                unary=False,
+            )
+            return await run_check(plan)
+
+    (cell,) = asyncio.run(go())
+    timeline = cell.evidence["timeline"]
+    writes, arrivals = timeline["totals"]["sends"], timeline["totals"]["arrivals"]
+    assert writes > TIMELINE_POINTS and len(timeline["sends"]) == TIMELINE_POINTS
+    assert arrivals > TIMELINE_POINTS and len(timeline["arrivals"]) == TIMELINE_POINTS
+    # The whole span: the first and the last write are both there.
+    assert timeline["sends"][-1][0] == cell.evidence["mock"]["last_write_at"]
+    assert timeline["arrivals"][-1][0] == max(a[0] for a in timeline["arrivals"])
+    report = build_report([cell])
+    path = tmp_path / "r.html"
+    with path.open("w") as out:
+        write_html(report, out, "t")
+    page = path.read_text()
+    assert f"{TIMELINE_POINTS} of {writes} writes" in page
+    assert f"{TIMELINE_POINTS} of {arrivals} arrivals" in page
+    assert _thinned(list(range(5)), 10) == [0, 1, 2, 3, 4]
+    thinned = _thinned(list(range(8203)), 600)
+    assert thinned[0] == 0 and thinned[-1] == 8202 and len(set(thinned)) == 600
 
 
 def _expect(tmp_path: Path, report: dict[str, Any] | None, documented: list[Any]) -> int:

@@ -401,3 +401,20 @@ def test_the_test_record_keeps_ids_times_and_usage_and_no_key() -> None:
     assert record["time"] == "2025-12-01T00:00:00.000+00:00"
     assert record["status"] == 200 and record["usage"] is None
     assert "sk-swkit-r1" not in json.dumps(record)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES.values() if c.max_tokens is not None], ids=str)
+def test_a_case_s_output_limit_is_one_every_provider_accepts(case: Any) -> None:
+    # A gateway may forward any client's limit to any provider under that
+    # provider's own name: each provider's contract must accept the case's.
+    limits = {
+        "openai-chat": {"max_tokens": case.max_tokens},
+        "openai-responses": {"max_output_tokens": case.max_tokens},
+        "anthropic": {"max_tokens": case.max_tokens},
+        "gemini": {"generationConfig": {"maxOutputTokens": case.max_tokens}},
+    }
+    for client in ("openai-chat", "openai-responses", "anthropic", "gemini"):
+        _, _, body = client_request(client, CASES["short-text"], "m", "http://h", None)
+        found = problems(client, {**body, **limits[client]})
+        fields = [p.field for p in found if "token" in p.field.lower()]
+        assert fields == [], (client, found)

@@ -165,6 +165,20 @@ def test_a_hop_that_holds_a_call_s_arguments() -> None:
 
 
 @pytest.mark.timed
+def test_a_hop_that_sends_the_text_only_once_it_is_complete_is_not_streaming() -> None:
+    # The text arrives as one event after the mock's last text write, before
+    # its closing events (the end, usage): held, judged against the last
+    # content, not the last write of any kind (that made it a late stream).
+    report = _check("hold_text", ["short-text", "long-text"], deliveries=["paced"])
+    _only(report, "not_streaming")
+    for cell in report.cells:
+        streaming = cell.checks["streaming"]
+        assert "held" in streaming.tags and streaming.details["firm"], streaming
+        assert streaming.details["first_content_after_last_content_ms"] >= 0
+        assert cell.checks["deltas"].verdict == "pass"
+
+
+@pytest.mark.timed
 def test_what_keep_alives_broke_is_theirs_alone() -> None:
     # The text, the usage and the ending all go with the stream the keep-alive
     # ended; short-text, the same but for the keep-alives, passes: one cause.

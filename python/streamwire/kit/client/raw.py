@@ -151,7 +151,7 @@ def client_request(
         url = f"{base}/v1/responses"
         body = {"model": model, "input": prompt, "stream": stream}
         if case.max_tokens:
-            body["max_output_tokens"] = max(case.max_tokens, 16)
+            body["max_output_tokens"] = case.max_tokens
         if case.wants_reasoning:
             body["reasoning"] = {"effort": "low", "summary": "auto"}
         headers.append(("authorization", f"Bearer {key or 'sk-streamwire-kit'}"))

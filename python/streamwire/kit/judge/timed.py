@@ -6,7 +6,7 @@ side (``upstream/mock.py``), the judge's client each arrival of content and
 its own hang-up (``client/raw.py``). ``streaming`` tells three hops apart:
 
 * one that **holds the answer** (``fail``, tag ``held``, verdict
-  ``not_streaming``): no content before the mock's last write, over a span
+  ``not_streaming``): no content before the mock's last text write, over a span
   no hop's latency explains (``delivery.PACE_SPAN``, or ``raw.CANCEL_TIMER``
   in ``cancel``); asking the upstream with ``stream: false`` is
   ``not_streamed``, a fact of the log;
@@ -175,18 +175,28 @@ def streaming(x: Inputs) -> Check:
             )
         return Check("not_applicable", "no content reached the client to time", details=details)
     first_arrival = arrivals[0][0]
+    # Held is judged against the upstream's last text (or reasoning) write when
+    # the text was spread over writes: the closing events the paced mock writes
+    # after it (the end, usage) are no content to wait for, and a hop that sends
+    # the text only once it is complete holds the answer. Otherwise, and for
+    # answers that are calls alone (held arguments are their own finding),
+    # against the last write of any kind.
+    texts = [t for t, k, _ in sends if _group(k) != "arguments"]
+    spread = len(texts) > 1 and texts[-1] - texts[0] >= HELD_SPAN / 2
+    last_content = texts[-1] if spread else last_write
     details["first_content_after_last_write_ms"] = _ms(first_arrival - last_write)
-    if first_arrival >= last_write:
+    details["first_content_after_last_content_ms"] = _ms(first_arrival - last_content)
+    if first_arrival >= last_content:
         # An honest hop's first content would have had to come this much later.
         _margin(details, first_arrival - first_send - DELAY_BOUND)
         head = ""
-        if obs.head_at is not None and obs.head_at >= last_write:
+        if obs.head_at is not None and obs.head_at >= last_content:
             head = " (not even the response head arrived before it)"
         return Check(
             "fail",
             f"held: the mock spread its answer over {(last_write - first_write) * 1000:.0f} ms; "
-            f"no content reached the client until {(first_arrival - last_write) * 1000:.0f} ms "
-            f"after the mock's last write{head}",
+            f"no content reached the client until {(first_arrival - last_content) * 1000:.0f} ms "
+            f"after the mock's last {'text ' if spread else ''}write{head}",
             ("held",),
             details,
         )

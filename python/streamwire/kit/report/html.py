@@ -163,6 +163,21 @@ def _timeline_svg(cells: Sequence[Cell]) -> str:
     return "".join(parts)
 
 
+def _thinned_note(cells: Sequence[Cell]) -> str:
+    """Which lanes show a thinned series, in words ('' when none does)."""
+    notes = []
+    for cell in cells:
+        tl = cell.evidence.get("timeline") or {}
+        totals = tl.get("totals") or {}
+        for name, what in (("sends", "writes"), ("arrivals", "arrivals")):
+            total, shown = totals.get(name), len(tl.get(name) or [])
+            if isinstance(total, int) and total > shown:
+                notes.append(f"{cell.route} ← {cell.client}: {shown} of {total} {what}")
+    if not notes:
+        return ""
+    return "Downsampled evenly over the whole span (first and last kept): " + "; ".join(notes)
+
+
 def _tick_step(end: float) -> float:
     for step in (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0):
         if end / step <= 10:
@@ -329,6 +344,9 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
             f"<h3><code>{escape(case)}</code> <span class=purpose>{escape(purpose)}</span></h3>"
         )
         out.write(_timeline_svg(cells))
+        thinned = _thinned_note(cells)
+        if thinned:
+            out.write(f'<p class="purpose">{escape(thinned)}</p>')
     out.write(_records(report.cells))
     failing = report.failing()
     if failing:

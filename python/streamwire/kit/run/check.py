@@ -676,10 +676,27 @@ def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
     sends = [
         [round(w[0] - t0, 4), w[1], w[2], w[3] if len(w) > 3 else {}]
         for w in (entry or {}).get("writes") or []
-    ][:600]
-    arrivals = [[round(t - t0, 4), n] for t, n in obs.pieces][:600]
-    content = [[round(t - t0, 4), k, n] for t, k, n in obs.content][:600]
-    return {"sends": sends, "arrivals": arrivals, "content": content}
+    ]
+    arrivals = [[round(t - t0, 4), n] for t, n in obs.pieces]
+    content = [[round(t - t0, 4), k, n] for t, k, n in obs.content]
+    series = {"sends": sends, "arrivals": arrivals, "content": content}
+    out: dict[str, Any] = {name: _thinned(items) for name, items in series.items()}
+    # The whole span stays in the picture: a long answer is thinned evenly, its
+    # first and last points kept, and the counts say so.
+    out["totals"] = {name: len(items) for name, items in series.items()}
+    return out
+
+
+#: The most points of one series a cell's timeline keeps.
+TIMELINE_POINTS = 600
+
+
+def _thinned(items: list[Any], limit: int = TIMELINE_POINTS) -> list[Any]:
+    """``items`` evenly thinned to at most ``limit``, the first and last kept."""
+    if len(items) <= limit:
+        return items
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(i * step)] for i in range(limit)]
 
 
 def _phase(case: Case, delivery: str) -> int:
