@@ -288,11 +288,12 @@ def smoke(wheel: Path, python: str, version: str, expected_version: str) -> None
         )
         if not where.startswith(str(venv)):
             raise SystemExit(f"{wheel.name}: imported streamwire from outside the venv: {where}")
-        # The pytest plugin's entry point is a module of its own: the wheel ships it.
+        # The pytest plugin's entry point is a module of its own: the wheel ships
+        # it (found, not imported: the venv has no pytest).
         plugin = (
-            "import importlib.metadata as m, importlib;"
+            "import importlib.metadata as m, importlib.util as u;"
             "e = [e for e in m.entry_points(group='pytest11') if e.name == 'streamwire'];"
-            "print(importlib.import_module(e[0].value).__file__)"
+            "print(u.find_spec(e[0].value).origin)"
         )
         found = run([vpython, "-c", plugin], env=env, cwd=Path(scratch)).strip()
         if not found.startswith(str(venv)):
