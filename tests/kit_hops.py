@@ -60,6 +60,8 @@ behaviour          what it does                                                 
 ``refuse_usage``   answers HTTP 503 to the ``usage`` case, without calling the
                    upstream
 ``drop_usage``     (SSE, Chat Completions) drops the usage chunk
+``drop_reasoning`` (SSE, Chat Completions) drops the reasoning deltas and      LiteLLM (Gemini
+                   streams the rest                                             clients)
 ``late_block_stop`` (SSE, Anthropic) sends ``message_delta`` before the last
                    ``content_block_stop``: the same facts in another order
 ``mix_above``      (SSE) with more than ``MIX_ABOVE`` streams in flight, hands  (load tests: a
@@ -141,6 +143,7 @@ BEHAVIOURS = (
     "retype_error",
     "refuse_usage",
     "drop_usage",
+    "drop_reasoning",
     "late_block_stop",
 )
 #: ``close_quarter`` closes the upstream this long after the client hung up.
@@ -610,6 +613,15 @@ def _drop_usage() -> Callable[[bytes], list[bytes]]:
     return _data_lines(change)
 
 
+def _drop_reasoning() -> Callable[[bytes], list[bytes]]:
+    def change(data: Any) -> list[Any]:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        delta = (choices[0].get("delta") or {}) if isinstance(choices, list) and choices else {}
+        return [] if delta.get("reasoning_content") else [data]
+
+    return _data_lines(change)
+
+
 def _late_block_stop() -> Callable[[bytes], list[bytes]]:
     held: list[bytes] = []
 
@@ -630,6 +642,7 @@ _TRANSFORMS = {
     "split_text": _split_text,
     "retype_error": _retype_error,
     "drop_usage": _drop_usage,
+    "drop_reasoning": _drop_reasoning,
     "late_block_stop": _late_block_stop,
     "repeat_heads": _repeat_heads,
     "drop_slow": lambda: lambda event: [event],

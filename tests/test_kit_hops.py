@@ -179,6 +179,16 @@ def test_a_hop_that_sends_the_text_only_once_it_is_complete_is_not_streaming() -
 
 
 @pytest.mark.timed
+def test_a_hop_that_drops_the_reasoning_and_streams_the_text_is_not_held() -> None:
+    # The text it streams came right after the mock wrote it: held is judged
+    # on the kinds the client received (LiteLLM to a Gemini client does this).
+    report = _check("drop_reasoning", ["reasoning"], deliveries=["paced"])
+    _only(report, "reasoning_dropped")
+    for cell in report.cells:
+        assert "held" not in cell.checks["streaming"].tags, cell.checks["streaming"]
+
+
+@pytest.mark.timed
 def test_what_keep_alives_broke_is_theirs_alone() -> None:
     # The text, the usage and the ending all go with the stream the keep-alive
     # ended; short-text, the same but for the keep-alives, passes: one cause.

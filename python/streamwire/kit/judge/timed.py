@@ -175,13 +175,16 @@ def streaming(x: Inputs) -> Check:
             )
         return Check("not_applicable", "no content reached the client to time", details=details)
     first_arrival = arrivals[0][0]
-    # Held is judged against the upstream's last text (or reasoning) write when
-    # the text was spread over writes: the closing events the paced mock writes
-    # after it (the end, usage) are no content to wait for, and a hop that sends
-    # the text only once it is complete holds the answer. Otherwise, and for
+    # Held is judged against the upstream's last write of the text (or
+    # reasoning) the client received, when it was spread over writes: the
+    # closing events the paced mock writes after it (the end, usage) are no
+    # content to wait for, and a hop that sends the text only once it is
+    # complete holds the answer. Only the kinds received: a hop that drops the
+    # reasoning and streams the text has not held the text. Otherwise, and for
     # answers that are calls alone (held arguments are their own finding),
     # against the last write of any kind.
-    texts = [t for t, k, _ in sends if _group(k) != "arguments"]
+    received = {k for _, k, _ in arrivals}
+    texts = [t for t, k, _ in sends if _group(k) != "arguments" and k in received]
     spread = len(texts) > 1 and texts[-1] - texts[0] >= HELD_SPAN / 2
     last_content = texts[-1] if spread else last_write
     details["first_content_after_last_write_ms"] = _ms(first_arrival - last_write)
