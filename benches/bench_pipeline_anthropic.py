@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -147,7 +147,8 @@ def run_streamwire_stdlib(chunks: Sequence[bytes]) -> Output:
         return run_streamwire(chunks)
 
 
-def run_anthropic_sdk(chunks: Sequence[bytes]) -> Output:
+def anthropic_sdk_snapshot(chunks: Iterable[bytes]) -> Any:
+    """The final message ``client.messages.stream(...)`` builds from a body."""
     from anthropic._models import construct_type
     from anthropic._streaming import SSEDecoder
     from anthropic.lib.streaming._messages import accumulate_event, build_events
@@ -170,6 +171,11 @@ def run_anthropic_sdk(chunks: Sequence[bytes]) -> Output:
         snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
         for _ in build_events(event=event, message_snapshot=snapshot):
             pass
+    return snapshot
+
+
+def run_anthropic_sdk(chunks: Sequence[bytes]) -> Output:
+    snapshot = anthropic_sdk_snapshot(chunks)
     text = "".join(b.text for b in snapshot.content if b.type == "text")
     calls = [(b.id, b.name, b.input) for b in snapshot.content if b.type == "tool_use"]
     return text, calls

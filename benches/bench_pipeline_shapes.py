@@ -13,6 +13,12 @@ follow one provider's documented shape, checked 2026-12-02:
 * ``gemini-json-tools``: the same chunks as the JSON array of
   ``streamGenerateContent`` without ``alt=sse``, elements separated by
   ``\\r\\n,\\r\\n`` as the API separates them;
+* ``anthropic-thinking-tools``: an Anthropic Messages answer with extended
+  thinking and tools (streaming reference; the thinking deltas' sizes as in
+  ``fixtures/providers/anthropic/prism-thinking.sse``): ``message_start``
+  with prompt-cache usage, 12,000 ``thinking_delta`` events closed by a
+  ``signature_delta``, a text block, four ``tool_use`` blocks, a ``ping``
+  every 1,000 events, ``message_delta`` with cumulative usage;
 * ``openai-realtime-voice``: an OpenAI Realtime voice session (API reference
   "Realtime server events", GA event names): the user's turn (buffer and
   conversation events, its transcription), then an audio answer, base64
@@ -27,16 +33,24 @@ follow one provider's documented shape, checked 2026-12-02:
   WebSockets API reference") as the server sends it, JSON in binary frames
   (``bytes``): ``setupComplete``, a text turn (``serverContent.modelTurn``
   parts, ``generationComplete``, ``turnComplete`` with ``usageMetadata``), a
-  tool-call turn (``toolCall``), then the answer after the tool response.
+  tool-call turn (``toolCall``), then the answer after the tool response;
+* ``gemini-live-audio``: a native-audio Live session: the user's speech
+  transcribed, each answer as ``inlineData`` audio parts (24 kHz PCM, base64
+  of 2,000 to 8,000 characters) after each piece of its
+  ``outputTranscription``, ``turnComplete`` with usage by modality, a tool
+  call between the two answers.
 
 Implementations, in the same run:
 
 * ``streamwire``: ``sw.stream(protocol)``, ``feed`` per 4 KiB chunk (or
   ``feed_message`` per message), ``close``, its results;
+* ``anthropic-sdk`` (``anthropic-thinking-tools``): what
+  ``client.messages.stream(...)`` does up to its final message
+  (``bench_pipeline_anthropic.anthropic_sdk_snapshot``);
 * ``openai-sdk`` (Realtime): the SDK's per-message work, ``json.loads`` and
   ``construct_type_unchecked`` of ``RealtimeServerEvent``, plus a plain
   accumulator over the typed events (the SDK has none);
-* ``google-genai`` (``gemini-tools``, ``gemini-live-tools``; google-genai
+* ``google-genai`` (``gemini-tools``, the two Live sessions; google-genai
   3.6.1, checked 2026-12-06): the SDK's per-chunk work, its own functions
   step by step, plus a plain accumulator over its typed objects (it has
   none). SSE: what ``client.models.generate_content_stream`` does with each
@@ -53,8 +67,9 @@ Implementations, in the same run:
   (``bench_pipeline_websocket.google_genai_live_messages``: ``json.loads``,
   ``_LiveServerMessage_from_mldev``, ``LiveServerMessage._from_response``;
   ``_is_interaction_complete`` for the turn's end), then per turn the
-  ``model_turn`` text parts joined, ``tool_call.function_calls`` collected
-  (a tool-call message ends its answer, as for the naive reader) and the
+  ``model_turn`` text parts and ``output_transcription`` texts joined,
+  ``tool_call.function_calls`` collected (a tool-call message ends its
+  answer, as for the naive reader) and the
   turn's ``usage_metadata``. ``test_google_genai_live_is_the_sdks_path``
   checks the Live steps against the SDK's own ``receive`` over a stub socket
   (``bench_pipeline_gemini.py`` checks the SSE ones). The JSON array
@@ -86,11 +101,12 @@ import orjson
 import pytest
 
 import streamwire as sw
+from bench_pipeline_anthropic import anthropic_sdk_snapshot
 from bench_pipeline_gemini import google_genai_responses
 from bench_pipeline_websocket import google_genai_live_messages
 from pipeline import CHUNK, final_usage, session_after, stream_result
 from rounds import best_times
-from workloads import chunks_of, gemini_tools_facts, workload
+from workloads import chunks_of, cut, gemini_tools_facts, tool_arguments, workload
 
 SEED = 20261202
 
@@ -541,6 +557,180 @@ def run_openai_sdk_realtime(messages: Sequence[str]) -> RealtimeOutput:
     return tuple(out), audio
 
 
+# --- Anthropic --------------------------------------------------------------------------
+
+#: ``(text, reasoning, signatures, calls as (id, name, input), (input, output,
+#: cache read, cache write))``: Anthropic's input figure leaves the cache out.
+AnthropicOutput = tuple[
+    str, str, tuple[str, ...], tuple[tuple[str, str, Any], ...], tuple[int, ...]
+]
+
+#: What the Anthropic workload's message costs: input not cached, cache read
+#: and cache written (the prompt cache's fields, as the API reports them).
+_ANTHROPIC_USAGE = {"input_tokens": 38, "cache_read_input_tokens": 14_336}
+_ANTHROPIC_USAGE |= {"cache_creation_input_tokens": 2_113}
+
+
+def _anthropic() -> tuple[bytes, int, AnthropicOutput]:
+    """An Anthropic Messages answer with extended thinking and tools, as the API
+    streams it: ``message_start`` with prompt-cache usage (``cache_creation``
+    split by TTL, ``service_tier``), a thinking block of 12,000
+    ``thinking_delta`` events closed by a ``signature_delta``, a text block,
+    four ``tool_use`` blocks (each input's first fragment empty), a ``ping``
+    every 1,000 events as a long answer carries them, ``message_delta`` with
+    cumulative usage, ``message_stop``."""
+    rng = random.Random(SEED + 2)
+    frames: list[bytes] = []
+
+    def send(obj: dict[str, Any], spaced: bool = False) -> None:
+        data = json.dumps(obj) if spaced else _dump(obj)
+        frames.append(f"event: {obj['type']}\ndata: {data}\n\n".encode())
+        if len(frames) % 1000 == 0:
+            frames.append(b'event: ping\ndata: {"type": "ping"}\n\n')
+
+    def delta(index: int, body: dict[str, Any]) -> None:
+        send({"type": "content_block_delta", "index": index, "delta": body})
+
+    def words(low: int, high: int) -> str:
+        return "".join(rng.choice(_WORDS) for _ in range(rng.randint(low, high)))
+
+    usage = {**_ANTHROPIC_USAGE, "output_tokens": 4, "service_tier": "standard"}
+    usage["cache_creation"] = {"ephemeral_5m_input_tokens": 2_113, "ephemeral_1h_input_tokens": 0}
+    message = {
+        "id": "msg_01ShapedThinkingToolsBench",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    send({"type": "message_start", "message": message})
+    thinking_block = {"type": "thinking", "thinking": "", "signature": ""}
+    send({"type": "content_block_start", "index": 0, "content_block": thinking_block})
+    frames.append(b'event: ping\ndata: {"type": "ping"}\n\n')
+    thinking = [words(4, 14) for _ in range(12_000)]
+    for piece in thinking:
+        delta(0, {"type": "thinking_delta", "thinking": piece})
+    signature = base64.b64encode(rng.randbytes(420)).decode()
+    delta(0, {"type": "signature_delta", "signature": signature})
+    send({"type": "content_block_stop", "index": 0})
+    send({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}})
+    text = [words(1, 6) for _ in range(4_000)]
+    for piece in text:
+        delta(1, {"type": "text_delta", "text": piece})
+    send({"type": "content_block_stop", "index": 1})
+    calls = []
+    for i in range(4):
+        call_id, name, index = f"toolu_01Shaped{i:02d}", f"search_{i % 2}", i + 2
+        args = tool_arguments(rng, i)
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        send({"type": "content_block_start", "index": index, "content_block": block})
+        delta(index, {"type": "input_json_delta", "partial_json": ""})
+        for piece in cut(rng, json.dumps(args, ensure_ascii=False), 900):
+            delta(index, {"type": "input_json_delta", "partial_json": piece})
+        send({"type": "content_block_stop", "index": index})
+        calls.append((call_id, name, args))
+    end = {"stop_reason": "tool_use", "stop_sequence": None}
+    output = 9_213
+    send(
+        {
+            "type": "message_delta",
+            "delta": end,
+            "usage": {**_ANTHROPIC_USAGE, "output_tokens": output},
+        }
+    )
+    send({"type": "message_stop"})
+    figures = (_ANTHROPIC_USAGE["input_tokens"], output, 14_336, 2_113)
+    expected = ("".join(text), "".join(thinking), (signature,), tuple(calls), figures)
+    return b"".join(frames), len(frames), expected
+
+
+def run_streamwire_anthropic(chunks: Sequence[bytes]) -> AnthropicOutput:
+    result = stream_result("anthropic", chunks)
+    usage = final_usage(result)
+    calls = tuple((c.id or "", c.name or "", c.arguments) for c in result.tool_calls)
+    assert all(c.executable for c in result.tool_calls)
+    figures = (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens)
+    figures += (usage.cache_creation_tokens,)
+    choice = result.choices[0]
+    return result.text, result.reasoning, choice.reasoning_signatures, calls, figures  # type: ignore[return-value]
+
+
+def _anthropic_figures(usage: Any) -> tuple[int, ...]:
+    read, write = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+    return (usage["input_tokens"], usage["output_tokens"], read, write)
+
+
+def run_naive_anthropic(chunks: Sequence[bytes]) -> AnthropicOutput:
+    buffer = b""
+    blocks: dict[int, dict[str, Any]] = {}
+    usage: dict[str, Any] = {}
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n\n", start)) >= 0:
+            event = buffer[start:end]
+            start = end + 2
+            at = event.find(b"data: ")
+            if at < 0:
+                continue
+            obj = orjson.loads(event[at + 6 :])
+            kind = obj["type"]
+            if kind == "content_block_delta":
+                delta = obj["delta"]
+                block = blocks[obj["index"]]
+                step = delta["type"]
+                if step == "text_delta":
+                    block["parts"].append(delta["text"])
+                elif step == "thinking_delta":
+                    block["parts"].append(delta["thinking"])
+                elif step == "input_json_delta":
+                    block["parts"].append(delta["partial_json"])
+                elif step == "signature_delta":
+                    block["signature"] = delta["signature"]
+            elif kind == "content_block_start":
+                blocks[obj["index"]] = {**obj["content_block"], "parts": []}
+            elif kind == "message_start":
+                usage.update(obj["message"]["usage"])
+            elif kind == "message_delta":
+                usage.update(obj["usage"])
+        buffer = buffer[start:]
+
+    def joined(kind: str) -> str:
+        return "".join("".join(b["parts"]) for b in blocks.values() if b["type"] == kind)
+
+    signatures = tuple(b["signature"] for b in blocks.values() if b["type"] == "thinking")
+    calls = tuple(
+        (b["id"], b["name"], orjson.loads("".join(b["parts"]) or "{}"))
+        for b in blocks.values()
+        if b["type"] == "tool_use"
+    )
+    return joined("text"), joined("thinking"), signatures, calls, _anthropic_figures(usage)
+
+
+def run_anthropic_sdk(chunks: Sequence[bytes]) -> AnthropicOutput:
+    """``client.messages.stream(...)`` up to its final message, step by step
+    (``bench_pipeline_anthropic.anthropic_sdk_snapshot``)."""
+    snapshot = anthropic_sdk_snapshot(chunks)
+    content = snapshot.content
+
+    def joined(kind: str, field: str) -> str:
+        return "".join(getattr(b, field) for b in content if b.type == kind)
+
+    signatures = tuple(b.signature for b in content if b.type == "thinking")
+    calls = tuple((b.id, b.name, b.input) for b in content if b.type == "tool_use")
+    usage = snapshot.usage.model_dump()
+    return (
+        joined("text", "text"),
+        joined("thinking", "thinking"),
+        signatures,
+        calls,
+        _anthropic_figures(usage),
+    )
+
+
 # --- Gemini Live ----------------------------------------------------------------------------
 
 
@@ -576,6 +766,51 @@ def _live() -> tuple[list[bytes], tuple[Answer, ...]]:
     return [_dump(m).encode() for m in out], tuple(answers)
 
 
+def _live_audio() -> tuple[list[bytes], tuple[Answer, ...]]:
+    """A native-audio Live session as the server sends it: the user's speech
+    transcribed (``inputTranscription``), then each answer as audio
+    (``modelTurn`` parts of ``inlineData``, 24 kHz PCM in base64 of 2,000 to
+    8,000 characters, 1 to 3 after each transcript piece) and its transcript
+    (``outputTranscription``), ``generationComplete``, ``turnComplete`` with
+    usage by modality; a tool call between the two answers."""
+    rng = random.Random(SEED + 3)
+    out: list[dict[str, Any]] = [{"setupComplete": {}}]
+    answers: list[Answer] = []
+    mime = "audio/pcm;rate=24000"
+
+    def answer(pieces: int, prompt: int) -> None:
+        heard = "".join(rng.choice(_WORDS) for _ in range(12))
+        out.append({"serverContent": {"inputTranscription": {"text": heard}}})
+        said = []
+        for _ in range(pieces):
+            piece = "".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 3)))
+            said.append(piece)
+            out.append({"serverContent": {"outputTranscription": {"text": piece}}})
+            for _ in range(rng.randint(1, 3)):
+                audio = base64.b64encode(rng.randbytes(rng.randint(1500, 6000))).decode()
+                inline = {"inlineData": {"mimeType": mime, "data": audio}}
+                out.append({"serverContent": {"modelTurn": {"parts": [inline]}}})
+        out.append({"serverContent": {"generationComplete": True}})
+        response = 25 * pieces
+        usage = {
+            "promptTokenCount": prompt,
+            "responseTokenCount": response,
+            "totalTokenCount": prompt + response,
+            "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": prompt}],
+            "responseTokensDetails": [{"modality": "AUDIO", "tokenCount": response}],
+        }
+        out.append({"serverContent": {"turnComplete": True}, "usageMetadata": usage})
+        answers.append(("".join(said), (), (prompt, response)))
+
+    answer(1500, 318)
+    args = {"location": "Lyon, France", "unit": "celsius"}
+    call = {"id": f"function-call-{rng.randrange(10**18)}", "name": "get_weather", "args": args}
+    out.append({"toolCall": {"functionCalls": [call]}})
+    answers.append(("", (("get_weather", args),), (None, None)))
+    answer(1500, 2907)
+    return [_dump(m).encode() for m in out], tuple(answers)
+
+
 def run_streamwire_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
     return _session_answers(session_after("gemini-live", messages))
 
@@ -590,6 +825,9 @@ def run_naive_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
         if content is not None:
             for part in (content.get("modelTurn") or {}).get("parts") or ():
                 text.append(part.get("text", ""))
+            said = content.get("outputTranscription")
+            if said is not None:
+                text.append(said.get("text", ""))
         tool_call = event.get("toolCall")
         if tool_call is not None:
             calls = [(c["name"], c.get("args")) for c in tool_call.get("functionCalls") or ()]
@@ -615,6 +853,8 @@ def run_google_genai_live(messages: Sequence[bytes]) -> tuple[Answer, ...]:
             for part in content.model_turn.parts or ():
                 if part.text is not None:
                     text.append(part.text)
+        if content is not None and content.output_transcription is not None:
+            text.append(content.output_transcription.text or "")
         if message.tool_call is not None:
             calls = [(c.name or "", c.args) for c in message.tool_call.function_calls or ()]
             answers.append(("".join(text), tuple(calls), (None, None)))
@@ -690,14 +930,25 @@ def load(name: str) -> Load:
         messages, expected = _realtime()
         largest = max(len(m.encode()) for m in messages)
         return Load(name, "openai-realtime", tuple(messages), expected, len(messages), largest)
-    if name == "gemini-live-tools":
-        frames, answers = _live()
+    if name == "anthropic-thinking-tools":
+        wire, events, expected = _anthropic()
+        largest = max(len(e) for e in wire.split(b"\n\n"))
+        return Load(name, "anthropic", chunks_of(wire, CHUNK), expected, events, largest)
+    if name in ("gemini-live-tools", "gemini-live-audio"):
+        frames, answers = _live() if name == "gemini-live-tools" else _live_audio()
         largest = max(len(f) for f in frames)
         return Load(name, "gemini-live", tuple(frames), answers, len(frames), largest)
     raise KeyError(name)
 
 
-WORKLOADS = ("gemini-tools", "gemini-json-tools", "openai-realtime-voice", "gemini-live-tools")
+WORKLOADS = (
+    "gemini-tools",
+    "gemini-json-tools",
+    "anthropic-thinking-tools",
+    "openai-realtime-voice",
+    "gemini-live-tools",
+    "gemini-live-audio",
+)
 #: Per workload: implementation -> run(units).
 IMPLEMENTATIONS: dict[str, dict[str, Callable[[Sequence[Any]], Any]]] = {
     "gemini-tools": {
@@ -709,12 +960,22 @@ IMPLEMENTATIONS: dict[str, dict[str, Callable[[Sequence[Any]], Any]]] = {
         "streamwire": partial(run_streamwire_http, "gemini-json"),
         "naive": run_naive_json,
     },
+    "anthropic-thinking-tools": {
+        "streamwire": run_streamwire_anthropic,
+        "anthropic-sdk": run_anthropic_sdk,
+        "naive": run_naive_anthropic,
+    },
     "openai-realtime-voice": {
         "streamwire": run_streamwire_realtime,
         "openai-sdk": run_openai_sdk_realtime,
         "naive": run_naive_realtime,
     },
     "gemini-live-tools": {
+        "streamwire": run_streamwire_live,
+        "google-genai": run_google_genai_live,
+        "naive": run_naive_live,
+    },
+    "gemini-live-audio": {
         "streamwire": run_streamwire_live,
         "google-genai": run_google_genai_live,
         "naive": run_naive_live,

@@ -403,14 +403,24 @@ def test_extension_fields_are_known() -> None:
 _texts = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 
 
+def _delta(index: int, kind: str, field: str, value: str) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: value}}
+
+
 @st.composite
 def anthropic_streams(draw: st.DrawFn) -> tuple[list[bytes], str, list[tuple[str, str]]]:
-    """A well-formed stream: text blocks and tool_use blocks, then its chunking."""
+    """A well-formed stream: thinking, text and tool_use blocks, then its chunking."""
     events: list[dict[str, Any]] = [message_start()]
     text: list[str] = []
     calls: list[tuple[str, str]] = []
     for index in range(draw(st.integers(0, 4))):
-        if draw(st.booleans()):
+        kind = draw(st.sampled_from(("text", "tool", "thinking")))
+        if kind == "thinking":
+            events.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            for piece in draw(st.lists(_texts, max_size=4)):
+                events.append(_delta(index, "thinking_delta", "thinking", piece))
+            events.append(_delta(index, "signature_delta", "signature", "c2lnbmF0dXJl"))
+        elif kind == "text":
             events.append(block_start(index, TEXT_BLOCK))
             for piece in draw(st.lists(_texts, max_size=4)):
                 events.append(text_delta(index, piece))
@@ -457,7 +467,8 @@ def test_the_fast_path_is_the_machine_under_any_chunking_and_cap(
     case: tuple[list[bytes], str, list[tuple[str, str]]], cap: int
 ) -> None:
     """Runs of deltas (one per block and feed call) may cross the argument cap
-    anywhere: the events and the result are the machine's alone."""
+    anywhere, and the decoder's sink takes the open block's text and thinking
+    deltas: the events and the result are the machine's alone."""
     chunks, _, _ = case
     stream = sw.stream("anthropic", max_tool_argument_chars=cap)
     events: list[sw.Event] = []
@@ -471,6 +482,45 @@ def test_the_fast_path_is_the_machine_under_any_chunking_and_cap(
         machine.on_payload(wire.data, out, wire.event)
     machine.on_eof(out)
     assert events == out
+    assert facts(acc.snapshot()) == facts(stream.result)
+
+
+@given(anthropic_streams(), st.data())
+def test_stray_deltas_read_as_the_machine_reads_them(
+    case: tuple[list[bytes], str, list[tuple[str, str]]], data: st.DataObject
+) -> None:
+    """Deltas of the wrong kind for their block, or for a block that is not
+    open, among a stream's own: the fast path and the sink take none of them
+    (the machine's events and result, whatever the chunking)."""
+    events = [e + b"\n\n" for e in b"".join(case[0]).split(b"\n\n") if e]
+    stray = st.tuples(
+        st.integers(0, 5),
+        st.sampled_from(
+            (
+                ("text_delta", "text"),
+                ("thinking_delta", "thinking"),
+                ("input_json_delta", "partial_json"),
+            )
+        ),
+        _texts,
+    )
+    for index, (kind, field), value in data.draw(st.lists(stray, max_size=6)):
+        at = data.draw(st.integers(0, len(events)))
+        events.insert(at, sse(_delta(index, kind, field, value)))
+    wire = b"".join(events)
+    points = data.draw(st.lists(st.integers(0, len(wire)), max_size=10))
+    stream = sw.stream("anthropic")
+    got: list[sw.Event] = []
+    for chunk in split_at(wire, points):
+        got += stream.feed(chunk)
+    got += stream.close()
+    acc = Accumulator("anthropic")
+    machine = AnthropicMachine(acc)
+    out: list[sw.Event] = []
+    for event in sw.SseDecoder().feed(wire):
+        machine.on_payload(event.data, out, event.event)
+    machine.on_eof(out)
+    assert got == out
     assert facts(acc.snapshot()) == facts(stream.result)
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import streamwire as sw
 from streamwire import events
-from streamwire._core import Builder
+from streamwire._core import Builder, ShapeMatcher, TextTaker
 
 EVENT_CLASSES = [
     cls
@@ -139,6 +139,38 @@ def test_bulk_constructors_match_the_public_ones() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             fast.choice = 9  # type: ignore[misc]
     assert events.new_text_deltas([], 0) == []
+
+
+def test_the_reasoning_builder_builds_what_the_constructor_builds() -> None:
+    built = events.new_reasoning_deltas(["a", "数据"], None, None, "text", 0)
+    assert built == [
+        sw.ReasoningDelta(text=t, signature=None, redacted=None, kind="text", choice=0)
+        for t in ("a", "数据")
+    ]
+
+
+def test_a_text_taker_builds_its_events_with_the_fixed_values_it_is_armed_with() -> None:
+    shapes = ShapeMatcher([("m", {"i": "$int", "t": "$str"})])
+    taker = TextTaker(0, text=events.reasoning_delta_builder)
+    texts: list[str] = []
+    with pytest.raises(TypeError, match="fixed values"):
+        taker.arm(1, texts)  # the reasoning builder takes four, not the index alone
+    taker.arm(1, texts, (None, None, "text", 0))
+    out: list[Any] = []
+    left = sw.SseDecoder().feed_matched(
+        b'event: m\ndata: {"i":1,"t":"x"}\n\nevent: m\ndata: {"i":1,"t":""}\n\n'
+        b'event: m\ndata: {"i":2,"t":"y"}\n\n',
+        shapes,
+        taker,
+        out,
+    )
+    assert texts == ["x"] and taker.sunk == 2
+    assert out == [
+        sw.ReasoningDelta(text="x", signature=None, redacted=None, kind="text", choice=0)
+    ]
+    assert len(left) == 1  # another index: not taken, returned as a match
+    with pytest.raises(TypeError, match="fixed values"):
+        taker.arm(1, texts, (None,))
 
 
 def test_the_builder_refuses_what_it_cannot_build_like_object_new() -> None:

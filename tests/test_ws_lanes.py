@@ -110,7 +110,11 @@ def _shaped(name: str) -> tuple[str, list[Any]]:
     from bench_pipeline_shapes import load
 
     data = load(name)
-    deltas = (b'"delta"', b'{"serverContent":{"modelTurn"')
+    deltas = (
+        b'"delta"',
+        b'{"serverContent":{"modelTurn"',
+        b'{"serverContent":{"outputTranscription"',
+    )
     kept = [
         m
         for i, m in enumerate(data.units)
@@ -121,13 +125,76 @@ def _shaped(name: str) -> tuple[str, list[Any]]:
     return data.protocol, kept
 
 
-@pytest.mark.parametrize("name", ["openai-realtime-voice", "gemini-live-tools"])
+@pytest.mark.parametrize(
+    "name", ["openai-realtime-voice", "gemini-live-tools", "gemini-live-audio"]
+)
 def test_the_shaped_benchmark_sessions_read_the_same(name: str) -> None:
     protocol, messages = _shaped(name)
     _same(protocol, messages, peek=range(0, len(messages), 53))
     _same(protocol, [m.decode() if isinstance(m, bytes) else m for m in messages])
-    if protocol == "openai-realtime":
-        _same(protocol, messages, {"audio": "keep"})
+    _same(protocol, messages, {"audio": "keep"})
+
+
+def _live_audio_mutations(messages: list[bytes], seed: int) -> Iterator[list[Any]]:
+    """The native-audio Live session with one kind of disturbance spread over
+    its audio and transcript messages: what the lane must hand on, or take as
+    the general path would."""
+    rng = random.Random(seed)
+
+    def each(change: Any) -> list[Any]:
+        out: list[Any] = []
+        for m in messages:
+            obj = json.loads(m)
+            content = obj.get("serverContent", {})
+            if ("modelTurn" in content or "outputTranscription" in content) and rng.random() < 0.2:
+                change(content)
+                out.append(json.dumps(obj, ensure_ascii=False).encode())
+            else:
+                out.append(m)
+        return out
+
+    def audio(change: Any) -> Any:
+        def apply(content: dict[str, Any]) -> None:
+            parts = content.get("modelTurn", {}).get("parts", [])
+            if parts and "inlineData" in parts[0]:
+                change(parts[0]["inlineData"])
+
+        return apply
+
+    def said(change: Any) -> Any:
+        def apply(content: dict[str, Any]) -> None:
+            if "outputTranscription" in content:
+                change(content["outputTranscription"])
+
+        return apply
+
+    def as_text(content: dict[str, Any]) -> None:
+        if "outputTranscription" in content:
+            text = content.pop("outputTranscription")["text"]
+            content["modelTurn"] = {"parts": [{"text": text}]}
+
+    yield each(audio(lambda d: d.update(mimeType="audio/wav")))
+    yield each(audio(lambda d: d.update(mimeType="image/png")))
+    yield each(audio(lambda d: d.update(mimeType="audio/pcm;rate=16000")))
+    yield each(audio(lambda d: d.update(data="")))
+    yield each(audio(lambda d: d.update(data="not base64 at all!")))
+    yield each(audio(lambda d: d.update(data=7)))
+    yield each(audio(lambda d: d.update(extra=True)))
+    yield each(said(lambda t: t.update(text="")))
+    yield each(said(lambda t: t.update(text='数据🙂 "q" \\ \n')))
+    yield each(said(lambda t: t.update(finished=True)))
+    yield each(lambda c: c.update(role="model") if "modelTurn" in c else None)
+    yield each(lambda c: c["modelTurn"].update(role="model") if "modelTurn" in c else None)
+    yield each(as_text)  # text parts between transcripts: one text, in order
+    yield each(lambda c: c.update(generationComplete=True))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_disturbed_live_audio_sessions_read_the_same(seed: int) -> None:
+    protocol, messages = _shaped("gemini-live-audio")
+    messages = messages[:150] + messages[-6:]
+    for n, disturbed in enumerate(_live_audio_mutations(messages, seed)):
+        _same(protocol, disturbed, {"audio": "keep"} if n % 3 == 2 else {}, peek=(5, 50))
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -317,9 +317,17 @@ new_text_deltas: Callable[[list[str], int], list[TextDelta]] = _text.build
 new_refusal_delta: Callable[[str, int], RefusalDelta] = Builder(RefusalDelta, "text", "choice").one
 #: ``ReasoningDelta(...)`` as ``new_reasoning_delta(text, signature, redacted,
 #: kind, choice)``.
+_reasoning = Builder(ReasoningDelta, "text", "signature", "redacted", "kind", "choice")
+#: The ``Builder`` of ``new_reasoning_delta`` (for a ``TextTaker``).
+reasoning_delta_builder = _reasoning
 new_reasoning_delta: Callable[[str, str | None, str | None, ReasoningKind, int], ReasoningDelta] = (
-    Builder(ReasoningDelta, "text", "signature", "redacted", "kind", "choice").one
+    _reasoning.one
 )
+#: ``[ReasoningDelta(text=t, ...) for t in texts]`` as
+#: ``new_reasoning_deltas(texts, signature, redacted, kind, choice)``.
+new_reasoning_deltas: Callable[
+    [list[str], str | None, str | None, ReasoningKind, int], list[ReasoningDelta]
+] = _reasoning.build
 #: ``ToolCallArgumentsDelta(...)`` as ``new_arguments_delta(index, call_id,
 #: delta, choice)``.
 new_arguments_delta: Callable[[int, str | None, str, int], ToolCallArgumentsDelta] = Builder(

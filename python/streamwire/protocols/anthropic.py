@@ -11,16 +11,20 @@ transport) and ``anthropic_blocks`` (the content blocks and
 ``provider_content``). This module adds the SSE layer and the fast path.
 
 The fast path. Nearly every event is a ``content_block_delta`` carrying a
-``text_delta`` or an ``input_json_delta``, and building Python objects for
-each dominated the pipeline. Those two shapes (``SHAPES``: exactly the fields
-``type``, ``index`` and ``delta``, the delta exactly ``type`` and its string)
+``text_delta``, a ``thinking_delta`` or an ``input_json_delta``, and building
+Python objects for each dominated the pipeline. Those three shapes
+(``SHAPES``: exactly the fields ``type``, ``index`` and ``delta``, the delta
+exactly ``type`` and its string)
 are matched in Rust while framing, and consecutive ones for one block reach
 ``_on_sse`` as one run ``(template, index, [string, ...], first ticket)``,
 checked against the state once. When the state rules it out (the block is
 not open or takes another delta, the stop reason came, a cap would be
 passed), the tickets give back the run's ``SseEvent`` objects for the
 general path. So the events and the result are the general path's by
-construction, and tested so (``tests/test_anthropic.py``).
+construction, and tested so (``tests/test_anthropic.py``). The deltas of the
+block started last, while it is open, never leave Rust at all: the decoder's
+sink (``_BlockSink``, a ``TextTaker`` per role) takes the text and thinking
+deltas at the head of each chunk and builds their events.
 """
 
 from __future__ import annotations
@@ -28,10 +32,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from .._core import ShapeMatcher, SseEvent
+from .._core import ShapeMatcher, SseEvent, TextTaker
 from .._json import loads
-from ..events import Event, new_arguments_deltas, new_text_deltas
+from ..events import (
+    Event,
+    new_arguments_deltas,
+    new_reasoning_deltas,
+    new_text_deltas,
+    reasoning_delta_builder,
+    text_delta_builder,
+)
 from ._base import SseStream
+from .anthropic_blocks import Block
 from .anthropic_machine import AnthropicMachine
 
 __all__ = ["SHAPES", "AnthropicMachine", "AnthropicStream"]
@@ -41,17 +53,70 @@ def _delta_shape(kind: str, field: str) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": "$int", "delta": {"type": kind, field: "$str"}}
 
 
+#: The fast path's deltas: the block role that takes each, in template order.
+_FAST: tuple[tuple[str, str, str], ...] = (
+    ("text", "text_delta", "text"),
+    ("thinking", "thinking_delta", "thinking"),
+    ("call", "input_json_delta", "partial_json"),
+)
 #: The fast path's event shapes, matched in Rust: each captures (block index,
-#: string). Even templates are text deltas, odd ones arguments fragments; the
-#: SSE event is named as Anthropic names it, or unnamed (data-only streams).
+#: string). Template ``t`` is a delta of ``_FAST[t % 3]``; the SSE event is
+#: named as Anthropic names it, or unnamed (data-only streams).
 SHAPES = ShapeMatcher(
     [
         (name, _delta_shape(kind, field))
         for name in ("content_block_delta", "message")
-        for kind, field in (("text_delta", "text"), ("input_json_delta", "partial_json"))
+        for _, kind, field in _FAST
     ],
     runs=True,
 )
+#: The block role that takes template ``t``'s deltas, by ``t``.
+_ROLE_OF = tuple(role for _ in range(2) for role, _, _ in _FAST)
+
+
+class _BlockSink:
+    """The text or thinking deltas of the open block started last, taken in
+    Rust as the decoder's sink (``FramedStream.feed``): each one's string
+    appended to the choice and its event built by the taker, then to the
+    block (``settle``), exactly what ``_on_sse`` does with a run of them."""
+
+    __slots__ = ("_block", "_count", "_machine", "_parts", "_takers")
+    settles = True
+
+    def __init__(self, machine: AnthropicMachine) -> None:
+        self._machine = machine
+        # Template 0 is a named text delta, 1 a named thinking delta (SHAPES).
+        self._takers = {
+            "text": TextTaker(0, text=text_delta_builder),
+            "thinking": TextTaker(1, text=reasoning_delta_builder),
+        }
+        self._block: Block | None = None
+        self._parts: list[str] = []
+        self._count = 0
+
+    def arm(self) -> TextTaker | None:
+        machine = self._machine
+        block = machine.blocks.last
+        if machine.phase != "open" or block is None or block.state != "open":
+            return None
+        taker = self._takers.get(block.role)
+        choice = machine.choice
+        if taker is None or choice is None:
+            return None
+        fixed: tuple[Any, ...]
+        if block.role == "text":
+            parts, fixed = choice.text, (choice.index,)
+        else:
+            parts, fixed = choice.reasoning, (None, None, "text", choice.index)
+        self._block, self._parts, self._count = block, parts, len(parts)
+        taker.arm(block.index, parts, fixed)
+        return taker
+
+    def settle(self) -> None:
+        block = self._block
+        if block is not None and len(self._parts) > self._count:
+            block.parts += self._parts[self._count :]
+        self._block = None
 
 
 class AnthropicStream(SseStream):
@@ -64,6 +129,7 @@ class AnthropicStream(SseStream):
         """Options are ``SseStream``'s and ``Stream``'s (tools, caps, clock, ...)."""
         super().__init__(**options)
         self._machine = AnthropicMachine(self._acc)
+        self._sink = _BlockSink(self._machine)
 
     @property
     def machine(self) -> AnthropicMachine:
@@ -88,11 +154,16 @@ class AnthropicStream(SseStream):
             if choice is not None and block is not None and block.state == "open":
                 if "" in values:  # an empty delta adds nothing and is no event
                     values = [value for value in values if value]
-                if template & 1 == 0:
-                    if block.role == "text":
+                role = _ROLE_OF[template]
+                if role != "call":
+                    if block.role == role:
                         block.parts += values
-                        choice.text += values
-                        out += new_text_deltas(values, 0)
+                        if role == "text":
+                            choice.text += values
+                            out += new_text_deltas(values, 0)
+                        else:
+                            choice.reasoning += values
+                            out += new_reasoning_deltas(values, None, None, "text", 0)
                         continue
                 else:
                     call = block.call

@@ -157,6 +157,8 @@ class Blocks:
         self._calls = acc.calls
         #: Blocks by index.
         self.by_index: dict[int, Block] = {}
+        #: The block started last (Anthropic streams one block after another).
+        self.last: Block | None = None
 
     # --- the three block events -------------------------------------------------------
 
@@ -175,7 +177,7 @@ class Blocks:
         if not acc.reserve_block(out):  # max_content_blocks
             return
         role = block_role(kind)
-        block = self.by_index[index] = Block(index, kind, role, start)
+        block = self.by_index[index] = self.last = Block(index, kind, role, start)
         if role == "text":
             text = start.get("text")
             if text and type(text) is str:  # a server that sends the text whole

@@ -154,7 +154,7 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
         self._matcher: MessageMatcher = new_matcher()
         self._install_front(self._matcher, GeminiLiveSession)
 
-    # --- the fast lane: a model turn's text parts (gemini_live_lane.py) ---------------------
+    # --- the fast lane: a model turn's text, audio, transcript (gemini_live_lane.py) -------
 
     def feed_message(self, message: str | bytes | Mapping[str, Any]) -> list[Event]:
         # The session's front (``_install_front``): a text part the lane's
@@ -173,9 +173,13 @@ class GeminiLiveSession(WebSocketSession[LiveTurn]):
             return None
         turn = self._turns[-1]
         cand = turn.machine.cand
-        if not turn.in_flight or not cand.plain or cand.state.index != 0:
+        if not turn.in_flight or cand.state.index != 0:
             return None
-        return LiveLane(self._matcher, self._acc, turn, self._max_message_bytes)
+        tally = self.audio_mode == "count"
+        lane = LiveLane(
+            self._matcher, self._acc, turn, self._max_message_bytes, plain=cand.plain, tally=tally
+        )
+        return lane
 
     # --- reading one message ----------------------------------------------------------------
 

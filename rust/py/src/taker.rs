@@ -91,6 +91,7 @@ pub struct TextUsageTaker {
 /// What one `take` (or one armed `feed_matched` call) takes matches for.
 struct Armed {
     index: i64,
+    /// The fixed values of each taken text's event: `(index,)` unless given.
     choice: Py<PyTuple>,
     texts: Py<PyList>,
     id_known: bool,
@@ -119,7 +120,7 @@ impl Armed {
     }
 
     /// A taken text: appended to the choice's texts, its event (`text`'s
-    /// `one(text, index)`) to `out`.
+    /// `one(text, *choice)`) to `out`.
     fn push_text(
         &self,
         py: Python<'_>,
@@ -509,15 +510,17 @@ impl MatchSink for TextUsageTaker {
     }
 }
 
-/// Takes the text matches of one choice as a decoder's sink: the Chat
-/// Completions fast path's text chunks (`streamwire._core.TextTaker`).
+/// Takes the text matches of one choice (or one content block) as a
+/// decoder's sink: the Chat Completions fast path's text chunks, Anthropic's
+/// text and thinking deltas (`streamwire._core.TextTaker`).
 ///
-/// Armed for a running choice (`arm(index, texts)`), it takes each match of
-/// `template` whose captures are `(choice index, text)` with that index: a
-/// non-empty text is appended to `texts` and its `text.one(text, index)` to
-/// the call's events; an empty one is taken with no event, as the adapter's
-/// run of such chunks does. Anything else it leaves, and the decoder
-/// returns it (and what follows) as usual.
+/// Armed (`arm(index, texts, fixed=None)`), it takes each match of
+/// `template` whose captures are `(index, text)` with that index: a
+/// non-empty text is appended to `texts` and its `text.one(text, *fixed)`
+/// to the call's events (`fixed` is `(index,)` unless given); an empty one
+/// is taken with no event, as the adapters' runs of such chunks do.
+/// Anything else it leaves, and the decoder returns it (and what follows)
+/// as usual.
 #[pyclass(module = "streamwire._core", name = "TextTaker")]
 pub struct TextTaker {
     template: usize,
@@ -533,14 +536,32 @@ impl TextTaker {
     #[new]
     #[pyo3(signature = (template, *, text))]
     fn new(template: usize, text: Py<Builder>) -> PyResult<Self> {
-        text.get().check_fixed(1)?;
         Ok(TextTaker { template, text, armed: None, choice: None, sunk: 0, taken: 0 })
     }
 
     /// Arms the taker for the next `feed_matched` call it is the sink of.
-    fn arm(&mut self, py: Python<'_>, index: i64, texts: &Bound<'_, PyList>) -> PyResult<()> {
+    #[pyo3(signature = (index, texts, fixed=None))]
+    fn arm(
+        &mut self,
+        py: Python<'_>,
+        index: i64,
+        texts: &Bound<'_, PyList>,
+        fixed: Option<&Bound<'_, PyTuple>>,
+    ) -> PyResult<()> {
         self.sunk = 0;
-        self.armed = Some(Armed::new(py, &mut self.choice, index, texts, false)?);
+        self.armed = None;
+        let armed = match fixed {
+            None => {
+                self.text.get().check_fixed(1)?;
+                Armed::new(py, &mut self.choice, index, texts, false)?
+            }
+            Some(fixed) => {
+                self.text.get().check_fixed(fixed.len())?;
+                let texts = texts.clone().unbind();
+                Armed { index, choice: fixed.clone().unbind(), texts, id_known: false }
+            }
+        };
+        self.armed = Some(armed);
         Ok(())
     }
 
