@@ -298,10 +298,21 @@ def test_an_unknown_content_encoding_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     head = (CAPTURES / "curl-anthropic-tools.http").read_bytes()
+    path = tmp_path / "compress.http"
+    path.write_bytes(head.replace(b"\r\n\r\n", b"\r\nContent-Encoding: compress\r\n\r\n", 1))
+    assert main(["inspect", str(path)]) == 2
+    assert "unsupported Content-Encoding 'compress'" in capsys.readouterr().err
+
+
+def test_zstd_without_its_package_names_the_package(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard -> ImportError
+    head = (CAPTURES / "curl-anthropic-tools.http").read_bytes()
     path = tmp_path / "zstd.http"
     path.write_bytes(head.replace(b"\r\n\r\n", b"\r\nContent-Encoding: zstd\r\n\r\n", 1))
     assert main(["inspect", str(path)]) == 2
-    assert "unsupported Content-Encoding 'zstd'" in capsys.readouterr().err
+    assert "Content-Encoding: zstd" in capsys.readouterr().err
 
 
 # --- live curl ----------------------------------------------------------------------------

@@ -18,10 +18,10 @@ The formats, as checked on 2026-12-01:
   after its ``Content-Encoding`` was undone.
 * ``Content-Encoding`` (RFC 9110 section 8.4.1): ``gzip``, ``deflate`` (the
   zlib format of RFC 1950; some servers send bare RFC 1951 data, which is
-  accepted too) and ``br`` (RFC 7932, decoded by the ``brotli`` package:
-  ``pip install 'streamwire[brotli]'``), listed in the order they were
-  applied. Decoding is incremental and its output bounded per step, so a
-  small input that expands enormously is read in pieces like any other. A
+  accepted too), ``br`` and ``zstd`` (``_coding``: each by its package),
+  listed in the order they were applied. Decoding is incremental and its
+  output bounded per step, so a small input that expands enormously is read
+  in pieces like any other. A
   body cut short (a cancelled stream) yields what was decoded; corrupt data
   ends the body where it broke, with a note.
 """
@@ -35,8 +35,9 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from ._coding import MissingDecoder, content_decoder
 from .io._wire import Headers, header, media_type
 from .io.detect import detect
 
@@ -56,14 +57,9 @@ InputKind = Literal["recording", "manifest", "har", "http", "raw"]
 #: Media types that only streaming responses have.
 STREAM_MEDIA_TYPES = frozenset({"text/event-stream", "application/vnd.amazon.eventstream"})
 #: The most bytes one decoding step returns.
-_PIECE = 1 << 20
 #: The most bytes of a capture's response heads.
 MAX_HEAD_BYTES = 64 * 1024
 _STATUS_LINE = re.compile(rb"HTTP/(\d(?:\.\d)?) (\d{3})(?: ([^\r\n]*))?")
-
-
-class MissingDecoder(Exception):
-    """A body's ``Content-Encoding`` needs a package that is not installed."""
 
 
 @dataclass(slots=True)
@@ -254,77 +250,6 @@ def har_exchanges(data: bytes, entry: int | None = None) -> tuple[list[Exchange]
 # --- Content-Encoding -----------------------------------------------------------
 
 
-class _Decoder(Protocol):
-    def feed(self, data: bytes) -> Iterator[bytes]: ...
-
-    def finish(self) -> tuple[bytes, str | None]: ...
-
-
-class _Zlib:
-    """gzip (members in sequence) or zlib/raw deflate, ``_PIECE`` bytes per step."""
-
-    def __init__(self, encoding: str, first: bytes) -> None:
-        if encoding == "gzip":
-            self._wbits = 31
-        else:  # a zlib header (RFC 1950) or bare deflate data
-            zlib_header = (
-                len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
-            )
-            self._wbits = 15 if zlib_header else -15
-        self._d = zlib.decompressobj(self._wbits)
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        while data:
-            out = self._d.decompress(data, _PIECE)
-            if out:
-                yield out
-            data = self._d.unconsumed_tail
-            if self._d.eof and self._d.unused_data:
-                if self._wbits != 31:
-                    return  # bytes after a zlib stream's end are not part of it
-                data = self._d.unused_data  # the next gzip member
-                self._d = zlib.decompressobj(self._wbits)
-
-    def finish(self) -> tuple[bytes, str | None]:
-        rest = self._d.flush()
-        return rest, None if self._d.eof else "the compressed body ends before its end marker"
-
-
-class _Brotli:
-    def __init__(self) -> None:
-        try:
-            import brotli  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        except ImportError:
-            raise MissingDecoder(
-                "the body is brotli-compressed (Content-Encoding: br) and the brotli package "
-                "is not installed: pip install 'streamwire[brotli]'"
-            ) from None
-        self._error: type[Exception] = brotli.error
-        self._d = brotli.Decompressor()
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        try:
-            out = self._d.process(data, output_buffer_limit=_PIECE)
-            while True:
-                if out:
-                    yield out
-                if self._d.can_accept_more_data() or self._d.is_finished():
-                    return
-                out = self._d.process(b"", output_buffer_limit=_PIECE)
-        except self._error as exc:
-            raise zlib.error(str(exc)) from None
-
-    def finish(self) -> tuple[bytes, str | None]:
-        done = self._d.is_finished()
-        return b"", None if done else "the compressed body ends before its end marker"
-
-
-def _decoder(encoding: str, first: bytes) -> _Decoder:
-    if encoding == "br":
-        return _Brotli()
-    return _Zlib(encoding, first)
-
-
 def _looks_decoded(encoding: str, head: bytes) -> bool:
     """True when a body labelled ``encoding`` is plainly not (``curl --compressed``)."""
     if encoding == "gzip":
@@ -344,7 +269,7 @@ def _one_encoding(chunks: Iterator[bytes], encoding: str, notes: list[str]) -> I
         yield first
         yield from chunks
         return
-    decoder = _decoder(encoding, first)
+    decoder = content_decoder(encoding, first)
     consumed = 0
     try:
         for chunk in _chain(first, chunks):
@@ -373,15 +298,12 @@ def decoded_body(
     """The body with its content codings undone, last applied first.
 
     MissingDecoder when a coding needs a package that is missing; ValueError
-    for a coding that is not gzip, deflate or br.
+    for a coding not in ``_coding.CODINGS``.
     """
     codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
     codings = [c for c in codings if c != "identity"]
     for coding in codings:
-        if coding not in ("gzip", "x-gzip", "deflate", "br"):
-            raise ValueError(f"unsupported Content-Encoding {coding!r} (gzip, deflate, br)")
-    if "br" in codings:
-        _Brotli()  # fail now, before anything is printed, when brotli is missing
+        content_decoder(coding, b"")  # fail now, before anything is printed
     out: Iterator[bytes] = iter(chunks)
     for coding in reversed(codings):
         out = _one_encoding(out, "gzip" if coding == "x-gzip" else coding, notes)
