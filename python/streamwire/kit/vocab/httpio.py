@@ -9,7 +9,8 @@ part of HTTP/1.1 (RFC 9112, checked 2026-12-01) that a streaming API needs:
   closes, as RFC 9112 section 6.3 says);
 * persistent connections on the server (gateways pool their upstream
   connections), ``Connection: close`` honoured both ways;
-* TLS on the client, for live mode (``ssl.create_default_context()``).
+* TLS on the client (the system's trust, or the context a caller gives);
+* content codings undone on the client as the body arrives (``_coding``).
 
 Every read has a timeout and every buffer a cap: a request head of at most
 ``MAX_HEAD_BYTES``, a request body of at most ``MAX_BODY_BYTES``; nothing here
@@ -28,14 +29,18 @@ import socket
 import ssl
 import sys
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from ..._coding import Decoder, MissingDecoder, content_decoder
+
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_HEAD_BYTES",
+    "CertificateError",
     "ClientResponse",
     "HttpServer",
     "HttpTimeout",
@@ -89,6 +94,11 @@ async def within(awaitable: Awaitable[_T], seconds: float | None) -> _T:
 
 class TransportError(Exception):
     """The connection failed: refused, reset, closed early, or spoke no HTTP."""
+
+
+class CertificateError(TransportError):
+    """The server's TLS certificate cannot be verified: a problem of the
+    client's trust, not of the server's answers."""
 
 
 class HttpTimeout(TransportError):
@@ -489,12 +499,57 @@ class ClientResponse:
     _conn: _Buffered = field(repr=False)
     _writer: asyncio.StreamWriter = field(repr=False)
     _read_timeout: float = field(repr=False, default=30.0)
+    #: Undo the body's content codings as it arrives (``pieces``).
+    decode: bool = False
+    #: Body bytes received as sent (before decoding), so far.
+    wire_bytes: int = 0
 
     def header(self, name: str) -> str | None:
         return _get(self.headers, name.lower())
 
+    @property
+    def codings(self) -> list[str]:
+        """The body's content codings, in the order they were applied."""
+        named = (self.header("content-encoding") or "").split(",")
+        return [c.strip().lower() for c in named if c.strip().lower() not in ("", "identity")]
+
     async def pieces(self) -> AsyncIterator[tuple[float, bytes]]:
-        """Body bytes as they arrive: ``(time.time() of arrival, data)``."""
+        """Body bytes as they arrive: ``(time.time() of arrival, data)``; with
+        ``decode``, what each piece decodes to, timed by the piece's arrival (a
+        client reads an event when it decodes). A coding the kit cannot undo,
+        or corrupt data, is a TransportError."""
+        codings = self.codings if self.decode else []
+        if not codings:
+            async for at, data in self._wire_pieces():
+                yield at, data
+            return
+        decoders: list[Decoder] = []
+        async for at, data in self._wire_pieces():
+            try:
+                if not decoders:
+                    decoders = [content_decoder(c, data) for c in reversed(codings)]
+                out = [data]
+                for decoder in decoders:
+                    out = [piece for part in out for piece in decoder.feed(part)]
+            except (MissingDecoder, ValueError, zlib.error) as exc:
+                raise TransportError(
+                    f"the {', '.join(codings)} body cannot be decoded near byte "
+                    f"{self.wire_bytes}: {exc}"
+                ) from None
+            for piece in out:
+                if piece:
+                    yield at, piece
+        for decoder in decoders:
+            rest, _ = decoder.finish()
+            if rest:
+                yield time.time(), rest
+
+    async def _wire_pieces(self) -> AsyncIterator[tuple[float, bytes]]:
+        async for at, data in self._raw_pieces():
+            self.wire_bytes += len(data)
+            yield at, data
+
+    async def _raw_pieces(self) -> AsyncIterator[tuple[float, bytes]]:
         timeout = self._read_timeout
         conn = self._conn
         if "chunked" in (self.header("transfer-encoding") or "").lower():
@@ -575,21 +630,34 @@ async def open_request(
     read_timeout: float = 30.0,
     on_connect: Callable[[], object] | None = None,
     recv_buffer: int | None = None,
+    decode: bool = False,
+    context: ssl.SSLContext | None = None,
 ) -> ClientResponse:
     """Sends one request on a new connection and returns once the response head
     arrived (``on_connect`` is called once the connection is made). Cancelled
     while it waits (a caller's own timer), it closes the connection first: the
-    server sees the client go."""
+    server sees the client go. ``decode``: the body's content codings are
+    undone as it arrives (``ClientResponse.pieces``). ``context``: the TLS
+    context of an https URL (default: the system's trust store);
+    CertificateError when it cannot verify the server."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise TransportError(f"not an http(s) URL: {url!r}")
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    context = ssl.create_default_context() if parts.scheme == "https" else None
+    if parts.scheme != "https":
+        context = None
+    elif context is None:
+        context = ssl.create_default_context()
     try:
         reader, writer = await within(_connect(host, port, context, recv_buffer), connect_timeout)
     except asyncio.TimeoutError:
         raise HttpTimeout(f"connecting to {host}:{port} took over {connect_timeout} s") from None
+    except ssl.SSLCertVerificationError as exc:
+        raise CertificateError(
+            f"the certificate of {host}:{port} cannot be verified ({exc.verify_message}): "
+            "give the CA that signed it with --cacert FILE, or skip the check with --insecure"
+        ) from None
     except (OSError, ssl.SSLError) as exc:
         raise TransportError(f"cannot connect to {host}:{port}: {exc}") from None
     if on_connect is not None:
@@ -630,4 +698,6 @@ async def open_request(
     if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not _STATUS.fullmatch(fields[1]):
         writer.close()
         raise TransportError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
-    return ClientResponse(int(fields[1]), _headers(rest), head_at, conn, writer, read_timeout)
+    return ClientResponse(
+        int(fields[1]), _headers(rest), head_at, conn, writer, read_timeout, decode=decode
+    )
