@@ -34,8 +34,11 @@ from ...events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
 from ...io._wire import framing_of, media_type
 from ...metrics import Timing
 from ...result import StreamResult
-from ..vocab.cases import MAX_SLOW_BYTES, SLOW_READER_AFTER, TOOLS, Case
-from ..vocab.httpio import HttpTimeout, TransportError, open_request, within
+from ..vocab.cases import TOOLS, Case
+from ..vocab.httpio import ClientResponse, HttpTimeout, TransportError, open_request, within
+from ..vocab.kinds.base import Conduct
+from ..vocab.kinds.cancel import CANCEL_TIMER
+from ..vocab.kinds.slow_reader import SLOW_READER_AFTER, SLOW_READER_PAUSE, SLOW_READER_RCVBUF
 from ..vocab.names import CLIENTS, adapter
 from ..vocab.names import media_type as media_type_of
 from .unary import MAX_BODY, read_answer, unary_result
@@ -64,23 +67,9 @@ MAX_TIMES = 4000
 #: text, ~83 MB for the 16 MB of 4,096 deltas, ~250 MB where the sockets take
 #: 38 MB; ``cases.MAX_SLOW_DELTAS`` is 131 MB of text).
 MAX_READ_BYTES = 1024 * 1024 * 1024
-#: The largest SSE line or event the slow reader parses: a
-#: Responses done event repeats the whole text of the answer, and a hop that
-#: renders Responses from another upstream's sized answer writes the largest
-#: one (``cases.MAX_SLOW_BYTES`` of text, and its JSON escapes).
-SLOW_READER_EVENT_BYTES = 2 * MAX_SLOW_BYTES
 #: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
-#: The cancel case's client hangs up after the case's few text deltas, or
-#: this many seconds after it sent the request if they have not all arrived
-#: by then (a hop that holds the answer): the hang-up comes while the
-#: upstream is still writing, whatever the hop does.
-CANCEL_TIMER = 1.0
-#: The slow-reader case's client stops reading after ``SLOW_READER_AFTER`` text
-#: deltas, for this many seconds, with this small a receive buffer (SO_RCVBUF).
-SLOW_READER_PAUSE = 3.0
-SLOW_READER_RCVBUF = 32 * 1024
 
 
 def tool_declarations(client: str) -> list[dict[str, Any]]:
@@ -469,16 +458,98 @@ def _scan_echoes(
     return (seen + data)[-overlap:]
 
 
+#: A client that reads the answer through, as it comes.
+_READS_THROUGH = Conduct()
+
+
+async def _opened(
+    obs: Observation,
+    url: str,
+    headers: list[tuple[str, str]],
+    payload: bytes,
+    conduct: Conduct,
+    hang_up_at: float | None,
+    timeouts: tuple[float, float, float],
+) -> ClientResponse | None:
+    """The response, its head read; None when there is none (``obs`` says why)."""
+    connect_timeout, read_timeout, total_timeout = timeouts
+    connected: list[float] = []
+    try:
+        opening = open_request(
+            url,
+            headers=headers,
+            body=payload,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            on_connect=lambda: connected.append(time.time()),
+            recv_buffer=conduct.recv_buffer,
+        )
+        # The whole answer's limit holds for its head too (a head that trickles
+        # in a byte at a time never trips the per-read timeout).
+        limit = total_timeout if hang_up_at is None else max(0.0, hang_up_at - time.time())
+        return await within(opening, limit)
+    except asyncio.TimeoutError:
+        if hang_up_at is None:
+            obs.failure = f"no response head within the kit's {total_timeout} s limit"
+            obs.timed_out = True
+            obs.kit_limit = "total_timeout"
+        else:
+            # The hang-up timer: the client hangs up before the head.
+            obs.cancelled_at = time.time()
+            obs.cancel_reason = "timer"
+        return None
+    except TransportError as exc:
+        obs.failure = str(exc)
+        obs.timed_out = isinstance(exc, HttpTimeout)
+        if obs.timed_out:
+            obs.kit_limit = "connect_timeout" if not connected else "read_timeout"
+        return None
+    finally:
+        obs.connected_at = connected[0] if connected else None
+
+
+async def _conduct(
+    conduct: Conduct, obs: Observation, texts: int, hang_up: Callable[[str], None]
+) -> bool:
+    """What the client does once ``texts`` text deltas arrived; True: it hung up."""
+    if conduct.hang_up_after is not None and texts >= conduct.hang_up_after:
+        hang_up("deltas")
+        return True
+    if conduct.pause_after is not None and obs.paused_at is None and texts >= conduct.pause_after:
+        # The slow reader: nothing read meanwhile, the window closes.
+        obs.paused_at = time.time()
+        await asyncio.sleep(conduct.pause_for)
+        obs.resumed_at = time.time()
+        obs.read_at_resume = obs.raw_bytes
+    return False
+
+
+def _whole_answer(
+    obs: Observation, client: str, body: bytes, timing: Timing, unified: _Sample
+) -> StreamResult | None:
+    """A unary answer's JSON body read as the events its stream would give."""
+    events, problem = read_answer(client, body)
+    if problem is not None:
+        obs.framing_error = problem
+        return None
+    at = obs.pieces[-1][0] if obs.pieces else obs.ended_at or obs.sent_at
+    timing.on_events(events, at - obs.sent_at)
+    for event in events:
+        unified.add(event)
+    content = _content_of(events)
+    if "text" in content:
+        obs.first_text_at = obs.last_text_at = at
+    obs.content += [(at, key, chars) for key, chars in content.items()]
+    return unary_result(client, events)
+
+
 async def observe(
     client: str,
     url: str,
     headers: list[tuple[str, str]],
     body: dict[str, Any],
     *,
-    cancel_after: int | None = None,
-    cancel_timer: float = CANCEL_TIMER,
-    pause_after: int | None = None,
-    pause_for: float = SLOW_READER_PAUSE,
+    conduct: Conduct = _READS_THROUGH,
     connect_timeout: float = 10.0,
     read_timeout: float = 20.0,
     total_timeout: float = 120.0,
@@ -490,59 +561,29 @@ async def observe(
     """Sends the request and reads the answer. Never raises for anything the
     server does: it is all in the result.
 
-    ``cancel_after``: hang up after that many text deltas, or ``cancel_timer``
-    seconds after sending, whichever comes first (before the response head,
-    if the hop holds that too). ``pause_after``: stop reading after that many
-    text deltas for ``pause_for`` seconds, with a receive buffer of
-    ``SLOW_READER_RCVBUF``, then read on (its events up to
-    ``SLOW_READER_EVENT_BYTES`` each). Every read has ``read_timeout``; the
-    whole answer ``total_timeout`` and ``MAX_READ_BYTES``. ``secrets``: strings
-    the answer must not carry (the kit's key), looked for in its headers and
-    its whole body, across piece boundaries (``Observation.echoed``).
-    ``unary``: the request asked for the whole answer at once; its JSON body
-    is read whole (up to ``unary.MAX_BODY``) and as the events its stream
-    would give (``unary.read_answer``; a body that is no answer of the
-    protocol is ``framing_error``)."""
+    ``conduct``: what the case's kind has the client do while it reads
+    (``kinds.base.Conduct``): hang up after some text deltas, or on a timer
+    after sending, whichever comes first (before the response head, if the
+    hop holds that too); stop reading after some, with a small receive
+    buffer, then read on. Every read has ``read_timeout``; the whole answer
+    ``total_timeout`` and ``MAX_READ_BYTES``. ``secrets``: strings the answer
+    must not carry (the kit's key), looked for in its headers and its whole
+    body, across piece boundaries (``Observation.echoed``). ``unary``: the
+    request asked for the whole answer at once; its JSON body is read whole
+    (up to ``unary.MAX_BODY``) and as the events its stream would give
+    (``unary.read_answer``; a body that is no answer of the protocol is
+    ``framing_error``)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time(), secrets=secrets)
     needles = [s.encode() for s in secrets if s]
     overlap = max((len(n) for n in needles), default=1) - 1
     seen = b""
-    hang_up_at = obs.sent_at + cancel_timer if cancel_after is not None else None
-    connected: list[float] = []
-    try:
-        opening = open_request(
-            url,
-            headers=headers,
-            body=payload,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            on_connect=lambda: connected.append(time.time()),
-            recv_buffer=SLOW_READER_RCVBUF if pause_after is not None else None,
-        )
-        # The whole answer's limit holds for its head too (a head that trickles
-        # in a byte at a time never trips the per-read timeout).
-        limit = total_timeout if hang_up_at is None else max(0.0, hang_up_at - time.time())
-        response = await within(opening, limit)
-    except asyncio.TimeoutError:
-        obs.connected_at = connected[0] if connected else None
-        if hang_up_at is None:
-            obs.failure = f"no response head within the kit's {total_timeout} s limit"
-            obs.timed_out = True
-            obs.kit_limit = "total_timeout"
-            return obs
-        # The timer of the cancel case: the client hangs up before the head.
-        obs.cancelled_at = time.time()
-        obs.cancel_reason = "timer"
+    timer_on = conduct.hang_up_after is not None
+    hang_up_at = obs.sent_at + conduct.hang_up_timer if timer_on else None
+    timeouts = (connect_timeout, read_timeout, total_timeout)
+    response = await _opened(obs, url, headers, payload, conduct, hang_up_at, timeouts)
+    if response is None:
         return obs
-    except TransportError as exc:
-        obs.connected_at = connected[0] if connected else None
-        obs.failure = str(exc)
-        obs.timed_out = isinstance(exc, HttpTimeout)
-        if obs.timed_out:
-            obs.kit_limit = "connect_timeout" if not connected else "read_timeout"
-        return obs
-    obs.connected_at = connected[0] if connected else None
     obs.head_at = response.head_at
     obs.status = response.status
     obs.headers = response.headers
@@ -554,9 +595,8 @@ async def observe(
     start = obs.sent_at
     frames = framing_of(client) == "eventstream"
     caps: dict[str, int] = {}
-    if pause_after is not None and not frames:
-        big = SLOW_READER_EVENT_BYTES
-        caps = {"max_line_bytes": big, "max_event_bytes": big}
+    if conduct.event_bytes is not None and not frames:
+        caps = {"max_line_bytes": conduct.event_bytes, "max_event_bytes": conduct.event_bytes}
     framer: Any = EventStreamDecoder() if frames else SseDecoder(**caps)
     stream = adapter(client, http_status=response.status, **caps, **(stream_options or {}))
     wire = _Sample(_frame_dict if frames else _sse_dict)
@@ -633,15 +673,8 @@ async def observe(
                 for key, chars in content.items():
                     if len(obs.content) < MAX_TIMES:
                         obs.content.append((at, key, chars))
-            if cancel_after is not None and texts >= cancel_after:
-                hang_up("deltas")
+            if await _conduct(conduct, obs, texts, hang_up):
                 break
-            if pause_after is not None and obs.paused_at is None and texts >= pause_after:
-                # The slow reader: nothing read meanwhile, the window closes.
-                obs.paused_at = time.time()
-                await asyncio.sleep(pause_for)
-                obs.resumed_at = time.time()
-                obs.read_at_resume = obs.raw_bytes
             if at > deadline or obs.raw_bytes > MAX_READ_BYTES:
                 obs.failure = (
                     f"the stream was still running after the kit's {total_timeout} s limit"
@@ -668,19 +701,7 @@ async def observe(
             unified.add(event)
     answer = None
     if unary and response.status == 200 and whole is not None and obs.failure is None:
-        events, problem = read_answer(client, bytes(whole))
-        if problem is not None:
-            obs.framing_error = problem
-        else:
-            at = obs.pieces[-1][0] if obs.pieces else obs.ended_at
-            timing.on_events(events, at - start)
-            for event in events:
-                unified.add(event)
-            content = _content_of(events)
-            if "text" in content:
-                obs.first_text_at = obs.last_text_at = at
-            obs.content += [(at, key, chars) for key, chars in content.items()]
-            answer = unary_result(client, events)
+        answer = _whole_answer(obs, client, bytes(whole), timing, unified)
     obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
     obs.raw_sha256 = digest.hexdigest()
     obs.body = bytes(whole) if keep_body and whole is not None else None

@@ -30,12 +30,13 @@ from ...io._wire import http_error, media_type, to_headers
 from ...protocols import Stream
 from ...result import StreamResult, Usage
 from ...translate._usage import INPUT_INCLUDES_CACHE, figures
-from ..client.raw import CANCEL_TIMER, Observation
+from ..client.raw import Observation
 from ..upstream.eventstream import converse_units, invoke_units
 from ..upstream.wire import render_stream
 from ..vocab.buffers import hold_bound
 from ..vocab.cases import CASES, USAGE_PARTS, Case, Truth, truth
 from ..vocab.delivery import UNARY, Unit
+from ..vocab.kinds.cancel import CANCEL_TIMER
 from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder
 from ..vocab.names import media_type as media_type_of
 from ..vocab.toolturn import FLAG_PROTOCOLS
@@ -194,7 +195,7 @@ def _http(x: Inputs) -> Check:
             # The gateway held the stream back and answered the upstream's
             # in-stream error as a status: ``completion`` judges its type.
             return Check("pass", f"the upstream's in-stream error arrived as HTTP {obs.status}")
-        if x.case.retry is not None:
+        if x.case.kind.per_attempt:
             # A failed attempt's error passed on (``retries`` judges it).
             return Check("pass", f"the failed attempt's error arrived as HTTP {obs.status}")
         return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
@@ -218,7 +219,7 @@ def _cut(x: Inputs) -> str:
 
 def _framing(x: Inputs) -> Check:
     obs = x.obs
-    if obs.status != 200 and (x.truth.error_type is not None or x.case.retry is not None):
+    if obs.status != 200 and (x.truth.error_type is not None or x.case.kind.per_attempt):
         return Check("not_applicable", f"the error arrived as HTTP {obs.status}")
     unary = x.delivery == UNARY
     want = "application/json" if unary else media_type_of(x.client)
@@ -253,7 +254,7 @@ def _deltas(x: Inputs) -> Check:
         if x.http_ok and t.error_type is not None:
             return Check("not_applicable", "the in-stream error arrived as an HTTP status")
         return Check("fail", "no stream to read", ("consequence",))
-    if x.case.cancel_after is not None:
+    if x.case.kind.hangs_up:
         if not result.text and x.obs.cancelled_at is not None:
             return Check("not_applicable", "no text arrived before the client hung up")
         if t.text.startswith(result.text) and result.text:
@@ -463,20 +464,20 @@ def _completion(x: Inputs) -> Check:
             ("type_lost",),
         )
     if result is None:
-        if x.case.retry is not None:
+        if x.case.kind.per_attempt:
             return Check("not_applicable", "the client got the failure: see retries")
         return Check("fail", "no stream to read", ("consequence",))
     if x.obs.kit_limit is not None:
         return Check("not_applicable", _cut(x), ("kit_limit",))
-    if x.case.silence is not None:
+    if x.case.kind.silent:
         cut = _silence_cut(x)
         if cut is not None:
             return cut
-    if x.case.retry is not None and result.status == "error":
+    if x.case.kind.per_attempt and result.status == "error":
         return Check("not_applicable", "the client got the failure: see retries")
     if x.obs.failure:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
-    if x.case.cancel_after is not None:
+    if x.case.kind.hangs_up:
         return _ended_before_hang_up(x, result, t)
     if x.case.name == "truncated-tool" and result.executable:
         return Check(
@@ -519,7 +520,7 @@ def _completion(x: Inputs) -> Check:
 
 def _ended_before_hang_up(x: Inputs, result: StreamResult, t: Truth) -> Check:
     """A cancel case's stream that ended before its client hung up (after
-    ``cancel_after`` text deltas, or its timer): the upstream was still
+    its kind's few text deltas, or its timer): the upstream was still
     streaming, so only its whole answer could have ended it."""
     if result.status == "completed" and result.text == t.text:
         return Check("pass", "the whole answer arrived before the client could hang up")
@@ -531,7 +532,8 @@ def _ended_before_hang_up(x: Inputs, result: StreamResult, t: Truth) -> Check:
     return Check(
         "fail",
         f"the stream ended {how} after {len(result.text)} of the upstream's {len(t.text)} "
-        f"characters, before the client hung up (after {x.case.cancel_after} text deltas): "
+        f"characters, before the client hung up (after {x.case.kind.conduct.hang_up_after} "
+        "text deltas): "
         "the upstream was still streaming",
         ("broken",),
     )
@@ -576,7 +578,7 @@ def _usage(x: Inputs) -> Check:
         return Check("fail", "no stream to read", ("consequence",))
     usage = result.usage
     got = _figures(result)
-    if x.case.cancel_after is not None and x.obs.cancelled_at is not None:
+    if x.obs.cancelled_at is not None:  # the client hung up
         if usage is not None and usage.final:
             return Check("fail", f"a final usage {got} before the stream ended", ("invented",))
         return Check(
@@ -652,7 +654,7 @@ def _silence_cut(x: Inputs) -> Check | None:
     if result.text == t.text and result.status == t.status and not obs.failure:
         return None
     entry = x.entry or {}
-    silent_from = _silence_start(x.case.silence, entry)
+    silent_from = x.case.kind.silent_since(entry)
     writes = entry.get("writes") or []
     gone = entry.get("disconnected_at")
     # The hop got through the silence when the mock wrote after it, with the
@@ -683,18 +685,6 @@ def _silence_cut(x: Inputs) -> Check | None:
         ("idle_cut_masked",),
         details,
     )
-
-
-def _silence_start(where: str | None, entry: dict[str, Any]) -> float | None:
-    """When the mock's silence began: at the response's head for a silence
-    before the first event, after the call's last fragment for one after it."""
-    if where == "start":
-        value = entry.get("t")
-        return float(value) if isinstance(value, int | float) else None
-    times = [
-        w[0] for w in entry.get("writes") or [] if any(k.startswith("arguments") for k in w[3])
-    ]
-    return float(times[-1]) if times else None
 
 
 def _held(written: int, total: int, read: int, client_total: int) -> int:
@@ -917,6 +907,11 @@ def _always(x: Inputs) -> bool:
     return True
 
 
+def _of_kind(layer: str) -> Callable[[Inputs], bool]:
+    """A layer of the kinds' own: it applies where the case's kind names it."""
+    return lambda x: x.case.kind.judges(layer)
+
+
 def _requests(x: Inputs) -> list[dict[str, Any]]:
     """Every upstream request of the cell the mock logged: the answered one,
     the follow-up, a retry case's attempts."""
@@ -1027,29 +1022,25 @@ LAYER_RULES: Mapping[str, Rule] = {
     "framing": Rule(_always, _framing),
     "deltas": Rule(lambda x: bool(x.case.text or x.case.reasoning), _deltas),
     "tool_calls": Rule(lambda x: bool(x.case.calls), _tool_calls),
-    "tool_results": Rule(lambda x: bool(x.case.follow_up), _tool_results),
-    # The cancel case's ending is the client's hang-up, unless the stream
-    # ended before the client could hang up: then how it ended is judged.
-    "completion": Rule(
-        lambda x: x.case.cancel_after is None or x.obs.cancelled_at is None,
-        _completion,
-        before_http=True,
-    ),
+    "tool_results": Rule(_of_kind("tool_results"), _tool_results),
+    # A hang-up's ending is the client's, unless the stream ended before the
+    # client could hang up: then how it ended is judged.
+    "completion": Rule(lambda x: x.obs.cancelled_at is None, _completion, before_http=True),
     "usage": Rule(lambda x: not x.case.error, _usage),
     "streaming": Rule(
         lambda x: (
             x.delivery != UNARY
             and (
                 x.delivery == "paced"
-                or x.case.cancel_after is not None
+                or x.case.kind.judges("streaming")
                 or (x.entry is not None and x.entry.get("stream") is False)
             )
         ),
         streaming,
     ),
-    "cancel": Rule(lambda x: x.case.cancel_after is not None, cancel),
-    "backpressure": Rule(lambda x: x.case.slow_reader, _backpressure),
-    "retries": Rule(lambda x: x.case.retry is not None, _retries, before_http=True),
+    "cancel": Rule(_of_kind("cancel"), cancel),
+    "backpressure": Rule(_of_kind("backpressure"), _backpressure),
+    "retries": Rule(_of_kind("retries"), _retries, before_http=True),
     "request": Rule(lambda x: x.entry is not None, _request, before_http=True),
     "credentials": Rule(_always, _credentials, before_http=True),
     "request_id": Rule(
@@ -1071,12 +1062,12 @@ def _consequences(x: Inputs, checks: dict[str, Check]) -> None:
         cause = "backpressure"
     elif checks["retries"].verdict == "fail":
         cause = "retries"
-    elif x.case.slow_reader and checks["backpressure"].verdict == "pass":
+    elif checks["backpressure"].verdict == "pass":
         # A hop that gave up on the slow client and said so: its policy.
         if checks["deltas"].verdict == "fail" and checks["backpressure"].why:
             checks["deltas"] = Check("not_applicable", checks["backpressure"].why)
         return
-    elif x.case.retry is not None and checks["retries"].verdict == "pass":
+    elif checks["retries"].verdict == "pass":
         if _failed_visibly(x):
             # The failure itself reached the client, as it should: nothing to hold
             # the content to.

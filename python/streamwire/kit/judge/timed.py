@@ -7,7 +7,7 @@ its own hang-up (``client/raw.py``). ``streaming`` tells three hops apart:
 
 * one that **holds the answer** (``fail``, tag ``held``, verdict
   ``not_streaming``): no content before the mock's last text write, over a span
-  no hop's latency explains (``delivery.PACE_SPAN``, or ``raw.CANCEL_TIMER``
+  no hop's latency explains (``delivery.PACE_SPAN``, or ``kinds.cancel.CANCEL_TIMER``
   in ``cancel``); asking the upstream with ``stream: false`` is
   ``not_streamed``, a fact of the log;
 * one that **streams late** (``degraded``, ``delayed``, ``stream_delayed``):
@@ -32,7 +32,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from ..client.raw import CANCEL_TIMER
+from ..vocab.kinds.cancel import CANCEL_TIMER
 from .cell import FIRM_MARGIN, TIMING_TAGS, Check, Inputs, clock_decided
 
 __all__ = [
@@ -150,7 +150,7 @@ def streaming(x: Inputs) -> Check:
             _ms(obs.head_at - last_write) if obs.head_at is not None else None
         ),
     }
-    if x.case.cancel_after is not None:
+    if x.case.kind.hangs_up:
         return _streaming_before_hang_up(x, sends, arrivals, details)
     if last_write - first_write < HELD_SPAN:
         return Check(

@@ -332,15 +332,8 @@ def clock_facts(cell: Mapping[str, Any]) -> dict[str, str]:
     if timer is not None:
         for name in FACTS:
             out[name] = timer
-    if case is not None and case.cancel_after is not None:
-        events("how many events arrived before the client hung up is the clock's")
-    if case is not None and case.retry in ("after_text", "after_tool", "stall"):
-        events(
-            "whether the gateway passed the failed attempt's output on before it read "
-            "the break is the clock's"
-        )
-    if case is not None and case.silence is not None:
-        events("how many keep-alives a silence holds is the clock's")
+    if case is not None and case.kind.clock_events is not None:
+        events(case.kind.clock_events)
     if record.get("completion") == "incomplete":
         events("how many events arrived before the stream was cut is the clock's")
     return out

@@ -29,31 +29,29 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ... import __version__
-from ...errors import StreamwireError
 from ...io._wire import REQUEST_ID_HEADERS
 from ..client.command import cell_command, curl_command, key_variable
-from ..client.raw import SLOW_READER_AFTER, Observation, client_request, observe
+from ..client.raw import Observation, client_request, observe
 from ..client.sdk import SDK_CASES, SDK_DELIVERIES, ask, missing_sdks, sdk_version
 from ..client.sdk import test_record as sdk_record
 from ..judge.cell import LAYERS, Cell, Check, repeated
 from ..judge.rules import inputs, judge, reference
 from ..judge.sdk import compare
 from ..judge.timed import TIMING_TAGS
-from ..upstream.mock import DEFAULT_STALL, MockUpstream, fingerprint, is_entry
-from ..upstream.wire import DEFAULT_SILENCE
-from ..vocab.buffers import slow_reader_bytes
+from ..upstream.mock import MockUpstream, fingerprint, is_entry
 from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
 from ..vocab.delivery import DELIVERIES, UNARY
 from ..vocab.httpio import TransportError, open_request
+from ..vocab.kinds.base import Limits
+from ..vocab.kinds.cancel import CANCEL_WAIT
+from ..vocab.kinds.retry import DEFAULT_STALL
+from ..vocab.kinds.silence import DEFAULT_SILENCE
 from ..vocab.names import CLIENTS, SDKS
-from ..vocab.toolturn import follow_up_request
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 
 #: How long the judge waits for the mock to finish its side of a request.
 SETTLE = 2.0
-#: How long the cancel case waits for the upstream connection to close.
-CANCEL_WAIT = 3.5
 #: Layers judged by timing: a clock-decided finding, or a figure near its bound
 #: (``details["borderline"]``), is confirmed by a second run of the cell alone ...
 TIMED_LAYERS = ("streaming", "cancel")
@@ -152,7 +150,7 @@ class CheckPlan:
     #: every prompt's canary (``swc-<run>``).
     run_id: str = field(default="", init=False)
     canary: str = field(default="", init=False)
-    #: The silence cases' seconds of silence (``wire.DEFAULT_SILENCE``: past the
+    #: The silence cases' seconds of silence (``kinds.silence.DEFAULT_SILENCE``: past the
     #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
     silence: float = DEFAULT_SILENCE
     #: How long the retry-stall case's first attempt says nothing.
@@ -169,6 +167,18 @@ class CheckPlan:
     #: Each cell runs this many times; one whose runs differ in a verdict no
     #: clock decided is ``flaky`` (``Cell.flaky``), and fails the run.
     repeat: int = 1
+
+    def limits(self, hang_up: float) -> Limits:
+        """A cell's limits before its kind's own (``hang_up``: how long a
+        hang-up's upstream request may take to end)."""
+        return Limits(
+            read=self.read_timeout,
+            total=self.total_timeout,
+            settle=SETTLE,
+            hang_up=hang_up,
+            silence=self.silence,
+            stall=self.stall,
+        )
 
     def sdk_keys(self) -> list[tuple[Route, str, str, str, str]]:
         """(route, case, SDK, client, delivery) of every SDK cell, in plan order."""
@@ -376,12 +386,9 @@ async def judged_stream(
     before it is judged (``CANCEL_WAIT`` unless told; a load gives it longer)."""
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
-    options: dict[str, float] = {}
-    plain = case
-    if case.slow_reader:
-        # An answer larger than what this machine's sockets can take, in the
-        # upstream's protocol: the mock sizes it and logs its deltas.
-        options["answer_bytes"] = slow_reader_bytes()
+    kind, plain = case.kind, case
+    limits = kind.limits(plan.limits(cancel_wait or CANCEL_WAIT))
+    options = kind.tag_options(limits)
     if salt:
         options["salt"] = 1
         case = salted(case, tag)
@@ -390,15 +397,6 @@ async def judged_stream(
         client, case, model, route.base_url, plan.key, canary=plan.canary, stream=not unary
     )
     watched = (plan.key,) if plan.key else ()
-    read_timeout, total_timeout = plan.read_timeout, plan.total_timeout
-    if case.silence is not None:
-        options["silence"] = plan.silence
-        # The kit's own reads outwait the silence: a cut is the hop's.
-        read_timeout = max(read_timeout, plan.silence + 10.0)
-        total_timeout = max(total_timeout, plan.silence + 60.0)
-    if case.retry == "stall":
-        options["stall"] = plan.stall
-        read_timeout = max(read_timeout, plan.stall + 10.0)
     if options:
         await log.set_options(tag, options)
     obs = await observe(
@@ -406,53 +404,46 @@ async def judged_stream(
         url,
         headers,
         body,
-        cancel_after=case.cancel_after,
-        pause_after=SLOW_READER_AFTER if case.slow_reader else None,
+        conduct=kind.conduct,
         connect_timeout=plan.connect_timeout,
-        read_timeout=read_timeout,
-        total_timeout=total_timeout,
+        read_timeout=limits.read,
+        total_timeout=limits.total,
         secrets=watched,
         unary=unary,
     )
-    wait = (cancel_wait or CANCEL_WAIT) if case.cancel_after is not None else SETTLE
-    if case.retry == "stall":
-        wait = max(wait, plan.stall + SETTLE)  # an abandoned attempt shows its end
     # No answer at all: the mock's log is read almost at once; but a client
     # that hung up before the head gives the hop its time to close too.
     answered = obs.status is not None or obs.cancelled_at is not None
     # A load's long wait is for a request that runs on, not for one never made.
     appear = SETTLE if cancel_wait is not None else None
-    entries = await log.settled(tag, 1, wait if answered else 0.2, appear)
-    if case.retry is not None:
-        entries = await log.ended(tag, wait)
+    entries = await log.settled(tag, 1, limits.settle if answered else 0.2, appear)
+    if kind.per_attempt:
+        entries = await log.ended(tag, limits.settle)
     first = _answering(case, entries, obs)
     deltas = first.get("deltas") if first is not None else None
-    if plain.slow_reader and isinstance(deltas, int) and not isinstance(deltas, bool):
+    if isinstance(deltas, int) and not isinstance(deltas, bool):
+        # The answer as the mock sized it (the slow reader's).
         case = sized(plain, deltas)
         if salt:
             case = salted(case, tag)
     follow_obs: Observation | None = None
     follow_entry: dict[str, Any] | None = None
-    if case.follow_up and obs.result is not None and obs.result.tool_calls:
-        try:
-            second = follow_up_request(client, body, obs.result)
-        except (ValueError, StreamwireError):  # the calls received cannot be answered
-            second = None
-        if second is not None:
-            follow_obs = await observe(
-                client,
-                url,
-                headers,
-                second,
-                read_timeout=plan.read_timeout,
-                secrets=watched,
-                unary=unary,
-            )
-            entries = await log.settled(tag, len(entries) + 1, SETTLE)
-            later = [e for e in entries if first is None or e["id"] > first["id"]]
-            follow_entry = later[-1] if later else None
+    second = kind.next_request(client, body, obs.result)
+    if second is not None:
+        follow_obs = await observe(
+            client,
+            url,
+            headers,
+            second,
+            read_timeout=plan.read_timeout,
+            secrets=watched,
+            unary=unary,
+        )
+        entries = await log.settled(tag, len(entries) + 1, SETTLE)
+        later = [e for e in entries if first is None or e["id"] > first["id"]]
+        follow_entry = later[-1] if later else None
     x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
-    x.attempts = [e for e in entries if e.get("case") == case.name] if case.retry else []
+    x.attempts = [e for e in entries if e.get("case") == case.name] if kind.per_attempt else []
     x.key_sha256 = fingerprint(plan.key)["sha256"] if plan.key else None
     # Straight to the mock, the client's key is the upstream's by definition.
     x.key_passthrough = route.key_passthrough or _origin(route.base_url) == _origin(log.url)
@@ -469,7 +460,7 @@ async def judged_stream(
     if plan.version_header:
         wanted = plan.version_header.lower()
         evidence["version_header"] = next((v for n, v in obs.headers if n.lower() == wanted), None)
-    if case.retry is not None:
+    if kind.per_attempt:
         evidence["attempts"] = [_mock_summary(e, obs.sent_at) for e in x.attempts]
     if follow_obs is not None:
         evidence["follow_up"] = {
@@ -624,7 +615,7 @@ def _answering(
     retry case, the attempt whose text the client got (else the last)."""
     if not entries:
         return None
-    if case.retry is None:
+    if not case.kind.per_attempt:
         return entries[0]
     attempts: list[dict[str, Any]] = [e for e in entries if e.get("case") == case.name]
     text = obs.result.text if obs.result is not None else ""
@@ -702,7 +693,7 @@ def _thinned(items: list[Any], limit: int = TIMELINE_POINTS) -> list[Any]:
 def _phase(case: Case, delivery: str) -> int:
     if case.name == "long-text":
         return 2
-    return 0 if delivery == "paced" or case.cancel_after is not None else 1
+    return 0 if delivery == "paced" or case.kind.hangs_up else 1
 
 
 def _interleaved(keys: Sequence[tuple[Any, ...]], batch: Sequence[int]) -> list[int]:

@@ -36,7 +36,8 @@ import secrets
 import time
 import zlib
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -45,12 +46,15 @@ from ...translate._base import dumps
 from ..vocab.cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
 from ..vocab.delivery import DELIVERIES, UNARY, schedule
 from ..vocab.httpio import HttpServer, Request, Responder, TransportError, within
+from ..vocab.kinds.base import Failure
+from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.names import UPSTREAM_PROTOCOLS, media_type
-from ..vocab.toolturn import check_tool_result, declared_tools
+from ..vocab.toolturn import declared_tools
 from .contract import Problem, problems, refusal
 from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
 
 __all__ = [
+    "DEFAULT_STALL",
     "MAX_LOG",
     "MAX_LOG_BYTES",
     "MODEL_GRAMMAR",
@@ -94,10 +98,6 @@ TAG_OPTIONS: Mapping[str, tuple[float, float]] = {
 MAX_STATE_ROWS = 20000
 #: Tags whose options are kept (the oldest go first).
 MAX_TAG_OPTIONS = 10000
-#: How long a retry-stall case's first attempt says nothing, when its tag sets none.
-DEFAULT_STALL = 5.0
-#: The slow-reader case's send buffer (SO_SNDBUF) on the mock's socket.
-SLOW_READER_SNDBUF = 64 * 1024
 _TAG = re.compile(r"[A-Za-z0-9_]{1,64}")
 _CASE = re.compile(r"sw-([a-z][a-z-]*[a-z])")
 _FIELD = re.compile(r"\.([A-Za-z0-9_]*)")
@@ -250,6 +250,49 @@ async def _refuse(
     error = {"error": {"type": kind, "message": message, "code": status}}
     headers = _with_request_id(entry, [("content-type", "application/json")])
     await responder.send(status, headers, _json(error))
+
+
+async def _answer(
+    responder: Responder,
+    entry: dict[str, Any],
+    status: int,
+    headers: list[tuple[str, str]],
+    payload: bytes,
+) -> None:
+    """Sends a whole answer (a refusal, an error, a non-streaming body), and logs it."""
+    entry["status"] = status
+    await responder.send(status, _with_request_id(entry, headers), payload)
+    entry["completed"] = True
+    entry["ended_at"] = time.time()
+
+
+async def _whole_answer(
+    responder: Responder,
+    entry: dict[str, Any],
+    upstream: str,
+    render: Callable[[], tuple[int, list[tuple[str, str]], bytes]],
+    failure: Failure | None,
+    stall: float | None,
+) -> None:
+    """A non-streaming answer (``render``), after the stall if the client is
+    still there; a failed attempt fails as a whole, as the provider's error."""
+    if stall is not None and await _hung_up_within(responder, stall):
+        entry["disconnected_at"] = responder.disconnected_at
+        entry["ended_at"] = time.time()
+        return
+    if failure is not None and not failure.stall:
+        entry["failed"] = failure.name
+        await _answer(responder, entry, *retry_error(upstream))
+        return
+    await _answer(responder, entry, *render())
+
+
+async def _hung_up_within(responder: Responder, seconds: float) -> bool:
+    """Waits ``seconds`` without a byte; whether the other end hung up meanwhile."""
+    responder.watch()
+    with contextlib.suppress(asyncio.TimeoutError):
+        await within(responder.disconnected.wait(), seconds)
+    return responder.disconnected.is_set()
 
 
 #: The header each provider names its request id in (OpenAI "Debugging
@@ -604,11 +647,10 @@ class MockUpstream:
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
-        if case.slow_reader:
-            if options.get("answer_bytes"):
-                deltas = slow_reader_deltas(upstream, int(options["answer_bytes"]))
-                case = sized(case, deltas)
-            entry["deltas"] = len(case.text)
+        if options.get("answer_bytes"):
+            # The slow reader's answer, as many deltas as the tag's bytes take here.
+            case = sized(case, slow_reader_deltas(upstream, int(options["answer_bytes"])))
+        entry.update(case.kind.logged(case))
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
         attempt = (
@@ -623,55 +665,27 @@ class MockUpstream:
         entry["request_problems"] = [p.as_list() for p in found]
         if found and not self.lenient:
             entry["refused"] = True
-            status, headers, payload = refusal(upstream, found[0])
-            entry["status"] = status
-            await responder.send(status, _with_request_id(entry, headers), payload)
-            entry["completed"] = True
-            entry["ended_at"] = time.time()
+            await _answer(responder, entry, *refusal(upstream, found[0]))
             return
         if case.calls:
             # What a provider's model could call (the mock streams the case's
             # calls anyway, so that the stream is judged too).
             entry["tools"] = declared_tools(upstream, body)
-        follow_up = False
-        if case.follow_up:
-            check = check_tool_result(upstream, body, case)
-            entry["tool_result"] = check
-            follow_up = bool(check and check["correlated"])
-        entry["follow_up"] = follow_up
-        failing = case.retry if attempt == 1 else None
+        follow_up = entry["follow_up"] = case.kind.tool_turn(upstream, body, case, entry)
+        failure = case.kind.failure(attempt)
+        stall = options.get("stall", DEFAULT_STALL) if failure and failure.stall else None
         if not streamed:
-            if failing == "stall":
-                responder.watch()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await within(responder.disconnected.wait(), options.get("stall", DEFAULT_STALL))
-                if responder.disconnected.is_set():
-                    entry["disconnected_at"] = responder.disconnected_at
-                    entry["ended_at"] = time.time()
-                    return
-            if failing in ("before_output", "after_text", "after_tool"):
-                # A whole answer fails as a whole: the provider's error.
-                status, headers, payload = retry_error(upstream)
-                entry["failed"] = failing
-            else:
-                status, headers, payload = render_json(
-                    case, upstream, model=model, follow_up=follow_up, attempt=attempt
-                )
-            entry["status"] = status
-            await responder.send(status, _with_request_id(entry, headers), payload)
-            entry["completed"] = True
-            entry["ended_at"] = time.time()
+            render = partial(
+                render_json, case, upstream, model=model, follow_up=follow_up, attempt=attempt
+            )
+            await _whole_answer(responder, entry, upstream, render, failure, stall)
             return
-        usage = usage_requested(upstream, body)
-        entry["usage_sent"] = usage
-        if failing == "before_output":
-            status, headers, payload = retry_error(upstream)
-            entry["status"] = status
-            entry["failed"] = "before_output"
-            await responder.send(status, _with_request_id(entry, headers), payload)
-            entry["completed"] = True
-            entry["ended_at"] = time.time()
-            return
+        usage = entry["usage_sent"] = usage_requested(upstream, body)
+        if failure is not None:
+            entry["failed"] = failure.name
+            if failure.before_output:
+                await _answer(responder, entry, *retry_error(upstream))
+                return
         units = render_stream(
             case,
             upstream,
@@ -681,12 +695,8 @@ class MockUpstream:
             attempt=attempt,
             silence=options.get("silence"),
         )
-        if failing == "after_text":
-            # The connection resets after the second text delta.
-            texts = [i for i, u in enumerate(units) if u.kind == "text"]
-            units = units[: texts[min(1, len(texts) - 1)] + 1]
         writes = schedule(
-            units,
+            failure.cut(units) if failure is not None else units,
             "whole" if delivery == UNARY else delivery,
             sse=framing_of(upstream) == "sse",
             shaping="events" if follow_up else case.shaping,
@@ -694,16 +704,10 @@ class MockUpstream:
             seed=zlib.crc32(f"{case.name}/{upstream}/{delivery}".encode()),
         )
         entry["status"] = 200
-        if failing is not None:
-            entry["failed"] = failing
-        if case.slow_reader:
-            # Small kernel buffers on the mock's side: its writes block when the
-            # gateway stops taking bytes, so the log shows where the bytes wait.
-            responder.send_buffer(SLOW_READER_SNDBUF)
-        stall = options.get("stall", DEFAULT_STALL) if failing == "stall" else 0.0
-        await self._stream(
-            responder, upstream, writes, entry, stall=stall, reset=failing == "after_text"
-        )
+        if case.kind.send_buffer is not None:
+            responder.send_buffer(case.kind.send_buffer)
+        reset = failure is not None and failure.reset_after_texts is not None
+        await self._stream(responder, upstream, writes, entry, stall=stall or 0.0, reset=reset)
 
     async def _put_tag(self, request: Request, responder: Responder) -> None:
         headers = [("content-type", "application/json")]
@@ -733,14 +737,10 @@ class MockUpstream:
             entry, [("content-type", media_type(upstream)), ("cache-control", "no-cache")]
         )
         try:
-            if stall:
+            if stall and await _hung_up_within(responder, stall):
                 # Not a byte, not even the head, for ``stall`` seconds (a gateway
                 # that hangs up meanwhile is seen going).
-                responder.watch()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await within(responder.disconnected.wait(), stall)
-                if responder.disconnected.is_set():
-                    return
+                return
             await responder.start(200, headers)
             for write in writes:
                 if write.delay:

@@ -39,7 +39,6 @@ from ..._core import (
 from ...events import (
     ErrorReceived,
     Event,
-    MessageCompleted,
     ReasoningDelta,
     StopReason,
     TextDelta,
@@ -54,7 +53,6 @@ from ..vocab.cases import (
     CASES,
     MAX_SLOW_DELTAS,
     SLOW_DELTAS,
-    SLOW_READER_AFTER,
     UPSTREAM_ERRORS,
     Case,
     script,
@@ -64,6 +62,7 @@ from ..vocab.cases import (
     usage_of,
 )
 from ..vocab.delivery import Unit
+from ..vocab.kinds.silence import DEFAULT_SILENCE
 from ..vocab.names import adapter, encoder
 from .eventstream import (
     converse_units,
@@ -147,47 +146,22 @@ def render_stream(
     silence: float | None = None,
 ) -> list[Unit]:
     """The streamed body of ``case`` from ``upstream``, as units (``attempt``: a
-    retry case's attempt; its first fails as the case says, ``failed_attempt``;
-    ``silence``: a silence case's seconds, ``DEFAULT_SILENCE`` when None)."""
+    retry case's attempt; ``silence``: a silence case's seconds, the kind's
+    default when None). The first answer is as its kind writes it
+    (``Kind.events``, ``Kind.units``); the follow-up's is plain."""
     events = script(
         case, upstream, model=model, usage_sent=usage, follow_up=follow_up, attempt=attempt
     )
-    if case.retry == "after_tool" and attempt == 1 and not follow_up:
-        events = _failed_after_tool(events, upstream)
+    if not follow_up:
+        events = case.kind.events(events, attempt, UPSTREAM_ERRORS[upstream])
     units = _units(case, upstream, events, model, usage, follow_up)
     units = _with_content(upstream, units)
-    if case.slow_reader and not follow_up:
-        units = _slow_reader_head(units)
     if not follow_up:
-        if case.silence is not None:
-            units = _with_silence(case, upstream, units, silence)
-        elif case.keepalive:
-            units = _keepalives(upstream) + units
+        keepalives = _keepalives(upstream) if case.keepalive else []
+        units = case.kind.units(units, keepalives, silence)
         if case.unknown:
             units = _with_unknown(upstream, units, model)
     return units
-
-
-#: The slow reader's answer waits this long after its first few text deltas.
-SLOW_READER_HEAD_PAUSE = 0.5
-
-
-def _slow_reader_head(units: list[Unit]) -> list[Unit]:
-    """The slow-reader answer with a pause after its first few text deltas (the
-    client's few, and one), so that the client has paused before the bulk
-    comes. Written all at once, the bulk met a relay whose kernel buffers had
-    grown while it kept up (Linux autotunes a receive buffer up to
-    ``tcp_rmem``'s maximum, 32 MiB on some machines: more than the answer),
-    and an honest relay could take the whole answer in them: the mock
-    finished during the pause as it does through a hop that reads the
-    upstream regardless. After the pause the relay's buffers are still the
-    size its first few events needed, and the two are told apart."""
-    texts = [i for i, u in enumerate(units) if u.kind == "text"]
-    if len(texts) <= SLOW_READER_AFTER + 1:
-        return units
-    at = texts[SLOW_READER_AFTER + 1]
-    paused = replace(units[at], pause=max(units[at].pause, SLOW_READER_HEAD_PAUSE))
-    return [*units[:at], paused, *units[at + 1 :]]
 
 
 #: Room under streamwire's default caps (one SSE line or event, one EventStream
@@ -255,50 +229,6 @@ def _units(
     else:
         raise ValueError(f"the mock does not speak {upstream!r}")
     return units
-
-
-def _failed_after_tool(events: list[Event], upstream: str) -> list[Event]:
-    """A first attempt that fails after its call's first fragment: the provider's
-    in-stream error there, and the end."""
-    at = next(i for i, e in enumerate(events) if isinstance(e, ToolCallArgumentsDelta)) + 1
-    kind, code, message = UPSTREAM_ERRORS[upstream]
-    return [
-        *events[:at],
-        ErrorReceived(phase="provider", type=kind, code=code, message=message, retryable=True),
-        MessageCompleted(status="error", stop_reason=None, provider_stop_reason=None),
-    ]
-
-
-#: A silence case's seconds of silence when the request's tag sets none.
-DEFAULT_SILENCE = 75.0
-#: Keep-alives during a silence come this often (at most), as the providers'
-#: own do (Anthropic's pings, OpenAI's and Gemini's comment lines).
-KEEPALIVE_EVERY = 15.0
-
-
-def _with_silence(
-    case: Case, upstream: str, units: list[Unit], silence: float | None
-) -> list[Unit]:
-    """The silence: before the first unit (``start``), or right after the call's
-    last fragment (``after_tool``); with the upstream's keep-alives spread over it
-    when the case has them (Bedrock's EventStream has none: silence alone)."""
-    seconds = DEFAULT_SILENCE if silence is None else silence
-    if case.silence == "start":
-        at = 0
-    else:
-        # Right after the call's last fragment: its end and the finish follow the silence.
-        at = max(i for i, u in enumerate(units) if u.kind == "arguments") + 1
-    pieces = _keepalives(upstream) if case.keepalive else []
-    beats = [p for p in pieces if p.data]
-    if beats:
-        count = max(1, int(seconds // min(KEEPALIVE_EVERY, max(seconds / 4, 0.05))))
-        step = seconds / (count + 1)
-        silent = [replace(beats[i % len(beats)], pause=step) for i in range(count)]
-        resume = replace(units[at], pause=max(units[at].pause, step))
-    else:
-        silent = []
-        resume = replace(units[at], pause=max(units[at].pause, seconds))
-    return [*units[:at], *silent, resume, *units[at + 1 :]]
 
 
 def _is_error(data: bytes) -> bool:

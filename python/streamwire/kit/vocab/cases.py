@@ -21,6 +21,10 @@ the delivery; ``keepalive`` inserts the protocol's keep-alives during a
 silence; ``unknown`` inserts an event type (or field) no gateway has seen;
 ``gap`` paces the case's events whatever the delivery (``cancel`` needs a
 stream still running when the client hangs up).
+
+What a case makes the mock, the client and the judge do beyond that is its
+kind (``Case.kind``, ``kinds/``): a hang-up, a follow-up, a failed first
+attempt, a silence, a slow reader, or none.
 """
 
 from __future__ import annotations
@@ -48,6 +52,21 @@ from ...events import (
 )
 from ...result import Usage
 from ...translate._usage import INPUT_INCLUDES_CACHE
+from .kinds.base import PLAIN, Kind
+from .kinds.cancel import Cancel
+from .kinds.follow_up import FollowUp
+from .kinds.retry import Mode, Retry
+from .kinds.silence import Silence, Where
+from .kinds.slow_reader import (
+    MAX_SLOW_BYTES,
+    MAX_SLOW_DELTAS,
+    SLOW_DELTA_CHARS,
+    SLOW_DELTAS,
+    SLOW_READER_AFTER,
+    SlowReader,
+    slow_text,
+)
+from .toolturn import call_id
 
 __all__ = [
     "CASES",
@@ -104,13 +123,6 @@ PROTOCOL_PARTS: Mapping[str, frozenset[str]] = {
     "bedrock-converse": frozenset({"cache_read", "cache_write"}),
     "bedrock-invoke": frozenset({"cache_read", "cache_write"}),
 }
-#: How the first attempt of a retry case fails (``upstream/mock.py`` makes it fail):
-#: before any byte (an HTTP error with the provider's error body), after some
-#: text (the connection reset), after a call's first fragments (the
-#: provider's in-stream error), or by saying nothing for a while (a stall).
-Retry = Literal["before_output", "after_text", "after_tool", "stall"]
-#: Where a silence case is silent: before its first event, or after a call.
-Silence = Literal["start", "after_tool"]
 
 
 @dataclass(frozen=True)
@@ -162,11 +174,8 @@ class Case:
     unknown: bool = False
     #: Seconds between events whatever the delivery (None: the delivery decides).
     gap: float | None = None
-    #: The client hangs up after this many text deltas.
-    cancel_after: int | None = None
-    #: The follow-up: the client answers the call with a failed tool result,
-    #: and the upstream then streams this text.
-    follow_up: tuple[str, ...] = ()
+    #: What the case makes the mock, the client and the judge do (``kinds/``).
+    kind: Kind = PLAIN
     #: The client asks for usage where its protocol makes it optional.
     wants_usage: bool = False
     #: The client asks for the model's reasoning, as each protocol's SDK does.
@@ -177,52 +186,51 @@ class Case:
     #: still sends it, and arrive spread: it is long enough that no hop's
     #: latency explains holding it back (``timed.streaming``).
     stream_early: bool = False
-    #: The first attempt fails this way; each attempt's answer is its own
-    #: (``attempt_text``, ``call_id``'s attempt): a retry case.
-    retry: Retry | None = None
-    #: The upstream says nothing for ``--silence`` seconds here.
-    silence: Silence | None = None
-    #: The client stops reading for ``raw.SLOW_READER_PAUSE`` after a few
-    #: deltas, with a small receive window, then reads on.
-    slow_reader: bool = False
     #: The deliveries the case runs in (None: all). A case whose point is
     #: time or failure, not how the bytes are cut, runs ``whole`` only.
     only: tuple[str, ...] | None = None
 
+    # What the kind says, for callers that ask by the case's old fields.
+    @property
+    def cancel_after(self) -> int | None:
+        """The client hangs up after this many text deltas."""
+        return self.kind.after if isinstance(self.kind, Cancel) else None
+
+    @property
+    def follow_up(self) -> tuple[str, ...]:
+        """The upstream's answer to the client's failed tool result."""
+        return self.kind.answer if isinstance(self.kind, FollowUp) else ()
+
+    @property
+    def retry(self) -> Mode | None:
+        """How the first attempt fails."""
+        return self.kind.mode if isinstance(self.kind, Retry) else None
+
+    @property
+    def silence(self) -> Where | None:
+        """Where the upstream says nothing for ``--silence`` seconds."""
+        return self.kind.where if isinstance(self.kind, Silence) else None
+
+    @property
+    def slow_reader(self) -> bool:
+        """The client stops reading for a while, then reads on."""
+        return isinstance(self.kind, SlowReader)
+
     def text_of(self, attempt: int = 1) -> tuple[str, ...]:
         """The text deltas of ``attempt`` (a retry case's attempts differ)."""
-        if self.retry is None:
+        if not self.kind.per_attempt:
             return self.text
         return tuple(t.replace("{attempt}", str(attempt)) for t in self.text)
 
     def calls_of(self, attempt: int = 1) -> tuple[Call, ...]:
         """The calls of ``attempt``: a retry case's attempts' arguments differ."""
-        if self.retry is None:
+        if not self.kind.per_attempt:
             return self.calls
         mark = str(attempt)
         return tuple(
             Call(c.name, tuple(f.replace("{attempt}", mark) for f in c.fragments))
             for c in self.calls
         )
-
-
-#: The slow-reader case's client stops reading after this many text deltas
-#: (``raw.raw``), and the mock logs when it wrote the one after them.
-SLOW_READER_AFTER = 3
-#: The slow-reader answer's deltas of ``SLOW_DELTA_CHARS`` characters unless
-#: sized (``sized``): 16,384,000 bytes of text, more than twice what the kernel
-#: buffers of a relay on loopback hold where tcp_rmem tops out at 6 MiB.
-SLOW_DELTAS = 4096
-SLOW_DELTA_CHARS = 4000
-#: The most deltas a sized slow-reader answer has (131 MB of text).
-MAX_SLOW_DELTAS = 32768
-#: The most text a sized slow-reader answer has, in bytes.
-MAX_SLOW_BYTES = MAX_SLOW_DELTAS * SLOW_DELTA_CHARS
-
-
-def _slow_text(deltas: int = SLOW_DELTAS) -> tuple[str, ...]:
-    filler = "streamwire slow reader: every byte arrives, in order, once. " * 70
-    return tuple((f"<{i:04d}> " + filler)[: SLOW_DELTA_CHARS - 1] + "\n" for i in range(deltas))
 
 
 def sized(case: Case, deltas: int) -> Case:
@@ -232,10 +240,8 @@ def sized(case: Case, deltas: int) -> Case:
     hop's buffering, not its sockets' (``wire.slow_reader_deltas``: the mock
     sizes it in its upstream's protocol, and logs the deltas for the judge).
     Any other case is returned as it is."""
-    deltas = max(1, min(MAX_SLOW_DELTAS, deltas))
-    if not case.slow_reader or deltas == len(case.text):
-        return case
-    return replace(case, text=_slow_text(deltas), usage=(case.usage[0], deltas))
+    sized_case: Case = case.kind.sized(case, deltas)
+    return sized_case
 
 
 def _long_text() -> tuple[str, ...]:
@@ -330,7 +336,7 @@ CASES: Mapping[str, Case] = {
             "a failed tool result reaches the upstream correlated to its call, in its shape",
             calls=(Call("add_numbers", ('{"a": 1, ', '"b": "two"}')),),
             stop="tool_calls",
-            follow_up=("The tool failed: ", "b must be a number."),
+            kind=FollowUp(("The tool failed: ", "b must be a number.")),
         ),
         Case(
             "in-stream-error",
@@ -352,7 +358,7 @@ CASES: Mapping[str, Case] = {
             "the upstream connection must close",
             text=tuple(f"tick {i:03d} " for i in range(200)),
             gap=0.02,
-            cancel_after=3,
+            kind=Cancel(after=3),
             usage=(12, 200),
         ),
         Case(
@@ -387,23 +393,23 @@ CASES: Mapping[str, Case] = {
             "16 MB (more where the sockets hold more) as fast as the gateway takes it while "
             "the client stops reading for 3 s: every event arrives, the gateway holds a "
             "bounded amount, or says it gave up",
-            text=_slow_text(),
+            text=slow_text(),
             usage=(12, SLOW_DELTAS),
-            slow_reader=True,
+            kind=SlowReader(),
             only=("whole",),
         ),
         Case(
             "silence-start",
             "the upstream says nothing for --silence seconds before its first event",
             text=("Thought ", "about it."),
-            silence="start",
+            kind=Silence("start"),
             only=("whole",),
         ),
         Case(
             "silence-start-keepalive",
             "the same silence, with the provider's own keep-alives during it",
             text=("Thought ", "about it."),
-            silence="start",
+            kind=Silence("start"),
             keepalive=True,
             only=("whole",),
         ),
@@ -413,7 +419,7 @@ CASES: Mapping[str, Case] = {
             text=("Let me add those.",),
             calls=(Call("add_numbers", ('{"a": 2, ', '"b": 3}')),),
             stop="tool_calls",
-            silence="after_tool",
+            kind=Silence("after_tool"),
             only=("whole",),
         ),
         Case(
@@ -422,7 +428,7 @@ CASES: Mapping[str, Case] = {
             text=("Let me add those.",),
             calls=(Call("add_numbers", ('{"a": 2, ', '"b": 3}')),),
             stop="tool_calls",
-            silence="after_tool",
+            kind=Silence("after_tool"),
             keepalive=True,
             only=("whole",),
         ),
@@ -431,7 +437,7 @@ CASES: Mapping[str, Case] = {
             "the first attempt fails before any byte (429, 503 or 529 with the provider's "
             "error): one clean answer, or the error",
             text=("Attempt {attempt}: ", "two plus two ", "is four."),
-            retry="before_output",
+            kind=Retry("before_output"),
             only=("whole",),
         ),
         Case(
@@ -439,7 +445,7 @@ CASES: Mapping[str, Case] = {
             "the first attempt's connection resets after some text: never two attempts' "
             "output in one stream",
             text=("Attempt {attempt}: ", "two plus two ", "is four."),
-            retry="after_text",
+            kind=Retry("after_text"),
             only=("whole",),
         ),
         Case(
@@ -448,7 +454,7 @@ CASES: Mapping[str, Case] = {
             text=("Attempt {attempt}: ",),
             calls=(Call("add_numbers", ('{"a": {attempt}, ', '"b": 3}')),),
             stop="tool_calls",
-            retry="after_tool",
+            kind=Retry("after_tool"),
             only=("whole",),
         ),
         Case(
@@ -456,7 +462,7 @@ CASES: Mapping[str, Case] = {
             "the first attempt says nothing for a while: a second attempt, if any, "
             "closes the first",
             text=("Attempt {attempt}: ", "two plus two ", "is four."),
-            retry="stall",
+            kind=Retry("stall"),
             only=("whole",),
         ),
         Case(
@@ -624,26 +630,6 @@ SIGNATURE_PROTOCOLS = frozenset(
     {"anthropic", "gemini", "gemini-json", "bedrock-converse", "bedrock-invoke"}
 )
 
-_ID_PREFIX: Mapping[str, str | None] = {
-    "openai-chat": "call_sw",
-    "openai-responses": "call_sw",
-    "anthropic": "toolu_sw",
-    "bedrock-converse": "tooluse_sw",
-    "bedrock-invoke": "toolu_sw",
-    "gemini": None,
-    "gemini-json": None,
-}
-
-
-def call_id(upstream: str, case: Case, index: int, attempt: int = 1) -> str | None:
-    """The id the upstream gives call ``index`` of ``case`` (None: gemini sends none);
-    a retry case's attempts give different ids (``_a<attempt>``)."""
-    prefix = _ID_PREFIX.get(upstream)
-    if prefix is None:
-        return None
-    tail = f"_a{attempt}" if case.retry is not None else ""
-    return f"{prefix}_{case.name.replace('-', '_')}_{index}{tail}"
-
 
 @dataclass(frozen=True)
 class Truth:
@@ -679,7 +665,7 @@ def salted(case: Case, tag: str) -> Case:
     def salt(pieces: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(p + mark if p else p for p in pieces)
 
-    return replace(case, text=salt(case.text), follow_up=salt(case.follow_up))
+    return replace(case, text=salt(case.text), kind=case.kind.salted(salt))
 
 
 def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 1) -> Truth:
@@ -687,7 +673,7 @@ def truth(case: Case, upstream: str, *, usage_sent: bool = True, attempt: int = 
     the request made the upstream report usage, see ``wire.usage_requested``;
     ``attempt``: a retry case's attempt, as it answers when it does not fail)."""
     status = "error" if case.error else ("truncated" if case.stop == "length" else "completed")
-    if case.cancel_after is not None:
+    if case.kind.hangs_up:
         status = "cancelled"
     calls = tuple(
         (call_id(upstream, case, i, attempt), c.name, c.arguments)
@@ -719,7 +705,7 @@ def script(
     """The unified events of ``case`` for ``upstream`` (``follow_up``: the answer
     to the tool result instead of the first response; ``attempt``: a retry
     case's attempt, whole: how the first one fails is the mock's doing)."""
-    slug = case.name.replace("-", "") + (f"a{attempt}" if case.retry else "")
+    slug = case.name.replace("-", "") + (f"a{attempt}" if case.kind.per_attempt else "")
     events: list[Event] = [
         MessageStarted(message_id=f"sw{slug}{int(follow_up)}", model=model, role="assistant"),
         UsageReported(usage=usage_of(case, upstream, final=False)),

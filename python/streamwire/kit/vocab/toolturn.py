@@ -13,6 +13,9 @@ protocol has one (Anthropic ``is_error``, Bedrock ``status: "error"``, Gemini
 ``response.error``; Chat Completions and Responses have no flag). Shapes as
 the providers' API references give them, checked 2026-12-01.
 
+The ids the mock gives its calls (``call_id``) are here, where the two ends
+match them.
+
 A provider calls only the tools a request declares, so the mock also reads
 which tools the gateway declared upstream (``declared_tools``): a gateway
 that drops the client's ``tools`` leaves the model nothing to call.
@@ -21,17 +24,18 @@ that drops the client's ``tools`` leaves the model nothing to call.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from ...result import StreamResult
 from ...toolresults import tool_result
-from .cases import Case, call_id
+from .kinds.base import Kind
 
 __all__ = [
     "ERROR_OUTPUT",
     "FLAG_PROTOCOLS",
     "assistant_turn",
+    "call_id",
     "check_tool_result",
     "declared_tools",
     "follow_up_request",
@@ -42,6 +46,38 @@ ERROR_OUTPUT = "error: add_numbers failed: b must be a number, got 'two'"
 FLAG_PROTOCOLS = frozenset(
     {"anthropic", "bedrock-converse", "bedrock-invoke", "gemini", "gemini-json"}
 )
+
+
+class Case(Protocol):
+    """What the tool turn reads of a case (``cases.Case``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def calls(self) -> Sequence[Any]: ...
+    @property
+    def kind(self) -> Kind: ...
+
+
+_ID_PREFIX: Mapping[str, str | None] = {
+    "openai-chat": "call_sw",
+    "openai-responses": "call_sw",
+    "anthropic": "toolu_sw",
+    "bedrock-converse": "tooluse_sw",
+    "bedrock-invoke": "toolu_sw",
+    "gemini": None,
+    "gemini-json": None,
+}
+
+
+def call_id(upstream: str, case: Case, index: int, attempt: int = 1) -> str | None:
+    """The id the upstream gives call ``index`` of ``case`` (None: gemini sends none);
+    a retry case's attempts give different ids (``_a<attempt>``)."""
+    prefix = _ID_PREFIX.get(upstream)
+    if prefix is None:
+        return None
+    tail = f"_a{attempt}" if case.kind.per_attempt else ""
+    return f"{prefix}_{case.name.replace('-', '_')}_{index}{tail}"
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
