@@ -924,14 +924,22 @@ def test_a_long_answer_s_timeline_shows_its_whole_span_and_says_it_is_thinned(
                 cases=["long-text"],
                 deliveries=["tiny"],
                 unary=False,
+                # What is asserted is the picture, not the time: a busy machine
+                # (the mock renders the answer in the loop the client reads in)
+                # must not cut the cell.
+                read_timeout=120.0,
+                total_timeout=300.0,
             )
             return await run_check(plan)
 
     (cell,) = asyncio.run(go())
+    assert not cell.inconclusive, cell.evidence["client"]
     timeline = cell.evidence["timeline"]
     writes, arrivals = timeline["totals"]["sends"], timeline["totals"]["arrivals"]
     assert writes > TIMELINE_POINTS and len(timeline["sends"]) == TIMELINE_POINTS
-    assert arrivals > TIMELINE_POINTS and len(timeline["arrivals"]) == TIMELINE_POINTS
+    # The client's reads: one per write when it keeps up, fewer and larger on a
+    # busy machine (the kernel joins the writes it has not read yet).
+    assert arrivals > 0 and len(timeline["arrivals"]) == min(arrivals, TIMELINE_POINTS)
     # The whole span: the first and the last write are both there.
     assert timeline["sends"][-1][0] == cell.evidence["mock"]["last_write_at"]
     assert timeline["arrivals"][-1][0] == max(a[0] for a in timeline["arrivals"])
@@ -941,7 +949,8 @@ def test_a_long_answer_s_timeline_shows_its_whole_span_and_says_it_is_thinned(
         write_html(report, out, "t")
     page = path.read_text()
     assert f"{TIMELINE_POINTS} of {writes} writes" in page
-    assert f"{TIMELINE_POINTS} of {arrivals} arrivals" in page
+    thinned_note = f"{TIMELINE_POINTS} of {arrivals} arrivals"
+    assert (thinned_note in page) == (arrivals > TIMELINE_POINTS)
     assert _thinned(list(range(5)), 10) == [0, 1, 2, 3, 4]
     thinned = _thinned(list(range(8203)), 600)
     assert thinned[0] == 0 and thinned[-1] == 8202 and len(set(thinned)) == 600

@@ -202,7 +202,9 @@ def test_the_mock_writes_the_slow_reader_answer_the_tag_sized() -> None:
                     method="POST",
                     headers=[("content-type", "application/json"), ("authorization", "Bearer k")],
                     body=body.replace("TAG", tag).encode(),
-                    read_timeout=10.0,
+                    # The mock renders 21 MB before its head, in this loop: on a
+                    # busy machine that takes longer than any read should.
+                    read_timeout=120.0,
                 )
                 text = (await response.read(200_000_000)).decode()
                 assert f"<{deltas - 1:04d}>" in text and f"<{deltas:04d}>" not in text
