@@ -22,6 +22,9 @@
 #   or --no-unary), KIT_BEDROCK_CASES (the pass-through's --cases; default
 #   KIT_CASES), KIT_SDK and KIT_BEDROCK_SDK (the check's --sdk: the official
 #   SDKs that read the cases too; default openai,anthropic,google-genai and boto3),
+#   KIT_TRANSPORT (the check's --transport; default http1: the worked example
+#   was recorded over HTTP/1.1 with identity, before the kit read compressed
+#   answers too, and is held to what it documents),
 #   LITELLM_DOCS=1 (rewrite the worked example instead of holding
 #   the run to it: docs/kit/examples-litellm.md, docs/kit/litellm-expected.json and
 #   the whole reports, docs/kit/litellm-report.json.gz; run it with .ci/run's
@@ -159,7 +162,7 @@ if [ -n "$PATHS" ]; then
         --client openai-chat,openai-responses,anthropic --models 'openai/{model}' \
         --cases "${KIT_CASES:-short-text,split-anywhere,merged-events,keepalive,single-tool,parallel-tools,chunked-json-args,in-stream-error,unknown-event,cancel,truncated,usage,silence-start,silence-after-tool-keepalive,truncated-tool}" \
         --delivery "${KIT_DELIVERY:-whole,paced}" --silence "${KIT_SILENCE:-3}" --stall 2 \
-        --no-unary --sdk none --concurrency 8 \
+        --no-unary --sdk none --concurrency 8 --transport "${KIT_TRANSPORT:-http1}" \
         --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, straight and behind nginx and haproxy" \
         --quiet || echo "the check exited $? (1 expected: LiteLLM has defects)"
     exit 0
@@ -173,7 +176,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
     --models "$ROUTES" \
     --cases "${KIT_CASES:-all}" --delivery "${KIT_DELIVERY:-whole,paced}" \
     --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
-    --sdk "${KIT_SDK:-openai,anthropic,google-genai}" \
+    --sdk "${KIT_SDK:-openai,anthropic,google-genai}" --transport "${KIT_TRANSPORT:-http1}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION" \
     --json "$OUT/check.json" --html "$OUT/check.html" --markdown "$OUT/check.md" --quiet
 status=$?
@@ -185,7 +188,8 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
     --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-chat,openai-responses,anthropic \
     --models 'retry/{model}' --label retries \
     --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool \
-    --stall 3 --no-unary --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
+    --stall 3 --no-unary --transport "${KIT_TRANSPORT:-http1}" \
+    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
     --json "$OUT/check-retries.json" --html "$OUT/check-retries.html" \
     --markdown "$OUT/check-retries.md" --quiet
 echo "streamwire check against LiteLLM's retrying route exited $?"
@@ -198,7 +202,7 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --models 'bedrock/anthropic.{model}' --label 'bedrock pass-through' \
     --cases "${KIT_BEDROCK_CASES:-${KIT_CASES:-all}}" --delivery "${KIT_BEDROCK_DELIVERY:-whole,paced}" \
     --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" "${KIT_UNARY:---unary}" \
-    --sdk "${KIT_BEDROCK_SDK:-boto3}" \
+    --sdk "${KIT_BEDROCK_SDK:-boto3}" --transport "${KIT_TRANSPORT:-http1}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Bedrock pass-through" \
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet

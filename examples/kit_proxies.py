@@ -2,7 +2,7 @@
 
     python examples/kit_proxies.py [--out DIR] [--docs] [--strict] [check options]
 
-Starts ``streamwire mock-upstream``, then five reverse proxies on loopback in
+Starts ``streamwire mock-upstream``, then seven reverse proxies on loopback in
 front of it, each its own process with a generated config in a temp dir
 (the Debian packages; ``.ci/run`` installs them when missing):
 
@@ -10,12 +10,17 @@ front of it, each its own process with a generated config in a temp dir
   upstream, ``proxy_buffering on``);
 * ``nginx-tuned``: what a streaming API wants (``proxy_http_version 1.1``,
   ``proxy_buffering off``, ``proxy_cache off``, a long ``proxy_read_timeout``);
+* ``nginx-gzip``: nginx's defaults with ``gzip on; gzip_types
+  text/event-stream;``, the configuration the field reports most ("curl
+  streams fine, browsers do not");
+* ``nginx-gzip-fixed``: ``gzip on`` with nginx's default ``gzip_types``
+  (``text/html``): event streams left out of compression;
 * ``caddy``: ``reverse_proxy`` with caddy's defaults;
 * ``haproxy``: ``mode http`` with haproxy's defaults;
 * ``haproxy-no-delay``: the same with ``option http-no-delay``.
 
-Then one ``streamwire check`` on six paths to the mock (``--path``): the
-mock itself (``direct``, the reference) and the five proxies, labelled as
+Then one ``streamwire check`` on eight paths to the mock (``--path``): the
+mock itself (``direct``, the reference) and the seven proxies, labelled as
 above, every client protocol the mock speaks (a plain proxy passes each
 through to the same endpoint), every case and delivery unless told
 otherwise; the report compares each proxy's cells with the direct ones
@@ -27,7 +32,7 @@ docs/kit/examples-proxies.md (or ``--docs-page``), between its markers.
 ``--front URL`` puts the proxies in front of another server instead (a
 gateway: ``.ci/litellm.sh --paths`` puts them in front of LiteLLM), which
 is then the reference path, labelled ``--label`` (default ``direct``);
-``--proxies`` picks some of the five; the check's ``--mock``, ``--client``
+``--proxies`` picks some of the seven; the check's ``--mock``, ``--client``
 and the rest are then the caller's, and the exit status is the check's.
 
 What each verdict means is docs/kit/examples-proxies.md. The exit status:
@@ -35,8 +40,9 @@ What each verdict means is docs/kit/examples-proxies.md. The exit status:
 (``EXPECTED``: nginx's defaults pile up a slow reader's answer, caddy ends a
 stream the upstream broke off as if it were whole), or a cell is
 inconclusive; the clock-decided ones (haproxy's defaults delay every write
-by up to ~200 ms) are printed beside what was expected, and fail the run
-only with ``--strict``.
+by up to ~200 ms; nginx holds what it gzips for the clients that accept it,
+``compression_buffered`` on the ``http1-gzip`` transport) are printed beside
+what was expected, and fail the run only with ``--strict``.
 """
 
 from __future__ import annotations
@@ -62,11 +68,13 @@ EXPECTED: dict[str, set[str]] = {
     "direct": set(),
     "nginx": {"slow_reader_buffered"},
     "nginx-tuned": set(),
+    "nginx-gzip": {"slow_reader_buffered", "compression_buffered"},
+    "nginx-gzip-fixed": {"slow_reader_buffered"},
     "caddy": {"error_masked"},
     "haproxy": {"stream_delayed"},
     "haproxy-no-delay": set(),
 }
-TIMED = {"stream_delayed", "not_streaming", "arguments_buffered"}
+TIMED = {"stream_delayed", "not_streaming", "arguments_buffered", "compression_buffered"}
 #: The case that raises each expected firm verdict (a run without it expects none).
 CAUSE = {"slow_reader_buffered": "slow-reader", "error_masked": "retry-after-text"}
 
@@ -98,6 +106,9 @@ _NGINX_TUNED = """
             proxy_buffering off;
             proxy_cache off;
             proxy_read_timeout 300s;"""
+_NGINX_GZIP = """
+            gzip on;
+            gzip_types text/event-stream;"""
 _CADDY = """\
 {{
     admin off
@@ -160,6 +171,8 @@ def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
     return {
         "nginx": nginx("", "nginx"),
         "nginx-tuned": nginx(_NGINX_TUNED, "nginx-tuned"),
+        "nginx-gzip": nginx(_NGINX_GZIP, "nginx-gzip"),
+        "nginx-gzip-fixed": nginx("\n            gzip on;", "nginx-gzip-fixed"),
         "caddy": caddy,
         "haproxy": haproxy("", "haproxy"),
         "haproxy-no-delay": haproxy("\n    option http-no-delay", "haproxy-no-delay"),

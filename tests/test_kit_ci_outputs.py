@@ -103,6 +103,9 @@ def hop_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HopRun]:
             *("--mock", mock_url, "--client", "openai-chat,anthropic"),
             *("--cases", "short-text,usage,in-stream-error", "--delivery", "whole"),
             *("--no-unary", "--key-passthrough", "--key-env", "GATEWAY_KEY"),
+            # One transport: the cells these tests name (tests/test_kit_transport.py
+            # has the others).
+            *("--transport", "http1"),
             *("--json", str(folder / "r.json"), "--junit", str(folder / "r.xml")),
             *("--markdown", str(folder / "r.md"), "--html", str(folder / "r.html")),
         ]
@@ -383,11 +386,12 @@ def test_junit_shows_every_state_as_ci_reads_it() -> None:
 
 
 def test_junit_names_the_transport_when_the_cells_ran_over_several() -> None:
-    cells = [_cell("short-text", "gw", transport=t) for t in ("http1", "http2")]
+    cells = [_cell("short-text", "gw") for _ in range(2)]
+    cells[0].transport, cells[1].transport = "http1", "http1-gzip"
     out = io.StringIO()
     write_junit(build_report(cells), out)
     names = [c.get("name") for c in _junit(out.getvalue()).findall("testcase")]
-    assert names == ["short-text[whole-http1]", "short-text[whole-http2]"]
+    assert names == ["short-text[whole-http1]", "short-text[whole-http1-gzip]"]
 
 
 def test_hostile_text_cannot_break_an_annotation() -> None:
@@ -513,7 +517,8 @@ def test_a_config_file_drives_a_whole_check(
         'unary = false\nquiet = true\njunit = "${SW_OUT}/kit.xml"\n',
     )
     assert kit_main(["check", "--config", str(config)]) == 0
-    assert len(_junit((tmp_path / "kit.xml").read_text()).findall("testcase")) == 1
+    # short-text, whole, over each default transport (http1, http1-gzip).
+    assert len(_junit((tmp_path / "kit.xml").read_text()).findall("testcase")) == 2
 
 
 def test_a_missing_key_variable_is_a_usage_error() -> None:

@@ -267,6 +267,8 @@ def test_check_against_an_earlier_report_gates_on_the_comparison(
                 "--no-unary",
                 "--label",
                 "direct",
+                "--transport",
+                "http1",
                 "--quiet",
                 *extra,
             ]

@@ -12,9 +12,7 @@ certificate comes from a CA the test makes (``openssl``) is refused with a
 from __future__ import annotations
 
 import asyncio
-import shutil
 import ssl
-import subprocess
 import time
 import zlib
 from collections.abc import Awaitable, Callable
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from servers.tls import make_ca
 from streamwire.kit.vocab.httpio import CertificateError, TransportError, open_request
 
 EVENTS = [f'data: {{"n": {i}, "text": "{"word " * 20}"}}\n\n'.encode() for i in range(6)]
@@ -138,22 +137,11 @@ def test_corrupt_compressed_data_is_a_transport_error_naming_the_coding() -> Non
 
 @pytest.fixture(scope="module")
 def test_ca(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A CA and a certificate for 127.0.0.1 it signed, made with openssl."""
-    if shutil.which("openssl") is None:
+    """A CA and a certificate for 127.0.0.1 it signed (``servers/tls.py``)."""
+    files = make_ca(tmp_path_factory.mktemp("ca"))
+    if files is None:
         pytest.skip("openssl is not installed")
-    folder = tmp_path_factory.mktemp("ca")
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=streamwire test CA")  # fmt: skip
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-        "-subj", "/CN=127.0.0.1")  # fmt: skip
-    (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")  # fmt: skip
-    return {"ca": folder / "ca.pem", "cert": folder / "server.pem", "key": folder / "server.key"}
+    return files
 
 
 def _tls_server_context(files: dict[str, Path]) -> ssl.SSLContext:

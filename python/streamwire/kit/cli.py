@@ -21,8 +21,9 @@
     passed and no verdict but the acceptable ones (``verdicts.ACCEPTABLE``)
     was found, 1 otherwise, 3 when nothing failed but a cell was inconclusive
     (cut by the kit's own timeout), 2 for a usage error (bad arguments or
-    configuration). ``--repeat N`` runs each cell N times: a cell whose runs
-    differ in a verdict no clock decided is flaky (exit 1).
+    configuration) or a certificate the kit cannot verify (``--cacert``).
+    ``--repeat N`` runs each cell N times: a cell whose runs differ in a
+    verdict no clock decided is flaky (exit 1).
 
 ``streamwire check --upstream URL --key-env VAR --protocol P``
     Live mode (``run/live.py``): the practice's minimal requests straight to a
@@ -37,6 +38,7 @@ import contextlib
 import json
 import os
 import signal
+import ssl
 import sys
 import textwrap
 import time
@@ -50,7 +52,9 @@ from .upstream.mock import DEFAULT_STALL
 from .upstream.wire import DEFAULT_SILENCE
 from .vocab.cases import CASE_NAMES
 from .vocab.delivery import DELIVERIES
+from .vocab.httpio import CertificateError
 from .vocab.names import CLIENTS, SDKS
+from .vocab.transport import DEFAULT_TRANSPORTS, parse_transports
 
 if TYPE_CHECKING:
     from .judge.cell import Cell
@@ -135,7 +139,7 @@ environment; the command line overrides the file. See docs/kit/outputs.md.
 exit status:
   0  every cell passed or degraded; no verdict but semantic_downgrade or sdk_limit
   1  a layer failed, a cell was flaky, or another verdict (--against: a regression)
-  2  usage error: bad arguments or --config, or the mock could not start
+  2  usage error (arguments, --config), no mock, or an unverified certificate (--cacert)
   3  nothing failed, but a cell was inconclusive (cut by the kit's own timeout)
 """
 
@@ -191,6 +195,28 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         default=list(DELIVERIES),
         metavar="MODES",
         help="how the mock writes each body, comma-separated (default all)",
+    )
+    run.add_argument(
+        "--transport",
+        type=_transports,
+        default=list(DEFAULT_TRANSPORTS),
+        metavar="NAMES",
+        help="how the client reaches the gateway, comma-separated or all: http1 (HTTP/1.1, "
+        "Accept-Encoding: identity, as curl), http1-gzip (gzip, deflate, as the Python "
+        "SDKs; the answer decoded as it arrives). The first reads every case, the others "
+        "the plain cases, paced; a hop that holds what it compresses is "
+        "compression_buffered (default " + ",".join(DEFAULT_TRANSPORTS) + ")",
+    )
+    run.add_argument(
+        "--cacert",
+        metavar="FILE",
+        help="trust the CA certificates in FILE (PEM) for https routes, besides the "
+        "system's (a gateway behind a private CA)",
+    )
+    run.add_argument(
+        "--insecure",
+        action="store_true",
+        help="do not verify the certificates of https routes",
     )
     run.add_argument(
         "--unary",
@@ -452,6 +478,31 @@ def _settled(args: argparse.Namespace) -> argparse.Namespace:
     return settle(args, parser)
 
 
+def _transports(text: str) -> list[str]:
+    try:
+        return list(parse_transports(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _tls_context(cacert: str | None, insecure: bool) -> ssl.SSLContext | None:
+    """The TLS context of https routes: the system's trust (None), plus
+    ``cacert``'s CAs, or no verification at all (``insecure``)."""
+    if insecure:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    if cacert is None:
+        return None
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cafile=cacert)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"--cacert {cacert}: no CA certificate could be read ({exc})") from None
+    return context
+
+
 def parse_check(argv: Sequence[str]) -> argparse.Namespace:
     """``streamwire check ARGV``'s options as the check runs with them: the
     command line's, then the configuration's, then the defaults. Raises
@@ -531,8 +582,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             read_timeout=args.timeout,
             silence=args.silence,
             stall=args.stall,
+            transports=args.transport,
+            tls=_tls_context(args.cacert, args.insecure),
         )
-    except ValueError as exc:
+    except (ValueError, OSError, ssl.SSLError) as exc:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
     if args.load:
@@ -556,6 +609,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         cells = asyncio.run(
             run_check(plan, on_mock=on_mock, on_cell=progress.step if progress else None)
         )
+    except CertificateError as exc:
+        # The kit's trust, not the gateway's answers: no verdict at all.
+        print(f"streamwire: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"streamwire: cannot start the mock: {exc}", file=sys.stderr)
         return 2
@@ -659,6 +716,9 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
 
     try:
         report = asyncio.run(run_load(load, on_stream=on_stream, on_target=on_target))
+    except CertificateError as exc:
+        print(f"streamwire: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"streamwire: cannot start the mock: {exc}", file=sys.stderr)
         return 2

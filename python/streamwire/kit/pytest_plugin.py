@@ -144,8 +144,10 @@ class _Key:
 def keys(plan: CheckPlan) -> list[tuple[str, _Key]]:
     """(item id, its key) of every cell of ``plan``, raw cells then SDK cells."""
     out = []
+    from .vocab.transport import split_label
+
     for route, case, client, delivery in plan.keys():
-        key = _Key(case, client, route.name, delivery, client)
+        key = _Key(case, client, route.name, delivery, split_label(client)[0])
         out.append((_name(key), key))
     for route, case, sdk, client, delivery in plan.sdk_keys():
         key = _Key(case, f"{client} via {sdk}", route.name, delivery, client)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..vocab.cases import Case
+from ..vocab.transport import split_label
 from .raw import client_request
 
 __all__ = ["KEY_VAR", "cell_command", "curl_command", "key_variable"]
@@ -76,10 +77,18 @@ def cell_command(
     canary: str | None = None,
     stream: bool = True,
 ) -> str:
-    """The command of a cell that ``client`` (a protocol, or ``<protocol> via
-    <sdk>``) asked for ``case`` with ``model`` at ``base_url``."""
-    protocol = client.split(" via ", 1)[0]
+    """The command of a cell that ``client`` (a protocol, ``<protocol> over
+    <transport>`` or ``<protocol> via <sdk>``) asked for ``case`` with
+    ``model`` at ``base_url``."""
+    protocol, transport = split_label(client.split(" via ", 1)[0])
     url, headers, body = client_request(
-        protocol, case, model, base_url, key, canary=canary, stream=stream
+        protocol,
+        case,
+        model,
+        base_url,
+        key,
+        canary=canary,
+        stream=stream,
+        accept_encoding=transport.accept_encoding,
     )
     return curl_command(url, headers, body, key=key, var=var)

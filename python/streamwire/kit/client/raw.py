@@ -21,6 +21,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable
@@ -35,7 +36,14 @@ from ...io._wire import framing_of, media_type
 from ...metrics import Timing
 from ...result import StreamResult
 from ..vocab.cases import TOOLS, Case
-from ..vocab.httpio import ClientResponse, HttpTimeout, TransportError, open_request, within
+from ..vocab.httpio import (
+    CertificateError,
+    ClientResponse,
+    HttpTimeout,
+    TransportError,
+    open_request,
+    within,
+)
 from ..vocab.kinds.base import Conduct
 from ..vocab.kinds.cancel import CANCEL_TIMER
 from ..vocab.kinds.slow_reader import SLOW_READER_AFTER, SLOW_READER_PAUSE, SLOW_READER_RCVBUF
@@ -112,19 +120,21 @@ def client_request(
     canary: str | None = None,
     *,
     stream: bool = True,
+    accept_encoding: str = "identity",
 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
     """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol;
     ``canary``, a string unique to the run, ends the prompt (a team greps its
     gateway's logs for it: docs/kit/running.md). ``stream=False``: the protocol's
     non-streaming request for the whole answer (``stream: false``,
-    ``:generateContent``, ``/converse``, ``/invoke``)."""
+    ``:generateContent``, ``/converse``, ``/invoke``). ``accept_encoding``: the
+    codings the client accepts (its transport's)."""
     base = base_url.rstrip("/")
     prompt = _PROMPT.format(case=case.name)
     if canary:
         prompt = f"{prompt} ({canary})"
     accept = "text/event-stream" if stream else "application/json"
     headers = [("content-type", "application/json"), ("accept", accept)]
-    headers.append(("accept-encoding", "identity"))
+    headers.append(("accept-encoding", accept_encoding))
     body: dict[str, Any]
     if client == "openai-chat":
         url = f"{base}/v1/chat/completions"
@@ -238,6 +248,13 @@ class Observation:
     kit_limit: str | None = None
     timing: Timing | None = None
     raw_bytes: int = 0
+    #: The body's content codings, when the client accepted any and the
+    #: answer used one (``raw_bytes`` then counts the decoded bytes, and
+    #: ``wire_bytes`` what came over the wire).
+    content_encoding: str | None = None
+    wire_bytes: int | None = None
+    #: The request's ``Accept-Encoding``.
+    accept_encoding: str = "identity"
     raw_head: bytes = b""
     raw_tail: bytes = b""
     raw_sha256: str = ""
@@ -320,6 +337,8 @@ class Observation:
             "content_type": self.content_type,
             "failure": self.failure,
             "kit_limit": self.kit_limit,
+            "content_encoding": self.content_encoding,
+            "wire_bytes": self.wire_bytes,
             "raw": {
                 "bytes": self.raw_bytes,
                 "sha256": self.raw_sha256,
@@ -470,6 +489,9 @@ async def _opened(
     conduct: Conduct,
     hang_up_at: float | None,
     timeouts: tuple[float, float, float],
+    *,
+    decode: bool,
+    tls: ssl.SSLContext | None,
 ) -> ClientResponse | None:
     """The response, its head read; None when there is none (``obs`` says why)."""
     connect_timeout, read_timeout, total_timeout = timeouts
@@ -483,6 +505,8 @@ async def _opened(
             read_timeout=read_timeout,
             on_connect=lambda: connected.append(time.time()),
             recv_buffer=conduct.recv_buffer,
+            decode=decode,
+            context=tls,
         )
         # The whole answer's limit holds for its head too (a head that trickles
         # in a byte at a time never trips the per-read timeout).
@@ -498,6 +522,8 @@ async def _opened(
             obs.cancelled_at = time.time()
             obs.cancel_reason = "timer"
         return None
+    except CertificateError:
+        raise
     except TransportError as exc:
         obs.failure = str(exc)
         obs.timed_out = isinstance(exc, HttpTimeout)
@@ -557,9 +583,12 @@ async def observe(
     keep_body: bool = False,
     secrets: tuple[str, ...] = (),
     unary: bool = False,
+    decode: bool = False,
+    tls: ssl.SSLContext | None = None,
 ) -> Observation:
     """Sends the request and reads the answer. Never raises for anything the
-    server does: it is all in the result.
+    server does: it is all in the result (a certificate the kit cannot verify
+    is the kit's problem, not the server's: ``CertificateError`` is raised).
 
     ``conduct``: what the case's kind has the client do while it reads
     (``kinds.base.Conduct``): hang up after some text deltas, or on a timer
@@ -572,18 +601,28 @@ async def observe(
     request asked for the whole answer at once; its JSON body is read whole
     (up to ``unary.MAX_BODY``) and as the events its stream would give
     (``unary.read_answer``; a body that is no answer of the protocol is
-    ``framing_error``)."""
+    ``framing_error``). ``decode``: the request accepted content codings,
+    and the body is decoded as it arrives, each event timed when it decodes
+    (``httpio.ClientResponse.pieces``). ``tls``: the TLS context of an https
+    URL (None: the system's trust store)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time(), secrets=secrets)
+    obs.accept_encoding = next(
+        (v for k, v in headers if k.lower() == "accept-encoding"), "identity"
+    )
     needles = [s.encode() for s in secrets if s]
     overlap = max((len(n) for n in needles), default=1) - 1
     seen = b""
     timer_on = conduct.hang_up_after is not None
     hang_up_at = obs.sent_at + conduct.hang_up_timer if timer_on else None
     timeouts = (connect_timeout, read_timeout, total_timeout)
-    response = await _opened(obs, url, headers, payload, conduct, hang_up_at, timeouts)
+    response = await _opened(
+        obs, url, headers, payload, conduct, hang_up_at, timeouts, decode=decode, tls=tls
+    )
     if response is None:
         return obs
+    if decode and response.codings:
+        obs.content_encoding = ", ".join(response.codings)
     obs.head_at = response.head_at
     obs.status = response.status
     obs.headers = response.headers
@@ -704,6 +743,8 @@ async def observe(
         answer = _whole_answer(obs, client, bytes(whole), timing, unified)
     obs.raw_tail = bytes(tail) if obs.raw_bytes > KEEP_BYTES else b""
     obs.raw_sha256 = digest.hexdigest()
+    if obs.content_encoding is not None:
+        obs.wire_bytes = response.wire_bytes
     obs.body = bytes(whole) if keep_body and whole is not None else None
     obs.wire_events = wire.items()
     obs.wire_event_count = wire.count

@@ -107,6 +107,9 @@ class Cell:
     #: A ``curl`` command that sends the cell's request again, the key left to
     #: the shell (``report/reproduce.py``): in the JSON of a failing or flaky cell.
     reproduce: str | None = None
+    #: How the client reached the gateway (``vocab/transport.py``; ``sdk``:
+    #: the SDK's own HTTP client).
+    transport: str = "http1"
 
     @property
     def layers(self) -> dict[str, Verdict]:
@@ -199,6 +202,7 @@ class Cell:
             "client": self.client,
             "upstream": self.upstream,
             "delivery": self.delivery,
+            "transport": self.transport,
             "route": self.route,
             "inconclusive": self.inconclusive,
             "layers": self.layers,

@@ -217,6 +217,10 @@ def _cut(x: Inputs) -> str:
     return f"cut by the kit's {limit} ({obs.failure}); {mock}: not the gateway's verdict"
 
 
+def _coding(name: str) -> str:
+    return "gzip" if name == "x-gzip" else name
+
+
 def _framing(x: Inputs) -> Check:
     obs = x.obs
     if obs.status != 200 and (x.truth.error_type is not None or x.case.kind.per_attempt):
@@ -224,13 +228,15 @@ def _framing(x: Inputs) -> Check:
     unary = x.delivery == UNARY
     want = "application/json" if unary else media_type_of(x.client)
     encoding = next((v for k, v in obs.headers if k == "content-encoding"), "identity")
-    if encoding.strip().lower() not in ("", "identity"):
-        # The client asked for identity (accept-encoding): a client library
-        # decodes what the header says, or fails on it.
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    accepted = {a.split(";")[0].strip().lower() for a in obs.accept_encoding.split(",")}
+    refused = [c for c in codings if c not in ("", "identity") and _coding(c) not in accepted]
+    if refused:
+        # A client library decodes what the header says, or fails on it.
         return Check(
             "fail",
             f"content-encoding {encoding!r}, which the client did not accept (it asked for "
-            "identity): a client decodes the body as that, or fails",
+            f"{obs.accept_encoding}): a client decodes the body as that, or fails",
         )
     if media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]

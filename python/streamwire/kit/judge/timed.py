@@ -122,7 +122,39 @@ def _gaps(times: Sequence[float]) -> list[float]:
 
 
 def streaming(x: Inputs) -> Check:
-    """The content reached the client as the mock paced it (module docstring)."""
+    """The content reached the client as the mock paced it (module docstring).
+    An answer held or late that came compressed says so (``compressed``, its
+    ``content_encoding``): whether the compression is the cause is decided
+    against the same cell over ``http1`` (``compression_cause``)."""
+    check = _streaming(x)
+    encoding = x.obs.content_encoding
+    if encoding and check.verdict != "pass" and {"held", "delayed"} & set(check.tags):
+        check.tags = (*check.tags, "compressed")
+        check.details["content_encoding"] = encoding
+        check.why = f"{check.why} (the answer came {encoding}-compressed)"
+    return check
+
+
+def compression_cause(check: Check, identity: Check) -> None:
+    """A held answer that came compressed, whose twin over ``http1`` (no
+    coding accepted) streamed: the hop holds what it compresses
+    (``compression_buffered``)."""
+    if "compressed" not in check.tags or "held" not in check.tags:
+        return
+    if "compression_buffered" in check.tags:
+        return  # decided already (a repeated cell's runs share checks)
+    if identity.verdict not in ("pass", "degraded") or "held" in identity.tags:
+        return
+    check.tags = (*check.tags, "compression_buffered")
+    delay = identity.details.get("first_content_delay_ms")
+    check.details["identity_first_content_delay_ms"] = delay
+    check.why = (
+        f"{check.why}; the same answer streamed to a client that accepted no coding "
+        f"(first content {delay} ms after the mock's first write)"
+    )
+
+
+def _streaming(x: Inputs) -> Check:
     obs, entry = x.obs, x.entry
     if entry is None:
         return Check("not_applicable", "the gateway never called the mock: nothing to time")

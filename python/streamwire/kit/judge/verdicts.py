@@ -144,6 +144,15 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "llm_provider-x-request-id), and log it beside the gateway's own id",
     ),
     VerdictRule(
+        "compression_buffered",
+        _layer("streaming", "compression_buffered"),
+        "the hop holds the answer for clients that accept compression (every SDK and browser) "
+        "and streams it to those that do not (curl): leave text/event-stream out of its "
+        "compression (nginx: gzip_types; caddy: encode's match), or have it flush the "
+        "compressor at every event",
+        ("first_content_after_last_write_ms", "identity_first_content_delay_ms"),
+    ),
+    VerdictRule(
         "not_streaming",
         _layer("streaming", "held", "not_streamed"),
         "something between the upstream and the client holds the whole answer: do not mark "

@@ -52,10 +52,9 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
-def _transport(cell: Cell) -> str | None:
-    """The cell's transport, when the cells carry one (none do yet)."""
-    value = getattr(cell, "transport", None) or cell.evidence.get("transport")
-    return str(value) if value else None
+def _transport(cell: Cell) -> str:
+    """How the cell's client reached the gateway (``Cell.transport``)."""
+    return cell.transport
 
 
 def _name(cell: Cell, transports: bool) -> str:

@@ -21,8 +21,9 @@ import contextlib
 import itertools
 import json
 import secrets
+import ssl
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -37,7 +38,7 @@ from ..client.sdk import test_record as sdk_record
 from ..judge.cell import LAYERS, Cell, Check, repeated
 from ..judge.rules import inputs, judge, reference
 from ..judge.sdk import compare
-from ..judge.timed import TIMING_TAGS
+from ..judge.timed import TIMING_TAGS, compression_cause
 from ..upstream.mock import MockUpstream, fingerprint, is_entry
 from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
 from ..vocab.delivery import DELIVERIES, UNARY
@@ -47,6 +48,7 @@ from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.kinds.silence import DEFAULT_SILENCE
 from ..vocab.names import CLIENTS, SDKS
+from ..vocab.transport import TRANSPORTS, client_label, split_label
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 
@@ -167,6 +169,11 @@ class CheckPlan:
     #: Each cell runs this many times; one whose runs differ in a verdict no
     #: clock decided is ``flaky`` (``Cell.flaky``), and fails the run.
     repeat: int = 1
+    #: The transports the cells read over (``vocab/transport.py``): the first
+    #: reads every case, the others the plain cases in the paced delivery.
+    transports: Sequence[str] = ("http1",)
+    #: The TLS context of https routes (None: the system's trust store).
+    tls: ssl.SSLContext | None = None
 
     def limits(self, hang_up: float) -> Limits:
         """A cell's limits before its kind's own (``hang_up``: how long a
@@ -199,7 +206,7 @@ class CheckPlan:
         that runs in some deliveries only (``Case.only``) skips the others, and
         a unary case's ``unary`` cell follows its streamed ones."""
         unary = (UNARY,) if self.unary else ()
-        return [
+        first = [
             (route, name, client, delivery)
             for route in self.routes
             for client in self.clients
@@ -208,6 +215,19 @@ class CheckPlan:
             if delivery in (CASES[name].only or DELIVERIES)
             or (delivery == UNARY and name in UNARY_CASES)
         ]
+        if self.transports[0] != "http1":
+            first = [(r, n, client_label(c, self.transports[0]), d) for r, n, c, d in first]
+        # The other transports: the plain cases, paced (or the first delivery).
+        paced = "paced" if "paced" in self.deliveries else self.deliveries[0]
+        others = [
+            (route, name, client_label(client, transport), paced)
+            for transport in self.transports[1:]
+            for route in self.routes
+            for client in self.clients
+            for name in self.cases
+            if CASES[name].kind.plain and paced in (CASES[name].only or DELIVERIES)
+        ]
+        return first + others
 
     @property
     def size(self) -> int:
@@ -223,6 +243,11 @@ class CheckPlan:
             unknown = [g for g in given if g not in known]
             if unknown:
                 raise ValueError(f"unknown {name} {', '.join(unknown)}; known: {', '.join(known)}")
+        if not self.transports or any(t not in TRANSPORTS for t in self.transports):
+            raise ValueError(
+                f"unknown transport in {', '.join(self.transports) or 'none'}; "
+                f"known: {', '.join(TRANSPORTS)}"
+            )
         unknown = [s for s in self.sdks if s not in SDKS]
         if unknown:
             raise ValueError(f"unknown SDK {', '.join(unknown)}; known: {', '.join(SDKS)}")
@@ -383,7 +408,11 @@ async def judged_stream(
     """One cell, and what its client saw. ``salt``: the mock writes the case's
     text with the cell's tag in it (``cases.salted``), and the judge expects it.
     ``cancel_wait``: how long a hang-up's upstream request may take to end
-    before it is judged (``CANCEL_WAIT`` unless told; a load gives it longer)."""
+    before it is judged (``CANCEL_WAIT`` unless told; a load gives it longer).
+    ``client``: a client label (``transport.client_label``): the protocol,
+    and the transport the cell reads over unless ``http1``."""
+    label = client
+    client, transport = split_label(label)
     tag = _tag()
     model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
     kind, plain = case.kind, case
@@ -394,7 +423,14 @@ async def judged_stream(
         case = salted(case, tag)
     unary = delivery == UNARY
     url, headers, body = client_request(
-        client, case, model, route.base_url, plan.key, canary=plan.canary, stream=not unary
+        client,
+        case,
+        model,
+        route.base_url,
+        plan.key,
+        canary=plan.canary,
+        stream=not unary,
+        accept_encoding=transport.accept_encoding,
     )
     watched = (plan.key,) if plan.key else ()
     if options:
@@ -410,6 +446,8 @@ async def judged_stream(
         total_timeout=limits.total,
         secrets=watched,
         unary=unary,
+        decode=transport.decodes,
+        tls=plan.tls,
     )
     # No answer at all: the mock's log is read almost at once; but a client
     # that hung up before the head gives the hop its time to close too.
@@ -438,6 +476,8 @@ async def judged_stream(
             read_timeout=plan.read_timeout,
             secrets=watched,
             unary=unary,
+            decode=transport.decodes,
+            tls=plan.tls,
         )
         entries = await log.settled(tag, len(entries) + 1, SETTLE)
         later = [e for e in entries if first is None or e["id"] > first["id"]]
@@ -467,7 +507,8 @@ async def judged_stream(
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
-    cell = Cell(case.name, client, x.upstream, delivery, checks, evidence, route.name)
+    cell = Cell(case.name, label, x.upstream, delivery, checks, evidence, route.name)
+    cell.transport = transport.name
     cell.reproduce = curl_command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
     return cell, obs
 
@@ -540,6 +581,7 @@ async def _run_sdk_cell(
     }
     known = upstream if isinstance(upstream, str) else None
     cell = Cell(case.name, f"{client} via {sdk}", known, delivery, checks, evidence, route.name)
+    cell.transport = "sdk"
     cell.reproduce = cell_command(
         client,
         case,
@@ -656,6 +698,24 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
         "refused": entry.get("refused"),
         "credentials": entry.get("credentials"),
     }
+
+
+def _compression_causes(cells: Iterable[Cell]) -> None:
+    """Each cell over a transport that accepts codings, whose streaming layer
+    found the answer held and compressed, against its twin over ``http1``
+    (same route, protocol, case and delivery): if that one streamed, the
+    compression is the cause (``timed.compression_cause``)."""
+    cells = list(cells)
+    identity = {(c.route, c.client, c.delivery, c.case): c for c in cells if c.transport == "http1"}
+    for cell in cells:
+        if cell.transport in ("http1", "sdk"):
+            continue
+        twin = identity.get((cell.route, split_label(cell.client)[0], cell.delivery, cell.case))
+        if twin is None or "streaming" not in twin.checks:
+            continue
+        for run in (cell, *cell.runs):
+            if "streaming" in run.checks:
+                compression_cause(run.checks["streaming"], twin.checks["streaming"])
 
 
 def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
@@ -823,6 +883,8 @@ async def run_check(
             if on_cell is not None:
                 on_cell(cell)
             return cell
+
+        _compression_causes(cells.values())
 
         # The SDK cells last: their verdicts are no timings.
         semaphore = asyncio.Semaphore(max(1, plan.concurrency))

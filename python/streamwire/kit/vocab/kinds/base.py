@@ -145,6 +145,12 @@ class Kind:
     # --- what the judge expects --------------------------------------------------
 
     @property
+    def plain(self) -> bool:
+        """No conduct of its own: the answer is written and read through, and
+        what arrives and when is all that is judged."""
+        return type(self) is Kind
+
+    @property
     def hangs_up(self) -> bool:
         """The client hangs up mid-answer (``conduct``): the answer it holds
         to is ``cancelled``, and what came before the hang-up is judged."""
