@@ -687,3 +687,50 @@ def test_a_bad_argument_exits_2() -> None:
     with pytest.raises(SystemExit) as exited:
         kit_main(["check", "--repeat", "zero"])
     assert exited.value.code == 2
+
+
+# --- what a report lists first ----------------------------------------------------------------
+
+
+def test_every_verdict_has_exactly_one_cost() -> None:
+    from streamwire.kit.judge.verdicts import COST_GROUPS, VERDICT_NAMES
+
+    placed = [name for _, names in COST_GROUPS for name in names]
+    assert sorted(placed) == sorted(VERDICT_NAMES)
+
+
+def test_reports_list_what_costs_a_user_most_first() -> None:
+    # The observability gap comes first in plan order and in the rules'
+    # precedence; a corrupted call and a masked error cost more.
+    lost_id = _cell("short-text", "gw", ("request_id", Check("fail", "no id", ("lost",))))
+    masked = _cell("in-stream-error", "gw", ("completion", Check("fail", "success", ("masked",))))
+    both = _cell(
+        "single-tool",
+        "gw",
+        ("request_id", Check("fail", "no id", ("lost",))),
+        ("tool_calls", Check("fail", "arguments altered", ("altered",))),
+    )
+    report = build_report([lost_id, masked, both])
+    names = [v["name"] for v in report.verdicts]
+    assert names.index("request_id_lost") == len(names) - 1, names
+    failing = report.failing()
+    assert [cell.case for cell, _, _ in failing] == ["single-tool", "in-stream-error", "short-text"]
+    cell, layers, why = failing[0]
+    assert layers == ["tool_calls", "request_id"] and why == "arguments altered"
+
+
+def test_advice_follows_the_cause_the_cells_show() -> None:
+    def delayed(lag: int) -> Cell:
+        check = Check("degraded", "late", ("delayed",), {"lag_median_ms": lag})
+        return _cell("short-text", f"gw{lag}", ("streaming", check))
+
+    def not_called(status: int) -> Cell:
+        check = Check("fail", f"HTTP {status}", ("not_called",))
+        return _cell("short-text", f"nc{status}", ("http", check), client={"status": status})
+
+    report = build_report([delayed(120), delayed(19000), not_called(404), not_called(400)])
+    advice = {v["route"]: v["advice"] for v in report.verdicts}
+    assert "http-no-delay" in advice["gw120"] and "cannot keep up" not in advice["gw120"]
+    assert "cannot keep up" in advice["gw19000"] and "http-no-delay" not in advice["gw19000"]
+    assert "no such endpoint" in advice["nc404"] and "HTTP 404" in advice["nc404"]
+    assert "no such endpoint" not in advice["nc400"] and "parameter" in advice["nc400"]

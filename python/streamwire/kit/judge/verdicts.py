@@ -34,12 +34,14 @@ __all__ = [
     "ACCEPTABLE",
     "CATCH_ALL",
     "CAUSED_BY",
+    "COST_GROUPS",
     "ERROR_CASES",
     "VERDICT_NAMES",
     "VERDICT_RULES",
     "VerdictRule",
     "cell_verdicts",
     "control_cells",
+    "cost",
     "exit_status",
     "matrix",
     "tool_safety",
@@ -370,6 +372,77 @@ _ADVICE = {r.name: r.advice for r in (*VERDICT_RULES, CATCH_ALL)}
 _FIGURES = {r.name: r.figures for r in (*VERDICT_RULES, CATCH_ALL)}
 #: Verdicts that do not fail a run.
 ACCEPTABLE = frozenset({"semantic_downgrade", "sdk_limit"})
+#: The verdicts by what they cost a user, worst first: reports list them in
+#: this order (the rules' order is precedence, which is another matter).
+#: Corrupted tool calls and content, crossed answers and leaked keys; then
+#: errors and cuts a client cannot see; then streaming; usage; and last what
+#: only observability or a declared loss costs.
+COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
+    (
+        "tool calls, content and keys",
+        frozenset(
+            {
+                "cross_talk",
+                "chat_only",
+                "key_forwarded",
+                "key_echoed",
+                "truncated_call_executable",
+                "failed_attempt_call",
+                "retry_spliced",
+                "tool_error_flag_lost",
+                "content_altered",
+                "request_mistranslated",
+                "events_dropped",
+            }
+        ),
+    ),
+    (
+        "masked errors and truncation",
+        frozenset(
+            {
+                "error_masked",
+                "truncation_masked",
+                "idle_timeout_masked",
+                "slow_reader_cut_silently",
+                "stream_cut",
+                "framing_broken",
+                "non_streaming_broken",
+                "sdk_incompatible",
+                "upstream_not_called",
+                "gateway_unreachable",
+                "compat_gate_failed",
+                "keepalive_broke_stream",
+                "layer_failed",
+            }
+        ),
+    ),
+    (
+        "streaming",
+        frozenset(
+            {
+                "compression_buffered",
+                "not_streaming",
+                "stream_delayed",
+                "arguments_buffered",
+                "slow_reader_buffered",
+                "idle_timeout",
+                "cancel_not_propagated",
+                "attempt_left_open",
+            }
+        ),
+    ),
+    ("usage", frozenset({"usage_incomplete", "usage_invented"})),
+    (
+        "observability and declared losses",
+        frozenset({"request_id_lost", "reasoning_dropped", "semantic_downgrade", "sdk_limit"}),
+    ),
+)
+_COST = {name: rank for rank, (_, names) in enumerate(COST_GROUPS) for name in names}
+
+
+def cost(name: str) -> int:
+    """The rank of ``COST_GROUPS`` a verdict belongs to (0: the worst)."""
+    return _COST.get(name, len(COST_GROUPS))
 
 
 #: Cases that differ from a control case by one thing the upstream sent: a
@@ -426,6 +499,7 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     ``timed_cases``: those of its cases that a clock alone decided."""
     cells = list(cells)
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    statuses: dict[tuple[str, str, str], set[Any]] = {}
     controls = control_cells(cells)
     for cell in cells:
         control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
@@ -449,6 +523,8 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
                 },
             )
             entry["cells"] += 1
+            status = (cell.evidence.get("client") or {}).get("status")
+            statuses.setdefault(key, set()).add(status)
             upstream = cell.upstream or "none"
             if upstream not in entry["upstream"]:
                 entry["upstream"].append(upstream)
@@ -469,11 +545,40 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
                     low, high = entry["figures"].get(figure, (value, value))
                     entry["figures"][figure] = (min(low, value), max(high, value))
     order = {name: i for i, name in enumerate(VERDICT_NAMES)}
-    out = sorted(found.values(), key=lambda v: (order[v["name"]], v["route"], v["client"]))
+    out = sorted(
+        found.values(),
+        key=lambda v: (cost(v["name"]), order[v["name"]], v["route"], v["client"]),
+    )
     for entry in out:
         entry["why"] = "; ".join(entry["why"])
         entry["figures"] = {k: list(v) for k, v in entry["figures"].items()}
+        key = (entry["name"], entry["route"], entry["client"])
+        entry["advice"] = _advice(entry["name"], entry["figures"], statuses.get(key, set()))
     return out
+
+
+#: A route this many milliseconds behind the upstream is not batching writes.
+FAR_BEHIND_MS = 1000
+
+
+def _advice(name: str, figures: Mapping[str, list[Any]], statuses: set[Any]) -> str:
+    """A verdict's advice for the cause its cells show, where one verdict has
+    several (the rule's own advice otherwise)."""
+    if name == "stream_delayed":
+        lag = figures.get("lag_median_ms")
+        if lag and lag[1] >= FAR_BEHIND_MS:
+            return (
+                "the route streams, but seconds behind the upstream: not a hop that batches "
+                "writes but one that cannot keep up (CPU-bound, or an event loop blocked by "
+                "other work); look at its CPU, its workers and what else it runs"
+            )
+    if name == "upstream_not_called" and statuses and statuses <= {404, 405}:
+        return (
+            "the gateway has no such endpoint for this client protocol on this route (HTTP "
+            f"{'/'.join(str(s) for s in sorted(statuses))}): drop this client from the route's "
+            "check, or serve the endpoint"
+        )
+    return _ADVICE[name]
 
 
 def _pair_status(cells: Sequence[Cell]) -> str:

@@ -32,7 +32,15 @@ from typing import Any, TextIO
 
 from ... import __version__
 from ..judge.cell import Cell
-from ..judge.verdicts import cell_verdicts, control_cells, exit_status, matrix, verdicts
+from ..judge.verdicts import (
+    CATCH_ALL,
+    cell_verdicts,
+    control_cells,
+    cost,
+    exit_status,
+    matrix,
+    verdicts,
+)
 from ..vocab.delivery import UNARY
 from ..vocab.names import CLIENTS
 from .paths import compare_paths, findings
@@ -222,13 +230,21 @@ class Report:
         return by_verdict(self.cells)
 
     def failing(self) -> list[tuple[Cell, list[str], str]]:
-        """(cell, its failing layers, why the first failed) of every failing cell."""
-        out = []
+        """(cell, its failing layers, why the first failed) of every failing
+        cell, by what its verdicts cost a user (``verdicts.COST_GROUPS``), the
+        worst first, and each cell's layers so too; plan order otherwise."""
+        controls = control_cells(self.cells)
+        ranked = []
         for cell in self.cells:
-            layers = cell.failing
-            if layers:
-                out.append((cell, layers, cell.checks[layers[0]].why))
-        return out
+            if not cell.failing:
+                continue
+            control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
+            named = {layer: name for name, layer in cell_verdicts(cell, control)}
+            layers = sorted(cell.failing, key=lambda layer: cost(named.get(layer, CATCH_ALL.name)))
+            rank = cost(named.get(layers[0], CATCH_ALL.name))
+            ranked.append((rank, (cell, layers, cell.checks[layers[0]].why)))
+        ranked.sort(key=lambda item: item[0])
+        return [row for _, row in ranked]
 
     def flaky(self) -> list[tuple[Cell, str]]:
         """(cell, its runs in words) of every flaky cell: how many runs failed,
