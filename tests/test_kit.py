@@ -997,3 +997,36 @@ def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
     assert _expect(tmp_path, None, doc) == 1, "the check crashed: no report"
     other = {**masked, "cases": ["in-stream-error", "usage"]}
     assert _expect(tmp_path, report(other), doc) == 1, "cases changed"
+
+
+def test_usage_evidence_says_what_the_upstream_reported_in_its_own_terms() -> None:
+    from streamwire.kit.judge.rules import _as_reported, _in_convention
+
+    t = truth(CASES["usage"], "openai-chat")
+    parts = dict(t.usage_parts)
+    cached = parts["cache_read"] + parts.get("cache_write", 0)
+    assert t.usage is not None and cached
+    sent, want = _in_convention(t, "openai-chat"), _in_convention(t, "anthropic")
+    assert sent == t.usage and want == (t.usage[0] - cached, t.usage[1])
+    # An OpenAI upstream's input counts the cached tokens; an Anthropic client's
+    # does not: the evidence names the upstream's own figure, then the convention.
+    said = _as_reported(t, "openai-chat", "anthropic")
+    assert said.startswith(f"{sent}, which is {want} for anthropic clients")
+    assert f"without its {cached} cached tokens" in said
+    assert _as_reported(t, "openai-chat", "openai-chat") == str(sent)
+
+
+@pytest.mark.timed
+def test_a_masked_error_s_evidence_names_the_status_and_stop_reason(servers: Any) -> None:
+    mock = servers[1]
+    plan = CheckPlan(
+        routes=[Route(_gateway(servers, "openai-chat", "anthropic", "error_text"))],
+        clients=["openai-chat"],
+        cases=["in-stream-error"],
+        deliveries=["whole"],
+        mock_url=mock.url,
+        unary=False,
+    )
+    (cell,) = asyncio.run(run_check(plan))
+    why = cell.checks["completion"].why
+    assert "arrived as completed, stop reason" in why and "not as an error" in why, why

@@ -381,3 +381,19 @@ def test_the_joins_and_the_judgement_never_raise_on_hostile_events(events: list[
 
 def test_the_sdk_layer_ends_the_layer_list() -> None:
     assert LAYERS[-1] == "sdk"
+
+
+def test_an_sdk_exception_without_a_message_is_told_by_where_it_was_raised() -> None:
+    from streamwire.kit.client.sdk import _raised
+
+    def helper() -> None:
+        raise AssertionError  # an SDK's own bare assert, as pytest does not rewrite it
+
+    try:
+        helper()
+    except AssertionError as exc:
+        kind, message = _raised(exc)
+    assert kind == "builtins.AssertionError"
+    assert message.startswith("no message; raised at tests/test_kit_sdk.py:")
+    assert "raise AssertionError" in message
+    assert _raised(ValueError("said so")) == ("builtins.ValueError", "said so")

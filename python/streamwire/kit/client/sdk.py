@@ -26,6 +26,7 @@ import importlib
 import importlib.metadata
 import json
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -138,8 +139,20 @@ class SdkAnswer:
 
 
 def _raised(exc: BaseException) -> tuple[str, str]:
+    """(the exception's class, its message); an exception without a message
+    (an SDK's bare ``assert``) is told by where it was raised: the innermost
+    frame's file, line and code."""
     kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}", str(exc)[:_MESSAGE]
+    message = str(exc).strip()
+    if not message:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            last = frames[-1]
+            where = "/".join(last.filename.replace("\\", "/").split("/")[-2:])
+            message = f"no message; raised at {where}:{last.lineno}: {last.line or '?'}"
+        else:
+            message = "no message"
+    return f"{kind.__module__}.{kind.__qualname__}", message[:_MESSAGE]
 
 
 def _dump(obj: Any, **options: Any) -> dict[str, Any]:

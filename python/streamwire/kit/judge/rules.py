@@ -495,11 +495,15 @@ def _completion(x: Inputs) -> Check:
     if t.error_type is not None:
         err = result.error
         if result.status != "error" or err is None:
-            text = "text" if t.text != result.text else "success"
+            # What the client was told, as it was told it: the status, the
+            # stop reason the stream gave, and what became of the text.
+            said = f"{result.status}, stop reason {result.stop_reason!r}"
+            if result.provider_stop_reason not in (None, result.stop_reason):
+                said += f" ({result.provider_stop_reason!r} on the wire)"
+            text = "the text altered" if t.text != result.text else "the text as sent"
             return Check(
                 "fail",
-                f"the upstream's {t.error_type} arrived as {result.status} ({text}), "
-                "not as an error",
+                f"the upstream's {t.error_type} arrived as {said}, {text}: not as an error",
                 ("masked",),
             )
         if err.type != t.error_type:
@@ -573,6 +577,20 @@ def _in_convention(t: Truth, client: str) -> tuple[int, int] | None:
     return i, o
 
 
+def _as_reported(t: Truth, upstream: str | None, client: str) -> str:
+    """The upstream's (input, output) as it reported them, and what they are in
+    ``client``'s convention when that counts the cached input otherwise."""
+    want = _in_convention(t, client)
+    sent = _in_convention(t, upstream or client)
+    if sent == want or want is None or sent is None:
+        return str(want)
+    cached = abs(sent[0] - want[0])
+    counted = "without" if want[0] < sent[0] else "with"
+    return (
+        f"{sent}, which is {want} for {client} clients (input {counted} its {cached} cached tokens)"
+    )
+
+
 def _part(usage: Usage | None, name: str) -> int:
     value = getattr(usage, USAGE_PARTS[name]) if usage is not None else None
     return value if isinstance(value, int) else 0
@@ -618,9 +636,10 @@ def _usage(x: Inputs) -> Check:
     if got != want:
         if ref is not None and _figures(ref.result) == got:
             return Check("degraded", f"usage converted to {got}", ("lost",))
+        said = _as_reported(t, x.upstream, x.client)
         if zero:
-            return Check("fail", f"usage {got}: the upstream's {want} was lost", ("missing",))
-        return Check("fail", f"usage {got}, the upstream reported {want}", ("invented",))
+            return Check("fail", f"usage {got}: the upstream's {said} was lost", ("missing",))
+        return Check("fail", f"usage {got}; the upstream reported {said}", ("invented",))
     return _usage_parts(usage, t.usage_parts, ref.result.usage if ref else None)
 
 
