@@ -306,3 +306,34 @@ def test_a_gateway_that_retries_wrongly(behaviour: str, case: str, verdict: str)
     _only(report, verdict)
     (cell,) = [c for c in report.cells if c.case == case]
     assert [layer for _, layer in cell_verdicts(cell)] == ["retries"]
+
+
+def test_the_log_keeps_both_ends_of_a_long_answer_and_its_content_adds_up() -> None:
+    # The judge reads the last write (held, late) and the writes after a
+    # hang-up: a log that kept only the first 2,000 writes said "0 writes over
+    # -216 ms after the client hung up" of an answer that ran on.
+    from streamwire.kit.upstream.mock import MAX_LOGGED_WRITES, RequestLog
+    from streamwire.kit.vocab.httpio import Request
+
+    log = RequestLog()
+    entry = log.add(Request("POST", "/v1/chat/completions", "", [], b"{}", 0.0, "t"), {})
+    total = 3 * MAX_LOGGED_WRITES + 7
+    for n in range(total):
+        kind = "text" if n % 2 else "reasoning"
+        log.wrote(entry, 10, (kind,), ((kind, n),))
+    writes = entry["writes"]
+    assert len(writes) == MAX_LOGGED_WRITES
+    assert entry["writes_dropped"] == total - MAX_LOGGED_WRITES
+    assert sum(w[1] for w in writes) == 10 * total  # every byte, folded or not
+    for kind, start in (("text", 1), ("reasoning", 0)):
+        assert sum(w[3].get(kind, 0) for w in writes) == sum(range(start, total, 2))
+    # The first half as written; the latest writes as written, the last one last.
+    assert [w[3] for w in writes[:3]] == [{"reasoning": 0}, {"text": 1}, {"reasoning": 2}]
+
+    def kind_of(n: int) -> str:
+        return "text" if n % 2 else "reasoning"
+
+    assert writes[-1][3] == {kind_of(total - 1): total - 1}
+    assert writes[-2][3] == {kind_of(total - 2): total - 2}
+    times = [w[0] for w in writes]
+    assert times == sorted(times)

@@ -74,6 +74,8 @@ MAX_LOG = 5000
 #: write counted as ``_WRITE_BYTES``): the oldest go first.
 MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_LOGGED_BODY = 256 * 1024
+#: The most writes a request's entry keeps: the first half, and the latest
+#: (the ones between folded into one, ``RequestLog.wrote``).
 MAX_LOGGED_WRITES = 2000
 # How many ended requests the index of running ones may hold past the log's
 # bound before it is swept.
@@ -479,11 +481,23 @@ class RequestLog:
         """The mock wrote ``size`` bytes carrying ``kinds`` (and ``content``:
         characters by kind) for ``entry``'s request."""
         entry["bytes_sent"] += size
-        if len(entry["writes"]) < MAX_LOGGED_WRITES:
-            entry["writes"].append([round(time.time(), 6), size, list(kinds), dict(content)])
+        writes = entry["writes"]
+        writes.append([round(time.time(), 6), size, list(kinds), dict(content)])
+        if len(writes) <= MAX_LOGGED_WRITES:
             self._grow(_WRITE_BYTES)
-        else:
-            entry["writes_dropped"] += 1
+            return
+        # Both ends stay: the first half (how the answer began) and the latest
+        # writes (its last write, the writes after a hang-up); the oldest of
+        # the latest is folded into the one before it (its time the later
+        # write's, sizes and characters summed), so the content written up to
+        # any write still adds up, as the timed layers read it.
+        into, folded = writes[MAX_LOGGED_WRITES // 2], writes.pop(MAX_LOGGED_WRITES // 2 + 1)
+        into[0] = folded[0]
+        into[1] += folded[1]
+        into[2] = list(dict.fromkeys([*into[2], *folded[2]]))
+        for key, chars in folded[3].items():
+            into[3][key] = into[3].get(key, 0) + chars
+        entry["writes_dropped"] += 1
 
     def _grow(self, size: int) -> None:
         self._bytes += size
