@@ -734,3 +734,25 @@ def test_advice_follows_the_cause_the_cells_show() -> None:
     assert "cannot keep up" in advice["gw19000"] and "http-no-delay" not in advice["gw19000"]
     assert "no such endpoint" in advice["nc404"] and "HTTP 404" in advice["nc404"]
     assert "no such endpoint" not in advice["nc400"] and "parameter" in advice["nc400"]
+
+
+def test_advice_names_the_setting_of_the_hop_that_answered() -> None:
+    def idle(route: str, server: str | None) -> Cell:
+        check = Check("fail", "cut", ("idle_cut",), {"cut_after_s": 60.0})
+        evidence = {"server": server} if server else {}
+        return _cell("silence-start", route, ("completion", check), **evidence)
+
+    report = build_report(
+        [
+            idle("nginx", "nginx/1.22.1"),
+            idle("h2o", "h2o/2.2.6"),
+            idle("mixed", "nginx/1.22.1"),
+            idle("mixed", "Apache/2.4.57 (Debian)"),
+            idle("unknown", None),
+        ]
+    )
+    advice = {v["route"]: v["advice"] for v in report.verdicts if v["name"] == "idle_timeout"}
+    assert "nginx: proxy_read_timeout" in advice["nginx"]
+    assert "h2o: proxy.timeout.io" in advice["h2o"]
+    # Two kinds of server answered: no one setting to name.
+    assert "this route's hop" not in advice["mixed"] and "this route's hop" not in advice["unknown"]

@@ -500,6 +500,7 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     cells = list(cells)
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     statuses: dict[tuple[str, str, str], set[Any]] = {}
+    servers: dict[tuple[str, str, str], set[str]] = {}
     controls = control_cells(cells)
     for cell in cells:
         control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
@@ -525,6 +526,9 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
             entry["cells"] += 1
             status = (cell.evidence.get("client") or {}).get("status")
             statuses.setdefault(key, set()).add(status)
+            server = cell.evidence.get("server")
+            if isinstance(server, str):
+                servers.setdefault(key, set()).add(server)
             upstream = cell.upstream or "none"
             if upstream not in entry["upstream"]:
                 entry["upstream"].append(upstream)
@@ -554,7 +558,42 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
         entry["figures"] = {k: list(v) for k, v in entry["figures"].items()}
         key = (entry["name"], entry["route"], entry["client"])
         entry["advice"] = _advice(entry["name"], entry["figures"], statuses.get(key, set()))
+        setting = _hop_setting(entry["name"], servers.get(key, set()))
+        if setting is not None:
+            entry["advice"] += f" ({setting})"
     return out
+
+
+#: The setting that governs a verdict's cause, by the hop whose ``Server``
+#: header answered (its name, lower case, before the version): each from the
+#: server's own documentation.
+HOP_SETTINGS: dict[str, dict[str, str]] = {
+    "nginx": {
+        "idle_timeout": "this route's hop is nginx: proxy_read_timeout, 60 s by default",
+        "not_streaming": "this route's hop is nginx: proxy_buffering off, or the upstream's "
+        "X-Accel-Buffering: no",
+        "slow_reader_buffered": "this route's hop is nginx: proxy_buffering off, or "
+        "proxy_max_temp_file_size 0",
+        "compression_buffered": "this route's hop is nginx: gzip_types without text/event-stream",
+    },
+    "apache": {
+        "idle_timeout": "this route's hop is Apache httpd: ProxyTimeout, or ProxyPass timeout=",
+    },
+    "h2o": {"idle_timeout": "this route's hop is h2o: proxy.timeout.io, 30 s by default"},
+    "envoy": {
+        "idle_timeout": "this route's hop is Envoy: the route's idle_timeout "
+        "(stream_idle_timeout, 5 min by default)",
+    },
+}
+
+
+def _hop_setting(name: str, servers: set[str]) -> str | None:
+    """The setting of the hop that answered (``HOP_SETTINGS``), when every
+    cell of the verdict was answered by the same kind of server."""
+    kinds = {s.split("/", 1)[0].strip().lower() for s in servers}
+    if len(kinds) != 1:
+        return None
+    return HOP_SETTINGS.get(kinds.pop(), {}).get(name)
 
 
 #: A route this many milliseconds behind the upstream is not batching writes.

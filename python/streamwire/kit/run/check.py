@@ -497,6 +497,9 @@ async def judged_stream(
         "mock": _mock_summary(first, obs.sent_at),
         "timeline": _timeline(obs, first),
     }
+    server = next((v for n, v in obs.headers if n.lower() == "server"), None)
+    if server is not None:
+        evidence["server"] = server[:120]  # the hop that answered, for advice by hop
     if plan.version_header:
         wanted = plan.version_header.lower()
         evidence["version_header"] = next((v for n, v in obs.headers if n.lower() == wanted), None)
