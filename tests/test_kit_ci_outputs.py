@@ -715,7 +715,7 @@ def test_reports_list_what_costs_a_user_most_first() -> None:
     assert names.index("request_id_lost") == len(names) - 1, names
     failing = report.failing()
     assert [cell.case for cell, _, _ in failing] == ["single-tool", "in-stream-error", "short-text"]
-    cell, layers, why = failing[0]
+    _, layers, why = failing[0]
     assert layers == ["tool_calls", "request_id"] and why == "arguments altered"
 
 
