@@ -728,8 +728,25 @@ def test_advice_follows_the_cause_the_cells_show() -> None:
         check = Check("fail", f"HTTP {status}", ("not_called",))
         return _cell("short-text", f"nc{status}", ("http", check), client={"status": status})
 
-    report = build_report([delayed(120), delayed(19000), not_called(404), not_called(400)])
+    def batched(route: str, *tags: str) -> Cell:
+        check = Check("degraded", "late", ("delayed", *tags), {"lag_median_ms": 90})
+        return _cell("long-text", route, ("streaming", check), server="Caddy")
+
+    report = build_report(
+        [
+            delayed(120),
+            delayed(19000),
+            not_called(404),
+            not_called(400),
+            batched("gz", "compressed"),
+            batched("half", "compressed"),
+            batched("half"),
+        ]
+    )
     advice = {v["route"]: v["advice"] for v in report.verdicts}
+    # Every cell came compressed: the compressor's batches, and Caddy's setting.
+    assert "compressor" in advice["gz"] and "Caddy: encode's match" in advice["gz"]
+    assert "compressor" not in advice["half"] and "http-no-delay" in advice["half"]
     assert "http-no-delay" in advice["gw120"] and "cannot keep up" not in advice["gw120"]
     assert "cannot keep up" in advice["gw19000"] and "http-no-delay" not in advice["gw19000"]
     assert "no such endpoint" in advice["nc404"] and "HTTP 404" in advice["nc404"]

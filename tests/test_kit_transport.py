@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
+from servers.background import MockInBackground
 from servers.nginx import Nginx, find_nginx
 from servers.tls import make_ca
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.judge.verdicts import verdicts
 from streamwire.kit.run.check import CheckPlan, Route, run_check
-from streamwire.kit.upstream.mock import MockUpstream
 from streamwire.kit.vocab.cases import CASES
 from streamwire.kit.vocab.transport import (
     DEFAULT_TRANSPORTS,
@@ -91,36 +91,15 @@ _LOCATIONS = """\
         }"""
 
 
-class _Background:
-    """An event loop in a thread of its own, with the mock upstream in it:
-    the test's own blocking reads and the kit's runs go on beside it."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.mock = MockUpstream()
-        self.loop.run_until_complete(self.mock.__aenter__())
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-
-    def run(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(300)
-
-    def close(self) -> None:
-        self.run(self.mock.__aexit__(None, None, None))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
 @pytest.fixture
-def mock_and_nginx() -> Iterator[tuple[_Background, Nginx]]:
+def mock_and_nginx() -> Iterator[tuple[MockInBackground, Nginx]]:
     binary = find_nginx()
     if binary is None:
         message = "nginx is not installed (apt-get install nginx; .ci/run installs it)"
         if os.environ.get("CI"):
             pytest.fail(message + " - required under CI")
         pytest.skip(message)
-    background = _Background()
+    background = MockInBackground()
     proxy = Nginx(binary, int(background.mock.url.rpartition(":")[2]), locations=_LOCATIONS)
     try:
         yield background, proxy.start()
@@ -129,12 +108,14 @@ def mock_and_nginx() -> Iterator[tuple[_Background, Nginx]]:
         background.close()
 
 
-def _raw_events(port: int, path: str, accept: str) -> tuple[list[float], str | None]:
+def _raw_events(
+    port: int, path: str, accept: str, model: str = "sw-short-text.paced"
+) -> tuple[list[float], str | None]:
     """Ground truth without the kit: each SSE event's arrival, the chunked
     coding and gzip undone here, timed from the request; the content coding."""
     body = json.dumps(
         {
-            "model": "sw-short-text.paced",
+            "model": model,
             "stream": True,
             "messages": [{"role": "user", "content": "hi"}],
         }
@@ -186,7 +167,7 @@ def _spread(times: list[float]) -> float:
 
 @pytest.mark.timed
 def test_nginx_gzip_holds_what_it_compresses_and_the_kit_says_so(
-    mock_and_nginx: tuple[_Background, Nginx],
+    mock_and_nginx: tuple[MockInBackground, Nginx],
 ) -> None:
     background, proxy = mock_and_nginx
     mock = background.mock
@@ -303,7 +284,7 @@ def test_an_https_front_the_kit_cannot_verify_ends_the_run_naming_cacert(
     files = make_ca(tmp_path)
     if files is None:
         pytest.skip("openssl is not installed")
-    background = _Background()
+    background = MockInBackground()
     mock = background.mock
     front = _TlsFront(files, int(mock.url.rpartition(":")[2]))
     try:

@@ -52,7 +52,7 @@ from .upstream.mock import DEFAULT_STALL
 from .upstream.wire import DEFAULT_SILENCE
 from .vocab.cases import CASE_NAMES
 from .vocab.delivery import DELIVERIES
-from .vocab.httpio import CertificateError
+from .vocab.httpio import SetupError, Trust
 from .vocab.names import CLIENTS, SDKS
 from .vocab.transport import DEFAULT_TRANSPORTS, parse_transports
 
@@ -203,7 +203,9 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help="how the client reaches the gateway, comma-separated or all: http1 (HTTP/1.1, "
         "Accept-Encoding: identity, as curl), http1-gzip (gzip, deflate, as the Python "
-        "SDKs; the answer decoded as it arrives). The first reads every case, the others "
+        "SDKs; the answer decoded as it arrives), http2 (HTTP/2 as a browser: ALPN h2 "
+        "over https, h2c over http; needs streamwire[kit-h2]). The first reads every "
+        "case, the others "
         "the plain cases, paced; a hop that holds what it compresses is "
         "compression_buffered (default " + ",".join(DEFAULT_TRANSPORTS) + ")",
     )
@@ -485,22 +487,15 @@ def _transports(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _tls_context(cacert: str | None, insecure: bool) -> ssl.SSLContext | None:
-    """The TLS context of https routes: the system's trust (None), plus
-    ``cacert``'s CAs, or no verification at all (``insecure``)."""
-    if insecure:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    if cacert is None:
+def _tls_context(cacert: str | None, insecure: bool) -> Trust | None:
+    """Whom https routes are trusted by: the system's store (None), plus
+    ``cacert``'s CAs, or no one checked (``insecure``). ValueError when
+    ``cacert`` holds no CA certificate."""
+    if not insecure and cacert is None:
         return None
-    context = ssl.create_default_context()
-    try:
-        context.load_verify_locations(cafile=cacert)
-    except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"--cacert {cacert}: no CA certificate could be read ({exc})") from None
-    return context
+    trust = Trust(cafile=None if insecure else cacert, insecure=insecure)
+    trust.context()  # read now: a bad file ends the run before any cell
+    return trust
 
 
 def parse_check(argv: Sequence[str]) -> argparse.Namespace:
@@ -607,10 +602,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     progress = Progress(plan.size, sys.stderr) if not args.quiet and sys.stderr.isatty() else None
     try:
         cells = asyncio.run(
-            run_check(plan, on_mock=on_mock, on_cell=progress.step if progress else None)
+            run_check(
+                plan,
+                on_mock=on_mock,
+                on_cell=progress.step if progress else None,
+                on_notice=lambda text: print(f"streamwire: {text}", file=sys.stderr),
+            )
         )
-    except CertificateError as exc:
-        # The kit's trust, not the gateway's answers: no verdict at all.
+    except SetupError as exc:
+        # The kit's trust or HTTP version, not the gateway's answers: no verdict at all.
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -716,7 +716,7 @@ def _cmd_load(args: argparse.Namespace, plan: Any) -> int:
 
     try:
         report = asyncio.run(run_load(load, on_stream=on_stream, on_target=on_target))
-    except CertificateError as exc:
+    except SetupError as exc:
         print(f"streamwire: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -54,12 +54,20 @@ def curl_command(
     *,
     key: str | None,
     var: str = KEY_VAR,
+    http2: bool = False,
 ) -> str:
     """``curl -N`` sending ``body`` as JSON to ``url`` with ``headers``; ``key``,
-    wherever it occurs, becomes ``"$var"``."""
+    wherever it occurs, becomes ``"$var"``. A compressed answer is decoded
+    (``--compressed``, curl's own ``Accept-Encoding`` then); ``http2``: over
+    HTTP/2 (ALPN for https, prior knowledge for http)."""
     payload = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
     words = ["curl", "-N", "-sS", _word(url, key, var)]
+    if http2:
+        words.append("--http2" if url.startswith("https:") else "--http2-prior-knowledge")
     for name, value in headers:
+        if name.lower() == "accept-encoding" and value != "identity":
+            words.append("--compressed")
+            continue
         words += ["-H", _word(f"{name}: {value}", key, var)]
     # curl waits a second for "100 Continue" before a larger body; no hop sends it.
     words += ["-H", "Expect:", "--data-binary", _word(payload, key, var)]
@@ -91,4 +99,4 @@ def cell_command(
         stream=stream,
         accept_encoding=transport.accept_encoding,
     )
-    return curl_command(url, headers, body, key=key, var=var)
+    return curl_command(url, headers, body, key=key, var=var, http2=transport.http2)

@@ -37,10 +37,11 @@ from ...metrics import Timing
 from ...result import StreamResult
 from ..vocab.cases import TOOLS, Case
 from ..vocab.httpio import (
-    CertificateError,
     ClientResponse,
     HttpTimeout,
+    SetupError,
     TransportError,
+    Trust,
     open_request,
     within,
 )
@@ -252,6 +253,8 @@ class Observation:
     #: answer used one (``raw_bytes`` then counts the decoded bytes, and
     #: ``wire_bytes`` what came over the wire).
     content_encoding: str | None = None
+    #: The HTTP version the answer came over ("1.1", "2"); None without one.
+    http_version: str | None = None
     wire_bytes: int | None = None
     #: The request's ``Accept-Encoding``.
     accept_encoding: str = "identity"
@@ -339,6 +342,7 @@ class Observation:
             "kit_limit": self.kit_limit,
             "content_encoding": self.content_encoding,
             "wire_bytes": self.wire_bytes,
+            "http_version": self.http_version,
             "raw": {
                 "bytes": self.raw_bytes,
                 "sha256": self.raw_sha256,
@@ -491,7 +495,8 @@ async def _opened(
     timeouts: tuple[float, float, float],
     *,
     decode: bool,
-    tls: ssl.SSLContext | None,
+    tls: ssl.SSLContext | Trust | None,
+    http2: bool,
 ) -> ClientResponse | None:
     """The response, its head read; None when there is none (``obs`` says why)."""
     connect_timeout, read_timeout, total_timeout = timeouts
@@ -507,6 +512,7 @@ async def _opened(
             recv_buffer=conduct.recv_buffer,
             decode=decode,
             context=tls,
+            http2=http2,
         )
         # The whole answer's limit holds for its head too (a head that trickles
         # in a byte at a time never trips the per-read timeout).
@@ -522,7 +528,7 @@ async def _opened(
             obs.cancelled_at = time.time()
             obs.cancel_reason = "timer"
         return None
-    except CertificateError:
+    except SetupError:
         raise
     except TransportError as exc:
         obs.failure = str(exc)
@@ -584,11 +590,13 @@ async def observe(
     secrets: tuple[str, ...] = (),
     unary: bool = False,
     decode: bool = False,
-    tls: ssl.SSLContext | None = None,
+    tls: ssl.SSLContext | Trust | None = None,
+    http2: bool = False,
 ) -> Observation:
     """Sends the request and reads the answer. Never raises for anything the
-    server does: it is all in the result (a certificate the kit cannot verify
-    is the kit's problem, not the server's: ``CertificateError`` is raised).
+    server does: it is all in the result (a certificate the kit cannot verify,
+    a server that speaks no HTTP/2 when asked to, are the kit's problem, not
+    the server's: ``SetupError`` is raised).
 
     ``conduct``: what the case's kind has the client do while it reads
     (``kinds.base.Conduct``): hang up after some text deltas, or on a timer
@@ -604,7 +612,8 @@ async def observe(
     ``framing_error``). ``decode``: the request accepted content codings,
     and the body is decoded as it arrives, each event timed when it decodes
     (``httpio.ClientResponse.pieces``). ``tls``: the TLS context of an https
-    URL (None: the system's trust store)."""
+    URL, or the ``httpio.Trust`` to make it from (None: the system's trust
+    store). ``http2``: over HTTP/2 (``h2io``; a cancel resets the stream)."""
     payload = json.dumps(body, ensure_ascii=False).encode()
     obs = Observation(client, url, body, time.time(), secrets=secrets)
     obs.accept_encoding = next(
@@ -617,10 +626,20 @@ async def observe(
     hang_up_at = obs.sent_at + conduct.hang_up_timer if timer_on else None
     timeouts = (connect_timeout, read_timeout, total_timeout)
     response = await _opened(
-        obs, url, headers, payload, conduct, hang_up_at, timeouts, decode=decode, tls=tls
+        obs,
+        url,
+        headers,
+        payload,
+        conduct,
+        hang_up_at,
+        timeouts,
+        decode=decode,
+        tls=tls,
+        http2=http2,
     )
     if response is None:
         return obs
+    obs.http_version = response.http_version
     if decode and response.codings:
         obs.content_encoding = ", ".join(response.codings)
     obs.head_at = response.head_at

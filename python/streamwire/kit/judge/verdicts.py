@@ -501,6 +501,8 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     statuses: dict[tuple[str, str, str], set[Any]] = {}
     servers: dict[tuple[str, str, str], set[str]] = {}
+    #: Verdicts some cell of which came uncompressed (the rest came compressed).
+    plain: set[tuple[str, str, str]] = set()
     controls = control_cells(cells)
     for cell in cells:
         control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
@@ -524,6 +526,8 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
                 },
             )
             entry["cells"] += 1
+            if "compressed" not in check.tags:
+                plain.add(key)
             status = (cell.evidence.get("client") or {}).get("status")
             statuses.setdefault(key, set()).add(status)
             server = cell.evidence.get("server")
@@ -557,8 +561,11 @@ def verdicts(cells: Iterable[Cell]) -> list[dict[str, Any]]:
         entry["why"] = "; ".join(entry["why"])
         entry["figures"] = {k: list(v) for k, v in entry["figures"].items()}
         key = (entry["name"], entry["route"], entry["client"])
-        entry["advice"] = _advice(entry["name"], entry["figures"], statuses.get(key, set()))
-        setting = _hop_setting(entry["name"], servers.get(key, set()))
+        # Every cell came compressed: the compression is the likely cause.
+        compressed = key not in plain
+        cause = _cause(entry["name"], entry["figures"], statuses.get(key, set()), compressed)
+        entry["advice"] = _advice(entry["name"], cause, statuses.get(key))
+        setting = _hop_setting(cause or entry["name"], servers.get(key, set()))
         if setting is not None:
             entry["advice"] += f" ({setting})"
     return out
@@ -575,6 +582,12 @@ HOP_SETTINGS: dict[str, dict[str, str]] = {
         "slow_reader_buffered": "this route's hop is nginx: proxy_buffering off, or "
         "proxy_max_temp_file_size 0",
         "compression_buffered": "this route's hop is nginx: gzip_types without text/event-stream",
+    },
+    "caddy": {
+        "compression_buffered": "this route's hop is Caddy: encode's match without "
+        "text/event-stream",
+        "compression_batched": "this route's hop is Caddy: encode's match without "
+        "text/event-stream",
     },
     "apache": {
         "idle_timeout": "this route's hop is Apache httpd: ProxyTimeout, or ProxyPass timeout=",
@@ -600,24 +613,41 @@ def _hop_setting(name: str, servers: set[str]) -> str | None:
 FAR_BEHIND_MS = 1000
 
 
-def _advice(name: str, figures: Mapping[str, list[Any]], statuses: set[Any]) -> str:
-    """A verdict's advice for the cause its cells show, where one verdict has
-    several (the rule's own advice otherwise)."""
+def _cause(
+    name: str, figures: Mapping[str, list[Any]], statuses: set[Any], compressed: bool
+) -> str | None:
+    """Which of a verdict's causes its cells show, where one verdict has
+    several (``_CAUSE_ADVICE``); None: the rule's own."""
     if name == "stream_delayed":
         lag = figures.get("lag_median_ms")
         if lag and lag[1] >= FAR_BEHIND_MS:
-            return (
-                "the route streams, but seconds behind the upstream: not a hop that batches "
-                "writes but one that cannot keep up (CPU-bound, or an event loop blocked by "
-                "other work); look at its CPU, its workers and what else it runs"
-            )
+            return "cannot_keep_up"
+        if compressed:
+            return "compression_batched"
     if name == "upstream_not_called" and statuses and statuses <= {404, 405}:
-        return (
-            "the gateway has no such endpoint for this client protocol on this route (HTTP "
-            f"{'/'.join(str(s) for s in sorted(statuses))}): drop this client from the route's "
-            "check, or serve the endpoint"
-        )
-    return _ADVICE[name]
+        return "no_such_endpoint"
+    return None
+
+
+#: The advice of each cause ``_cause`` tells apart.
+_CAUSE_ADVICE = {
+    "cannot_keep_up": "the route streams, but seconds behind the upstream: not a hop that "
+    "batches writes but one that cannot keep up (CPU-bound, or an event loop blocked by "
+    "other work); look at its CPU, its workers and what else it runs",
+    "compression_batched": "the route streams, but in batches its compressor makes (every "
+    "cell came compressed): leave text/event-stream out of the hop's compression, or have "
+    "it flush the compressor at every event",
+    "no_such_endpoint": "the gateway has no such endpoint for this client protocol on this "
+    "route (HTTP {statuses}): drop this client from the route's check, or serve the endpoint",
+}
+
+
+def _advice(name: str, cause: str | None, statuses: set[Any] | None = None) -> str:
+    """A verdict's advice for its cause (``_cause``), or the rule's own."""
+    if cause is None:
+        return _ADVICE[name]
+    shown = "/".join(str(s) for s in sorted(statuses or (), key=str))
+    return _CAUSE_ADVICE[cause].format(statuses=shown)
 
 
 def _pair_status(cells: Sequence[Cell]) -> str:

@@ -42,7 +42,8 @@ from ..judge.timed import TIMING_TAGS, compression_cause
 from ..upstream.mock import MockUpstream, fingerprint, is_entry
 from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
 from ..vocab.delivery import DELIVERIES, UNARY
-from ..vocab.httpio import TransportError, open_request
+from ..vocab.h2io import require as require_h2
+from ..vocab.httpio import Http2Unsupported, SetupError, TransportError, Trust, open_request
 from ..vocab.kinds.base import Limits
 from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.retry import DEFAULT_STALL
@@ -172,8 +173,10 @@ class CheckPlan:
     #: The transports the cells read over (``vocab/transport.py``): the first
     #: reads every case, the others the plain cases in the paced delivery.
     transports: Sequence[str] = ("http1",)
-    #: The TLS context of https routes (None: the system's trust store).
-    tls: ssl.SSLContext | None = None
+    #: Whom the client trusts on https routes (``httpio.Trust``: ``--cacert``,
+    #: ``--insecure``), or a TLS context of the caller's (None: the system's
+    #: trust store).
+    tls: Trust | ssl.SSLContext | None = None
 
     def limits(self, hang_up: float) -> Limits:
         """A cell's limits before its kind's own (``hang_up``: how long a
@@ -248,6 +251,8 @@ class CheckPlan:
                 f"unknown transport in {', '.join(self.transports) or 'none'}; "
                 f"known: {', '.join(TRANSPORTS)}"
             )
+        if any(TRANSPORTS[t].http2 for t in self.transports):
+            require_h2()
         unknown = [s for s in self.sdks if s not in SDKS]
         if unknown:
             raise ValueError(f"unknown SDK {', '.join(unknown)}; known: {', '.join(SDKS)}")
@@ -448,6 +453,7 @@ async def judged_stream(
         unary=unary,
         decode=transport.decodes,
         tls=plan.tls,
+        http2=transport.http2,
     )
     # No answer at all: the mock's log is read almost at once; but a client
     # that hung up before the head gives the hop its time to close too.
@@ -478,6 +484,7 @@ async def judged_stream(
             unary=unary,
             decode=transport.decodes,
             tls=plan.tls,
+            http2=transport.http2,
         )
         entries = await log.settled(tag, len(entries) + 1, SETTLE)
         later = [e for e in entries if first is None or e["id"] > first["id"]]
@@ -791,6 +798,43 @@ class _Exclusive:
 
 
 Progress = Callable[[Cell], None]
+_Key = tuple[Route, str, str, str]
+
+
+async def _speaking_h2(
+    plan: CheckPlan, keys: list[_Key], on_notice: Callable[[str], None] | None
+) -> list[_Key]:
+    """``keys`` less the http2 cells of the routes that speak no HTTP/2 (an
+    http URL without h2c: one request, ``GET`` its base URL, tells), each
+    such route named to ``on_notice``; Http2Unsupported when no route speaks
+    it (the run was asked for nothing it can do)."""
+    wanted = list(dict.fromkeys(k[0] for k in keys if split_label(k[2])[1].http2))
+    refused: dict[str, str] = {}
+    for route in wanted:
+        try:
+            response = await open_request(
+                route.base_url,
+                method="GET",
+                connect_timeout=plan.connect_timeout,
+                read_timeout=plan.read_timeout,
+                context=plan.tls,
+                http2=True,
+            )
+            response.close()
+        except Http2Unsupported as exc:
+            refused[route.base_url] = str(exc)
+        except SetupError:
+            raise
+        except TransportError:
+            pass  # it spoke HTTP/2, or failed otherwise: the cells will say
+    if wanted and len(refused) == len(wanted):
+        raise Http2Unsupported(next(iter(refused.values())))
+    for route in wanted:
+        if route.base_url in refused and on_notice is not None:
+            on_notice(
+                f"route {route.name}: {refused[route.base_url]}; its http2 cells were not run"
+            )
+    return [k for k in keys if not (k[0].base_url in refused and split_label(k[2])[1].http2)]
 
 
 async def run_check(
@@ -798,8 +842,11 @@ async def run_check(
     *,
     on_cell: Progress | None = None,
     on_mock: Callable[[str], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> list[Cell]:
-    """Runs every cell of ``plan`` and returns them in plan order."""
+    """Runs every cell of ``plan`` and returns them in plan order.
+    ``on_notice``: told of cells the run leaves out, and why (the http2 cells
+    of a route that speaks no HTTP/2: ``_speaking_h2``)."""
     mock: MockUpstream | None = None
     async with contextlib.AsyncExitStack() as stack:
         if plan.mock_url is None:
@@ -857,7 +904,7 @@ async def run_check(
                 cell = again
             return cell
 
-        keys = plan.keys()
+        keys = await _speaking_h2(plan, plan.keys(), on_notice)
         cells: dict[int, Cell] = {}
         # Phases: timed cells first, while nothing heavy competes for the
         # CPU (their verdicts are timings); then the rest; the 1 MiB case

@@ -9,8 +9,11 @@ part of HTTP/1.1 (RFC 9112, checked 2026-12-01) that a streaming API needs:
   closes, as RFC 9112 section 6.3 says);
 * persistent connections on the server (gateways pool their upstream
   connections), ``Connection: close`` honoured both ways;
-* TLS on the client (the system's trust, or the context a caller gives);
-* content codings undone on the client as the body arrives (``_coding``).
+* TLS on the client (the system's trust, a ``Trust`` of the caller's, or a
+  context it gives);
+* content codings undone on the client as the body arrives (``_coding``);
+* HTTP/2 on the client, in ``h2io`` with python-hyper's ``h2`` (optional):
+  the body sources differ (``BodySource``), the rest is shared.
 
 Every read has a timeout and every buffer a cap: a request head of at most
 ``MAX_HEAD_BYTES``, a request body of at most ``MAX_BODY_BYTES``; nothing here
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import re
 import socket
@@ -40,13 +44,17 @@ from ..._coding import Decoder, MissingDecoder, content_decoder
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_HEAD_BYTES",
+    "BodySource",
     "CertificateError",
     "ClientResponse",
+    "Http2Unsupported",
     "HttpServer",
     "HttpTimeout",
     "Request",
     "Responder",
+    "SetupError",
     "TransportError",
+    "Trust",
     "open_request",
     "within",
 ]
@@ -96,9 +104,19 @@ class TransportError(Exception):
     """The connection failed: refused, reset, closed early, or spoke no HTTP."""
 
 
-class CertificateError(TransportError):
+class SetupError(TransportError):
+    """The client cannot read the server the way it was asked to: a problem of
+    the client's setup (its trust, the HTTP version asked for), not of the
+    server's answers. The kit ends the run on it (exit 2), with no verdict."""
+
+
+class CertificateError(SetupError):
     """The server's TLS certificate cannot be verified: a problem of the
     client's trust, not of the server's answers."""
+
+
+class Http2Unsupported(SetupError):
+    """HTTP/2 was asked for and the server does not speak it (h2c over http)."""
 
 
 class HttpTimeout(TransportError):
@@ -488,6 +506,71 @@ async def _read_body(
 # --- the client -------------------------------------------------------------------
 
 
+class BodySource:
+    """Where a response's body comes from: a connection speaking HTTP/1.1 or
+    HTTP/2 (``h2io``)."""
+
+    def pieces(self) -> AsyncIterator[tuple[float, bytes]]:
+        """Body bytes as sent, as they arrive: ``(time.time() of arrival, data)``."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """The client gives up on the response at once (a cancel)."""
+        raise NotImplementedError
+
+
+class _Http1Body(BodySource):
+    """An HTTP/1.1 body: ``Content-Length``, chunked, or read until the close."""
+
+    def __init__(
+        self,
+        conn: _Buffered,
+        writer: asyncio.StreamWriter,
+        headers: list[tuple[str, str]],
+        read_timeout: float,
+    ) -> None:
+        self._conn = conn
+        self._writer = writer
+        self._headers = headers
+        self._read_timeout = read_timeout
+
+    async def pieces(self) -> AsyncIterator[tuple[float, bytes]]:
+        timeout = self._read_timeout
+        conn = self._conn
+        if "chunked" in (_get(self._headers, "transfer-encoding") or "").lower():
+            while True:
+                size = _chunk_size(await conn.line(timeout))
+                if size == 0:
+                    return
+                left = size
+                while left:
+                    if not conn.buf and not await conn.fill(timeout):
+                        raise TransportError("the connection closed inside a chunk")
+                    take = min(left, len(conn.buf))
+                    data = bytes(conn.buf[:take])
+                    del conn.buf[:take]
+                    left -= take
+                    yield time.time(), data
+                await _chunk_end(conn, timeout)
+        remaining = _content_length(self._headers)
+        while remaining is None or remaining > 0:
+            if not conn.buf and not await conn.fill(timeout):
+                if remaining:
+                    raise TransportError("the connection closed before Content-Length")
+                return
+            take = len(conn.buf) if remaining is None else min(remaining, len(conn.buf))
+            data = bytes(conn.buf[:take])
+            del conn.buf[:take]
+            if remaining is not None:
+                remaining -= take
+            yield time.time(), data
+
+    def close(self) -> None:
+        transport = self._writer.transport
+        if transport is not None:
+            transport.abort()
+
+
 @dataclass
 class ClientResponse:
     """A response whose body is read piece by piece (``pieces()``)."""
@@ -496,13 +579,13 @@ class ClientResponse:
     headers: list[tuple[str, str]]
     #: ``time.time()`` when the head arrived.
     head_at: float
-    _conn: _Buffered = field(repr=False)
-    _writer: asyncio.StreamWriter = field(repr=False)
-    _read_timeout: float = field(repr=False, default=30.0)
+    _body: BodySource = field(repr=False)
     #: Undo the body's content codings as it arrives (``pieces``).
     decode: bool = False
     #: Body bytes received as sent (before decoding), so far.
     wire_bytes: int = 0
+    #: The HTTP version the answer came over: ``"1.1"`` or ``"2"``.
+    http_version: str = "1.1"
 
     def header(self, name: str) -> str | None:
         return _get(self.headers, name.lower())
@@ -545,40 +628,9 @@ class ClientResponse:
                 yield time.time(), rest
 
     async def _wire_pieces(self) -> AsyncIterator[tuple[float, bytes]]:
-        async for at, data in self._raw_pieces():
+        async for at, data in self._body.pieces():
             self.wire_bytes += len(data)
             yield at, data
-
-    async def _raw_pieces(self) -> AsyncIterator[tuple[float, bytes]]:
-        timeout = self._read_timeout
-        conn = self._conn
-        if "chunked" in (self.header("transfer-encoding") or "").lower():
-            while True:
-                size = _chunk_size(await conn.line(timeout))
-                if size == 0:
-                    return
-                left = size
-                while left:
-                    if not conn.buf and not await conn.fill(timeout):
-                        raise TransportError("the connection closed inside a chunk")
-                    take = min(left, len(conn.buf))
-                    data = bytes(conn.buf[:take])
-                    del conn.buf[:take]
-                    left -= take
-                    yield time.time(), data
-                await _chunk_end(conn, timeout)
-        remaining = _content_length(self.headers)
-        while remaining is None or remaining > 0:
-            if not conn.buf and not await conn.fill(timeout):
-                if remaining:
-                    raise TransportError("the connection closed before Content-Length")
-                return
-            take = len(conn.buf) if remaining is None else min(remaining, len(conn.buf))
-            data = bytes(conn.buf[:take])
-            del conn.buf[:take]
-            if remaining is not None:
-                remaining -= take
-            yield time.time(), data
 
     async def read(self, limit: int = MAX_BODY_BYTES) -> bytes:
         """The whole body (at most ``limit`` bytes)."""
@@ -590,10 +642,9 @@ class ClientResponse:
         return bytes(out[:limit])
 
     def close(self) -> None:
-        """Closes the connection at once (how a streaming client cancels)."""
-        transport = self._writer.transport
-        if transport is not None:
-            transport.abort()
+        """Gives up on the response at once (how a streaming client cancels):
+        over HTTP/1.1 the connection closes, over HTTP/2 the stream is reset."""
+        self._body.close()
 
 
 async def _connect(
@@ -620,6 +671,45 @@ async def _connect(
     )
 
 
+@dataclass(frozen=True)
+class Trust:
+    """Whom the client trusts over TLS: the system's store plus ``cafile``'s
+    CAs, or no one checked at all (``insecure``). The kit makes its TLS
+    contexts from it, one per ALPN offer (``context``), so that the HTTP/1.1
+    and HTTP/2 transports each offer their own protocols."""
+
+    cafile: str | None = None
+    insecure: bool = False
+
+    def context(self, alpn: tuple[str, ...] = ()) -> ssl.SSLContext:
+        """The TLS context offering ``alpn`` (made once per offer). ValueError
+        when ``cafile`` holds no CA certificate."""
+        return _trust_context(self, alpn)
+
+
+@functools.lru_cache(maxsize=8)
+def _trust_context(trust: Trust, alpn: tuple[str, ...]) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if trust.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif trust.cafile is not None:
+        try:
+            context.load_verify_locations(cafile=trust.cafile)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"--cacert {trust.cafile}: no CA certificate could be read ({exc})"
+            ) from None
+    if alpn:
+        context.set_alpn_protocols(list(alpn))
+    return context
+
+
+#: What each client offers in TLS's ALPN.
+_ALPN_HTTP1 = ("http/1.1",)
+_ALPN_HTTP2 = ("h2", "http/1.1")
+
+
 async def open_request(
     url: str,
     *,
@@ -631,26 +721,32 @@ async def open_request(
     on_connect: Callable[[], object] | None = None,
     recv_buffer: int | None = None,
     decode: bool = False,
-    context: ssl.SSLContext | None = None,
+    context: ssl.SSLContext | Trust | None = None,
+    http2: bool = False,
 ) -> ClientResponse:
     """Sends one request on a new connection and returns once the response head
     arrived (``on_connect`` is called once the connection is made). Cancelled
     while it waits (a caller's own timer), it closes the connection first: the
     server sees the client go. ``decode``: the body's content codings are
     undone as it arrives (``ClientResponse.pieces``). ``context``: the TLS
-    context of an https URL (default: the system's trust store);
-    CertificateError when it cannot verify the server."""
+    context of an https URL, or the ``Trust`` to make it from (default: the
+    system's trust store); CertificateError when it cannot verify the server.
+    ``http2``: HTTP/2 (``h2io``), offered in ALPN over TLS (a server that
+    chooses HTTP/1.1 is read over HTTP/1.1, as a browser would:
+    ``ClientResponse.http_version`` says which), with prior knowledge (h2c)
+    over http."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise TransportError(f"not an http(s) URL: {url!r}")
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    if parts.scheme != "https":
-        context = None
-    elif context is None:
-        context = ssl.create_default_context()
+    tls: ssl.SSLContext | None = None
+    if parts.scheme == "https":
+        trust = context if isinstance(context, Trust) else Trust()
+        alpn = _ALPN_HTTP2 if http2 else _ALPN_HTTP1
+        tls = context if isinstance(context, ssl.SSLContext) else trust.context(alpn)
     try:
-        reader, writer = await within(_connect(host, port, context, recv_buffer), connect_timeout)
+        reader, writer = await within(_connect(host, port, tls, recv_buffer), connect_timeout)
     except asyncio.TimeoutError:
         raise HttpTimeout(f"connecting to {host}:{port} took over {connect_timeout} s") from None
     except ssl.SSLCertVerificationError as exc:
@@ -667,6 +763,25 @@ async def open_request(
         target += "?" + parts.query
     default_port = 443 if parts.scheme == "https" else 80
     netloc = host if port == default_port else f"{host}:{port}"
+    if http2:
+        chosen = writer.get_extra_info("ssl_object")
+        protocol = chosen.selected_alpn_protocol() if chosen is not None else "h2"
+        if protocol == "h2":
+            from .h2io import exchange
+
+            return await exchange(
+                reader,
+                writer,
+                scheme=parts.scheme,
+                authority=netloc,
+                method=method,
+                target=target,
+                headers=list(headers or []),
+                body=body,
+                read_timeout=read_timeout,
+                recv_buffer=recv_buffer,
+                decode=decode,
+            )
     lines = [f"{method} {target} HTTP/1.1", f"host: {netloc}"]
     lines += [f"{name}: {value}" for name, value in headers or []]
     lines += [f"content-length: {len(body)}", "connection: close"]
@@ -698,6 +813,11 @@ async def open_request(
     if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not _STATUS.fullmatch(fields[1]):
         writer.close()
         raise TransportError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+    headers_ = _headers(rest)
     return ClientResponse(
-        int(fields[1]), _headers(rest), head_at, conn, writer, read_timeout, decode=decode
+        int(fields[1]),
+        headers_,
+        head_at,
+        _Http1Body(conn, writer, headers_, read_timeout),
+        decode=decode,
     )

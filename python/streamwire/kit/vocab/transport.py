@@ -8,7 +8,13 @@ none. So the kit reads the cases the way real clients do, by transport:
 * ``http1``: HTTP/1.1 with ``Accept-Encoding: identity``, as curl;
 * ``http1-gzip``: HTTP/1.1 with ``Accept-Encoding: gzip, deflate``, what the
   Python SDKs (httpx) send; the body is decoded as it arrives, each event
-  timed when it decodes.
+  timed when it decodes;
+* ``http2``: HTTP/2 with a browser's ``gzip, deflate, br, zstd`` (the codings
+  this installation decodes: br with ``brotli``, zstd with ``zstandard``),
+  ALPN ``h2`` over TLS for https URLs (a front that picks HTTP/1.1 is read
+  over it, as a browser would, and the cell says so), prior-knowledge h2c
+  for http URLs; python-hyper's ``h2`` reads it (``h2io``). A cancel is an
+  ``RST_STREAM``; every DATA frame is timed as it arrives.
 
 A cell read over a transport other than ``http1`` names it in its client
 label (``openai-chat over http1-gzip``), so that the matrix, the reports
@@ -23,9 +29,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..._coding import available
+
 __all__ = [
     "DEFAULT_TRANSPORTS",
     "HTTP1",
+    "HTTP2",
     "TRANSPORTS",
     "Transport",
     "client_label",
@@ -43,6 +52,8 @@ class Transport:
     accept_encoding: str
     #: What it is, for the reports.
     summary: str
+    #: HTTP/2 (``h2io``), not HTTP/1.1.
+    http2: bool = False
 
     @property
     def decodes(self) -> bool:
@@ -54,8 +65,16 @@ HTTP1 = Transport("http1", "identity", "HTTP/1.1, Accept-Encoding: identity (cur
 HTTP1_GZIP = Transport(
     "http1-gzip", "gzip, deflate", "HTTP/1.1, Accept-Encoding: gzip, deflate (the Python SDKs)"
 )
+#: A browser's codings, those this installation can decode.
+_BROWSER = ("gzip", "deflate", "br", "zstd")
+HTTP2 = Transport(
+    "http2",
+    ", ".join(c for c in _BROWSER if c in available()),
+    "HTTP/2 (ALPN h2 over TLS, h2c over http), Accept-Encoding as a browser's",
+    http2=True,
+)
 #: Every transport, by name.
-TRANSPORTS: dict[str, Transport] = {t.name: t for t in (HTTP1, HTTP1_GZIP)}
+TRANSPORTS: dict[str, Transport] = {t.name: t for t in (HTTP1, HTTP1_GZIP, HTTP2)}
 #: What a run reads over unless told: curl's way and the SDKs' (compressed).
 DEFAULT_TRANSPORTS: tuple[str, ...] = ("http1", "http1-gzip")
 _OVER = " over "
