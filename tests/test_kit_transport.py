@@ -190,6 +190,7 @@ def test_nginx_gzip_holds_what_it_compresses_and_the_kit_says_so(
             unary=False,
             key="sk-test",
             transports=["http1", "http1-gzip"],
+            sdks=["openai", "anthropic"],
         )
         cells: list[Any] = background.run(run_check(plan))
         return cells
@@ -200,7 +201,14 @@ def test_nginx_gzip_holds_what_it_compresses_and_the_kit_says_so(
         "anthropic",
         "openai-chat over http1-gzip",
         "anthropic over http1-gzip",
+        "openai-chat via openai",
+        "anthropic via anthropic",
     }
+    # The SDKs ask for gzip too (httpx): timed as they yield their events,
+    # their answers are held for the same cause.
+    for sdk in ("openai-chat via openai", "anthropic via anthropic"):
+        streaming = cells[sdk].checks["streaming"]
+        assert {"held", "compression_buffered"} <= set(streaming.tags), streaming.why
     for protocol in ("openai-chat", "anthropic"):
         assert cells[protocol].checks["streaming"].verdict == "pass"
         assert cells[protocol].transport == "http1"
@@ -219,6 +227,8 @@ def test_nginx_gzip_holds_what_it_compresses_and_the_kit_says_so(
     assert found == {
         ("compression_buffered", "openai-chat over http1-gzip"),
         ("compression_buffered", "anthropic over http1-gzip"),
+        ("compression_buffered", "openai-chat via openai"),
+        ("compression_buffered", "anthropic via anthropic"),
     }
     fixed_cells = check("/gzip-fixed/")
     assert all(c.checks["streaming"].verdict == "pass" for c in fixed_cells)

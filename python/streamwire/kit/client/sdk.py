@@ -35,12 +35,13 @@ from typing import Any
 from ..vocab.cases import Case
 from ..vocab.httpio import within
 from ..vocab.names import SDKS
-from .raw import client_request
+from .raw import MAX_TIMES, client_request
 from .unary import MAX_ITEMS, read_answer, unary_result
 
 __all__ = [
     "SDK_CASES",
     "SDK_DELIVERIES",
+    "SDK_PACED_CASES",
     "SdkAnswer",
     "ask",
     "missing_sdks",
@@ -78,8 +79,13 @@ SDK_CASES: tuple[str, ...] = (
     "in-stream-error-internal",
     "in-stream-error-throttled",
 )
-#: The deliveries an SDK cell runs in: timing is the raw cells' to judge.
-SDK_DELIVERIES: tuple[str, ...] = ("whole", "tiny")
+#: The deliveries an SDK cell runs in: the whole and tiny ones for what its
+#: parser meets; the paced one for its streaming layer, judged from the times
+#: the SDK yields its content (``SdkAnswer.content``), on ``SDK_PACED_CASES``.
+SDK_DELIVERIES: tuple[str, ...] = ("whole", "tiny", "paced")
+#: The cases an SDK cell reads paced: text spread over 1.5 s (a hop that
+#: holds an SDK's answer, or batches it, shows it there).
+SDK_PACED_CASES: tuple[str, ...] = ("short-text",)
 #: The most characters of an SDK's exception message kept as evidence.
 _MESSAGE = 500
 
@@ -120,6 +126,16 @@ class SdkAnswer:
     events: int = 0
     #: What the SDK's helper did on the way (a ``LengthFinishReasonError`` read through).
     notes: list[str] = field(default_factory=list)
+    #: The content as the SDK yielded it: ``(time.time(), kind, characters)``,
+    #: kinds as the mock's log names them (``text``, ``reasoning``): the
+    #: streaming layer times a paced SDK cell by it.
+    content: list[tuple[float, str, int]] = field(default_factory=list)
+
+    def took(self, kind: str, text: object) -> None:
+        """The SDK yielded ``text`` of ``kind`` just now (anything not a
+        non-empty string is no content)."""
+        if isinstance(text, str) and text and len(self.content) < MAX_TIMES:
+            self.content.append((time.time(), kind, len(text)))
 
     def evidence(self) -> dict[str, Any]:
         answer = None
@@ -130,6 +146,7 @@ class SdkAnswer:
             "sdk": self.sdk,
             "version": sdk_version(self.sdk),
             "events": self.events,
+            "content_events": len(self.content),
             "seconds": round(self.seconds, 4),
             "answer": answer,
             "error": self.error,
@@ -180,8 +197,10 @@ async def _openai(
         if client == "openai-chat":
             try:
                 async with sdk.chat.completions.stream(**_kwargs(body)) as stream:
-                    async for _ in stream:
+                    async for event in stream:
                         out.events += 1
+                        if getattr(event, "type", None) == "content.delta":
+                            out.took("text", getattr(event, "delta", None))
                     final = await stream.get_final_completion()
             except openai.LengthFinishReasonError as exc:
                 # The helper's word for an answer the output limit cut.
@@ -194,7 +213,9 @@ async def _openai(
             async for event in stream:
                 out.events += 1
                 kind = getattr(event, "type", None)
-                if kind in ("response.completed", "response.incomplete", "response.failed"):
+                if kind == "response.output_text.delta":
+                    out.took("text", getattr(event, "delta", None))
+                elif kind in ("response.completed", "response.incomplete", "response.failed"):
                     terminal = event.response
                 elif kind == "error":
                     out.error = {
@@ -227,8 +248,13 @@ async def _anthropic(
     sdk = anthropic.AsyncAnthropic(api_key=key, base_url=base, max_retries=0, timeout=60.0)
     try:
         async with sdk.messages.stream(**_kwargs(body)) as stream:
-            async for _ in stream:
+            async for event in stream:
                 out.events += 1
+                kind = getattr(event, "type", None)
+                if kind == "text":
+                    out.took("text", getattr(event, "text", None))
+                elif kind == "thinking":
+                    out.took("reasoning", getattr(event, "thinking", None))
             final = await stream.get_final_message()
         out.answer = _dump(final)
     finally:
@@ -265,8 +291,11 @@ async def _genai(
         )
         async for chunk in stream:
             out.events += 1
+            dumped = _dump(chunk, by_alias=True, exclude_none=True)
+            for part in _parts(dumped):
+                out.took("reasoning" if part.get("thought") is True else "text", part.get("text"))
             if len(chunks) < MAX_ITEMS:
-                chunks.append(_dump(chunk, by_alias=True, exclude_none=True))
+                chunks.append(dumped)
     finally:
         await sdk.aio.aclose()
     out.answer = _joined(chunks)
@@ -287,6 +316,16 @@ def _d(value: Any) -> dict[str, Any]:
 
 def _index(value: Any, default: int) -> int:
     return value if type(value) is int and 0 <= value < MAX_ITEMS else default
+
+
+def _parts(chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    """Candidate 0's parts in one Gemini chunk."""
+    candidates = chunk.get("candidates")
+    for c in map(_d, candidates if isinstance(candidates, list) else []):
+        if c.get("index", 0) == 0:
+            parts = _d(c.get("content")).get("parts")
+            return [p for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)]
+    return []
 
 
 def _joined(chunks: Sequence[Any]) -> dict[str, Any]:
@@ -343,6 +382,8 @@ def _boto3_call(
             events: list[Any] = []
             for event in response["stream"]:
                 out.events += 1
+                piece = _d(_d(_d(event).get("contentBlockDelta")).get("delta"))
+                out.took("text", piece.get("text"))
                 if len(events) < 4 * MAX_ITEMS:
                     events.append(event)
             out.answer = _converse_joined(events)
@@ -358,7 +399,13 @@ def _boto3_call(
                 out.events += 1
                 data = _d(_d(event).get("chunk")).get("bytes")
                 if isinstance(data, bytes) and len(pieces) < 4 * MAX_ITEMS:
-                    pieces.append(json.loads(data))
+                    piece = json.loads(data)
+                    delta = _d(_d(piece).get("delta"))
+                    if delta.get("type") == "text_delta":
+                        out.took("text", delta.get("text"))
+                    elif delta.get("type") == "thinking_delta":
+                        out.took("reasoning", delta.get("thinking"))
+                    pieces.append(piece)
             out.answer = _messages_joined(pieces)
             error = _d(out.answer.get("error"))
             if error:

@@ -33,12 +33,21 @@ from ... import __version__
 from ...io._wire import REQUEST_ID_HEADERS
 from ..client.command import cell_command, curl_command, key_variable
 from ..client.raw import Observation, client_request, observe
-from ..client.sdk import SDK_CASES, SDK_DELIVERIES, ask, missing_sdks, sdk_version
+from ..client.sdk import (
+    SDK_CASES,
+    SDK_DELIVERIES,
+    SDK_PACED_CASES,
+    SdkAnswer,
+    ask,
+    missing_sdks,
+    sdk_version,
+)
 from ..client.sdk import test_record as sdk_record
 from ..judge.cell import LAYERS, Cell, Check, repeated
 from ..judge.rules import inputs, judge, reference
 from ..judge.sdk import compare
 from ..judge.timed import TIMING_TAGS, compression_cause
+from ..judge.timed import streaming as timed_streaming
 from ..upstream.mock import MockUpstream, fingerprint, is_entry
 from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
 from ..vocab.delivery import DELIVERIES, UNARY
@@ -202,6 +211,7 @@ class CheckPlan:
             if name in SDK_CASES
             for delivery in self.deliveries
             if delivery in SDK_DELIVERIES and delivery in (CASES[name].only or DELIVERIES)
+            if delivery != "paced" or name in SDK_PACED_CASES
         ]
 
     def keys(self) -> list[tuple[Route, str, str, str]]:
@@ -554,6 +564,8 @@ async def _run_sdk_cell(
         for layer in LAYERS
     }
     checks["sdk"] = compare(answer, ref, error_type)
+    if delivery == "paced":
+        checks["streaming"] = _sdk_streaming(case, client, delivery, answer, entry, sent_at)
     control = None
     if answer.raised is not None and upstream == client:
         # The gateway passed the upstream's own protocol on: does the SDK raise
@@ -603,6 +615,26 @@ async def _run_sdk_cell(
         stream=delivery != UNARY,
     )
     return cell
+
+
+def _sdk_streaming(
+    case: Case,
+    client: str,
+    delivery: str,
+    answer: SdkAnswer,
+    entry: dict[str, Any] | None,
+    sent_at: float,
+) -> Check:
+    """A paced SDK cell's streaming layer: the raw cells' rule, on the times
+    the SDK yielded its content (``SdkAnswer.content``): a hop that holds
+    the answer for the SDK, whatever it does for the raw client, is seen."""
+    obs = Observation(client, "", {}, sent_at)
+    obs.content = list(answer.content)
+    check = timed_streaming(inputs(case, client, delivery, obs, entry))
+    check.details["timed_by"] = "the SDK's own events"
+    if check.verdict != "pass" and check.why:
+        check.why = f"{check.why} (timed as the SDK yielded its events)"
+    return check
 
 
 def sdk_clients(plan: CheckPlan) -> dict[str, str]:
@@ -726,6 +758,36 @@ def _compression_causes(cells: Iterable[Cell]) -> None:
         for run in (cell, *cell.runs):
             if "streaming" in run.checks:
                 compression_cause(run.checks["streaming"], twin.checks["streaming"])
+    # An SDK's cell held where the raw cell asking the codings the SDKs ask
+    # for (http1-gzip) was held for its compression: one cause, one verdict.
+    gzip = {
+        (c.route, c.client, c.delivery, c.case): c for c in cells if c.transport == "http1-gzip"
+    }
+    for cell in cells:
+        if cell.transport != "sdk" or "streaming" not in cell.checks:
+            continue
+        protocol = cell.client.split(" via ", 1)[0]
+        twin = gzip.get(
+            (cell.route, client_label(protocol, "http1-gzip"), cell.delivery, cell.case)
+        )
+        found = twin.checks.get("streaming") if twin is not None else None
+        if found is None or "compression_buffered" not in found.tags:
+            continue
+        if twin is not None and "server" in twin.evidence:
+            # The hop that held the twin's answer (the SDK's own response
+            # headers are not the kit's to read).
+            cell.evidence.setdefault("server", twin.evidence["server"])
+        for run in (cell, *cell.runs):
+            check = run.checks.get("streaming")
+            if check is not None and "held" in check.tags and "compressed" not in check.tags:
+                check.tags = (*check.tags, "compressed", "compression_buffered")
+                encoding = found.details.get("content_encoding")
+                check.details["content_encoding"] = encoding
+                check.why = (
+                    f"{check.why}; the same request over http1-gzip, which accepts the "
+                    f"codings the SDK asks for, came {encoding}-compressed and held, and "
+                    "streamed over http1"
+                )
 
 
 def _timeline(obs: Observation, entry: dict[str, Any] | None) -> dict[str, Any]:
@@ -934,13 +996,18 @@ async def run_check(
                 on_cell(cell)
             return cell
 
-        _compression_causes(cells.values())
-
-        # The SDK cells last: their verdicts are no timings.
+        # The SDK cells last: the paced ones first (their streaming layer is
+        # timed), beside each other only; then the rest, whose verdicts are no
+        # timings.
         semaphore = asyncio.Semaphore(max(1, plan.concurrency))
         sdk_keys = plan.sdk_keys()
-        order = _interleaved(sdk_keys, range(len(sdk_keys)))
-        answers = await asyncio.gather(*(by_sdk(sdk_keys[i]) for i in order))
-        sdk_cells = dict(zip(order, answers, strict=True))
-        return [cells[i] for i in range(len(keys))] + [sdk_cells[i] for i in range(len(sdk_keys))]
+        sdk_cells: dict[int, Cell] = {}
+        for paced in (True, False):
+            batch = [i for i, k in enumerate(sdk_keys) if (k[4] == "paced") is paced]
+            order = _interleaved(sdk_keys, batch)
+            answers = await asyncio.gather(*(by_sdk(sdk_keys[i]) for i in order))
+            sdk_cells.update(zip(order, answers, strict=True))
+        every = [cells[i] for i in range(len(keys))] + [sdk_cells[i] for i in range(len(sdk_keys))]
+        _compression_causes(every)
+        return every
     raise AssertionError("unreachable")
