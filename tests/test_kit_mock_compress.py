@@ -24,7 +24,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from streamwire.kit.cli import parse_check
 from streamwire.kit.client.raw import client_request
+from streamwire.kit.run.check import CheckPlan, Route, run_check
 from streamwire.kit.upstream.coding import choose
 from streamwire.kit.upstream.mock import MockUpstream, is_entry
 from streamwire.kit.vocab.cases import CASES
@@ -292,3 +294,24 @@ def test_identity_unless_asked_and_unless_the_mock_compresses() -> None:
     # br asked for and not sent: the log says so.
     assert "brotli package is not installed" in entries[4]["coding_note"]
     assert "coding_note" not in entries[3]
+
+
+def test_the_option_reaches_the_mock_from_the_command_line_and_the_config(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert parse_check(["http://gw", "--mock-compress"]).mock_compress is True
+    assert parse_check(["http://gw"]).mock_compress is False
+    config = tmp_path / "check.toml"
+    config.write_text('base_url = ["http://gw"]\nclient = "openai-chat"\nmock_compress = true\n')
+    assert parse_check(["--config", str(config)]).mock_compress is True
+    seen: list[bool] = []
+
+    class Spy(MockUpstream):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            seen.append(kwargs.get("compress", False))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr("streamwire.kit.run.check.MockUpstream", Spy)
+    plan = CheckPlan(routes=[Route("http://127.0.0.1:9")], cases=[], mock_compress=True)
+    _run(run_check(plan))
+    assert seen == [True]
