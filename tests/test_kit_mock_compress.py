@@ -7,7 +7,10 @@ gateway gets. A gzip answer's every write decodes on its own as it arrives
 and the whole body to exactly the identity answer, whatever the pieces the
 decoder is fed; the headers say the coding and ``Vary: Accept-Encoding``.
 A request that asks for none, or a mock not told to compress, gets
-identity.
+identity. The ground truth: a hop of our own that asks the upstream for
+gzip and decodes the whole answer before relaying it is judged
+``not_streaming`` (held), and one that relays each piece as it decodes is
+clean.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from kit_hops import Hop
 from streamwire.kit.cli import parse_check
 from streamwire.kit.client.raw import client_request
+from streamwire.kit.judge.verdicts import cell_verdicts
+from streamwire.kit.report.document import Report, build_report
 from streamwire.kit.run.check import CheckPlan, Route, run_check
 from streamwire.kit.upstream.coding import choose
 from streamwire.kit.upstream.mock import MockUpstream, is_entry
@@ -315,3 +321,44 @@ def test_the_option_reaches_the_mock_from_the_command_line_and_the_config(
     plan = CheckPlan(routes=[Route("http://127.0.0.1:9")], cases=[], mock_compress=True)
     _run(run_check(plan))
     assert seen == [True]
+
+
+def _hop_check(behaviour: str) -> tuple[Report, list[dict[str, Any]]]:
+    async def go() -> tuple[Report, list[dict[str, Any]]]:
+        async with MockUpstream(compress=True) as mock, Hop(mock.url, behaviour) as hop:
+            plan = CheckPlan(
+                routes=[Route(hop.url, label=behaviour, key_passthrough=True)],
+                clients=["openai-chat", "bedrock-converse"],
+                cases=["short-text"],
+                deliveries=["paced"],
+                unary=False,
+                mock_url=mock.url,
+                read_timeout=8.0,
+            )
+            return build_report(await run_check(plan)), mock.entries()
+
+    return _run(go())
+
+
+@pytest.mark.timed
+def test_a_hop_decoding_the_answer_whole_holds_it_one_decoding_as_it_reads_streams() -> None:
+    async def both() -> list[tuple[Report, list[dict[str, Any]]]]:
+        loop = asyncio.get_running_loop()
+        return list(
+            await asyncio.gather(
+                *(loop.run_in_executor(None, _hop_check, b) for b in ("gunzip_hold", "gunzip"))
+            )
+        )
+
+    (held, held_log), (honest, honest_log) = _run(both())
+    for log in (held_log, honest_log):
+        # The hop asked for gzip and got it: what it did with it is all that differs.
+        assert {e["coding"] for e in log} == {"gzip"}
+    assert {v["name"] for v in held.verdicts} == {"not_streaming"}, held.verdicts
+    for cell in held.cells:
+        assert {layer for _, layer in cell_verdicts(cell)} == {"streaming"}, cell.as_dict()
+        assert "held" in cell.checks["streaming"].tags
+    assert honest.verdicts == [], honest.verdicts
+    for cell in honest.cells:
+        assert not cell.failed and not cell.degraded, cell.as_dict()
+        assert cell.checks["streaming"].verdict == "pass", cell.checks["streaming"]
