@@ -302,6 +302,24 @@ def test_identity_unless_asked_and_unless_the_mock_compresses() -> None:
     assert "coding_note" not in entries[3]
 
 
+def test_the_slow_reader_s_answer_is_never_compressed() -> None:
+    async def go() -> tuple[Answer, dict[str, Any]]:
+        async with MockUpstream(compress=True) as mock:
+            mock.set_tag_options("small", {"answer_bytes": 512})
+            url, headers, body = client_request(
+                "openai-chat", CASES["slow-reader"], "sw-slow-reader.whole.small", mock.url
+            )
+            answer = await _ask(url, headers, json.dumps(body).encode(), "gzip")
+            (entry,) = mock.entries()
+            return answer, entry
+
+    answer, entry = _run(go())
+    assert "content-encoding" not in answer.headers
+    assert answer.headers["vary"] == "accept-encoding"
+    assert entry["coding"] == "identity" and "slow reader" in entry["coding_note"]
+    assert entry["wire_bytes"] == entry["bytes_sent"] == len(answer.decoded) >= 512
+
+
 def test_the_option_reaches_the_mock_from_the_command_line_and_the_config(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
