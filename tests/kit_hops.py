@@ -75,6 +75,11 @@ behaviour          what it does                                                 
                    every chunk's delta, and a call's ``id``, ``type`` and       re-emit each delta
                    ``name`` in every one of its deltas: streamwire reads it     whole
                    as the same call, the openai SDK's helper concatenates them
+``gunzip_hold``    asks the upstream for gzip, and decompresses its whole       (a gateway that
+                   answer before it sends the client a byte, decompressed       decodes bodies
+                   (``Content-Length``)                                         whole)
+``gunzip``         asks the upstream for gzip, and sends each piece on          (a gateway that
+                   decompressed as it arrives (chunked)                         decodes as it reads)
 ================== ============================================================ ===================
 
 Every hop passes the client's headers on as they came, its key among them:
@@ -95,7 +100,8 @@ import itertools
 import json
 import random
 import re
-from collections.abc import Callable
+import zlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -145,6 +151,8 @@ BEHAVIOURS = (
     "drop_usage",
     "drop_reasoning",
     "late_block_stop",
+    "gunzip_hold",
+    "gunzip",
 )
 #: ``close_quarter`` closes the upstream this long after the client hung up.
 QUARTER = 0.25
@@ -238,6 +246,8 @@ class Hop:
             if self.behaviour == "leak_cancel":
                 # Keep-alive to the upstream, as a connection pool asks.
                 head = re.sub(rb"(?im)^connection:[^\r\n]*\r\n", b"", head)
+            if self.behaviour in ("gunzip", "gunzip_hold"):
+                head = _asking_gzip(head)
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
             up_writer.write(head + body)
             await up_writer.drain()
@@ -279,6 +289,8 @@ class Hop:
             pump = self._idle(up_reader, writer)
         elif behaviour == "drop_request_id":
             pump = self._without_ids(up_reader, writer)
+        elif behaviour in ("gunzip", "gunzip_hold"):
+            pump = self._gunzip(up_reader, writer, hold=behaviour == "gunzip_hold")
         elif behaviour == "late_head":
             pump = self._late(up_reader, writer, self._random.uniform(*LATE_HEAD))
         elif cut:
@@ -397,6 +409,40 @@ class Hop:
         with contextlib.suppress(OSError, RuntimeError):
             writer.write(bytes(held))
             await writer.drain()
+
+    async def _gunzip(
+        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter, *, hold: bool
+    ) -> None:
+        """The upstream's answer decompressed (it asked for gzip): held whole
+        and sent with a ``Content-Length``, or each piece sent on (chunked)
+        once it decodes."""
+        head = await up.readuntil(b"\r\n\r\n")
+        gzipped = re.search(rb"(?im)^content-encoding:\s*gzip\s*$", head) is not None
+        decoder = zlib.decompressobj(31) if gzipped else None
+        lines = [
+            line
+            for line in head[:-4].split(b"\r\n")
+            if line.split(b":")[0].strip().lower() not in _FRAMING
+        ]
+        out = bytearray()
+        if not hold:
+            writer.write(b"\r\n".join([*lines, b"transfer-encoding: chunked"]) + b"\r\n\r\n")
+            await writer.drain()
+        async for piece in _body(up, head):
+            data = decoder.decompress(piece) if decoder is not None else piece
+            if hold:
+                out += data  # decoded, and held until the answer ends
+            elif data:
+                writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                await writer.drain()
+        rest = decoder.flush() if decoder is not None else b""
+        if hold:
+            out += rest
+            lines.append(b"content-length: %d" % len(out))
+            writer.write(b"\r\n".join(lines) + b"\r\n\r\n" + bytes(out))
+        else:
+            writer.write((b"%x\r\n%s\r\n" % (len(rest), rest) if rest else b"") + b"0\r\n\r\n")
+        await writer.drain()
 
     async def _batch(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         held = bytearray()
@@ -720,6 +766,33 @@ class _EchoKey:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._writer, name)
+
+
+#: The response headers ``gunzip`` and ``gunzip_hold`` set anew for the body they send.
+_FRAMING = (b"content-encoding", b"content-length", b"transfer-encoding", b"connection")
+
+
+def _asking_gzip(head: bytes) -> bytes:
+    """A request head that asks for gzip (``Accept-Encoding: gzip``), whatever the client asked."""
+    head = re.sub(rb"(?im)^accept-encoding:[^\r\n]*\r\n", b"", head)
+    line, _, rest = head.partition(b"\r\n")
+    return line + b"\r\naccept-encoding: gzip\r\n" + rest
+
+
+async def _body(up: asyncio.StreamReader, head: bytes) -> AsyncIterator[bytes]:
+    """A response's body pieces as they arrive (chunked, ``Content-Length`` or to the close)."""
+    if re.search(rb"(?im)^transfer-encoding:\s*chunked", head):
+        while size := int((await up.readuntil(b"\r\n")).split(b";")[0], 16):
+            yield await up.readexactly(size)
+            await up.readexactly(2)
+        await up.readuntil(b"\r\n")  # the last chunk's end (no trailers from the mock)
+        return
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    if length is not None:
+        yield await up.readexactly(int(length.group(1)))
+        return
+    while data := await up.read(65536):
+        yield data
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:

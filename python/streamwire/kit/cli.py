@@ -1,8 +1,9 @@
 """The kit's command-line verbs: ``streamwire mock-upstream`` and ``streamwire check``.
 
-``streamwire mock-upstream [--host 127.0.0.1] [--port N]``
+``streamwire mock-upstream [--host 127.0.0.1] [--port N] [--compress]``
     Serves the cases (``upstream/mock.py``) until interrupted. The first line printed
-    is ``listening on http://HOST:PORT``.
+    is ``listening on http://HOST:PORT``. ``--compress``: answers a gateway that
+    asks for gzip (or br) compressed, flushed per event (``upstream/coding.py``).
 
 ``streamwire check BASE_URL [BASE_URL ...] --client PROTOCOLS [options]``
     Drives each gateway with every case through each client protocol and
@@ -110,7 +111,10 @@ _MOCK_EPILOG = """\
 The model a request names chooses the case: sw-<case>[.<delivery>][.<tag>],
 anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works).
 GET /_sw/log shows what reached the mock. The first line printed is
-"listening on http://HOST:PORT". See docs/kit/running.md.
+"listening on http://HOST:PORT". With --compress, a gateway that asks for
+gzip or br (Accept-Encoding) gets every answer so, each event flushed as a
+provider's own front sends it: a gateway that holds the stream while it
+decompresses is then seen holding it. See docs/kit/running.md.
 """
 
 
@@ -156,6 +160,13 @@ def _mock_arguments(mock: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stream a request the provider would refuse (logged with its problems) instead "
         "of refusing it as the provider would: for a gateway under construction",
+    )
+    mock.add_argument(
+        "--compress",
+        action="store_true",
+        help="answer a request that accepts gzip (or br, with the brotli package) compressed, "
+        "each event of a stream flushed on its own, as providers' fronts do: for a gateway "
+        "that asks its upstream for compression (default: every answer identity)",
     )
 
 
@@ -280,6 +291,12 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the mock started here streams a request its provider would refuse instead of "
         "refusing it (the request layer still fails, with the field)",
+    )
+    where.add_argument(
+        "--mock-compress",
+        action="store_true",
+        help="the mock started here answers a gateway that asks for gzip (or br) compressed, "
+        "flushed per event (streamwire mock-upstream --compress)",
     )
     where.add_argument(
         "--key-passthrough",
@@ -444,8 +461,17 @@ def _cmd_mock(args: argparse.Namespace) -> int:
     from .upstream.mock import MockUpstream
 
     async def serve() -> None:
-        async with MockUpstream(args.host, args.port, lenient=args.lenient_mock) as mock:
+        async with MockUpstream(
+            args.host, args.port, lenient=args.lenient_mock, compress=args.compress
+        ) as mock:
             print(f"listening on {mock.url}", flush=True)
+            if args.compress and "br" not in mock.codings:
+                print(
+                    "streamwire: --compress answers gzip only: br needs the brotli package "
+                    "(pip install 'streamwire[brotli]')",
+                    file=sys.stderr,
+                    flush=True,
+                )
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -570,6 +596,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             mock_url=args.mock,
             mock_port=args.mock_port,
             lenient_mock=args.lenient_mock,
+            mock_compress=args.mock_compress,
             concurrency=args.concurrency,
             repeat=args.repeat,
             key=_key(args),

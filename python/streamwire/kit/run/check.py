@@ -147,6 +147,9 @@ class CheckPlan:
     #: The in-process mock streams a request its provider would refuse
     #: (``upstream/contract.py``) instead of refusing it; the ``request`` layer still fails.
     lenient_mock: bool = False
+    #: The in-process mock answers a gateway that asks for gzip (or br)
+    #: compressed, flushed per event (``MockUpstream(compress=True)``).
+    mock_compress: bool = False
     concurrency: int = 8
     #: The kit's key to the gateway; None: a key unique to the run
     #: (``sk-swkit-<run>``), a canary that must never reach the upstream.
@@ -290,7 +293,8 @@ class CheckPlan:
 def run_record(plan: CheckPlan) -> dict[str, Any]:
     """What the report says of the run's canaries: its id, the canary in every
     prompt, and its key to the gateway (itself when the run made it, a
-    fingerprint when it was given: a real key is never stored)."""
+    fingerprint when it was given: a real key is never stored), and how the
+    mock started here was set (lenient, compressing)."""
     made = plan.key == f"sk-swkit-{plan.run_id}"
     return {
         "id": plan.run_id,
@@ -298,6 +302,7 @@ def run_record(plan: CheckPlan) -> dict[str, Any]:
         "key": plan.key if made else None,
         "key_sha256": fingerprint(plan.key)["sha256"] if plan.key else None,
         "lenient_mock": plan.lenient_mock,
+        "mock_compress": plan.mock_compress,
     }
 
 
@@ -726,6 +731,9 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
         "received_at": rel(entry.get("t")),
         "writes": len(writes) + int(entry.get("writes_dropped") or 0),
         "bytes_sent": entry.get("bytes_sent"),
+        # How the mock coded its answer (``--mock-compress``), and its bytes so.
+        "coding": entry.get("coding"),
+        "wire_bytes": entry.get("wire_bytes"),
         "first_write_at": rel(writes[0][0]) if writes else None,
         "last_write_at": rel(writes[-1][0]) if writes else None,
         "completed": entry.get("completed"),
@@ -913,7 +921,9 @@ async def run_check(
     async with contextlib.AsyncExitStack() as stack:
         if plan.mock_url is None:
             mock = await stack.enter_async_context(
-                MockUpstream(port=plan.mock_port, lenient=plan.lenient_mock)
+                MockUpstream(
+                    port=plan.mock_port, lenient=plan.lenient_mock, compress=plan.mock_compress
+                )
             )
             url = mock.url
         else:

@@ -607,11 +607,15 @@ def _busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -
     return round((after[0] - before[0]) / (after[1] - before[1]), 3)
 
 
-async def _mock_process(lenient: bool) -> tuple[asyncio.subprocess.Process, str]:
+async def _mock_process(
+    lenient: bool, compress: bool = False
+) -> tuple[asyncio.subprocess.Process, str]:
     """The mock in a process of its own, and its URL."""
     command = [sys.executable, "-m", "streamwire.cli", "mock-upstream", "--port", "0"]
     if lenient:
         command.append("--lenient-mock")
+    if compress:
+        command.append("--compress")
     proc = await asyncio.create_subprocess_exec(
         *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
     )
@@ -640,10 +644,12 @@ async def run_load(
     mock: MockUpstream | None = None
     async with contextlib.AsyncExitStack() as stack:
         if check.mock_url is None and check.mock_port == 0:
-            proc, url = await _mock_process(check.lenient_mock)
+            proc, url = await _mock_process(check.lenient_mock, check.mock_compress)
         elif check.mock_url is None:
             mock = await stack.enter_async_context(
-                MockUpstream(port=check.mock_port, lenient=check.lenient_mock)
+                MockUpstream(
+                    port=check.mock_port, lenient=check.lenient_mock, compress=check.mock_compress
+                )
             )
             url = mock.url
         else:

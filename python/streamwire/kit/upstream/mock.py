@@ -15,6 +15,18 @@ that never saw the result would. A request its provider would refuse
 (``upstream/contract.py``) is refused as the provider would refuse it,
 unless the mock is lenient.
 
+With ``compress`` (``mock-upstream --compress``) the mock answers as a
+provider's own front does: a request whose ``Accept-Encoding`` takes gzip
+(or br, with the ``brotli`` package) gets its answer in that coding, with
+``Vary: Accept-Encoding``, a stream flushed after every write so that each
+event decodes on arrival (``upstream/coding.py``). Every answer of a
+provider's endpoint is coded: the streams (AWS EventStream's too: its
+frames are bytes like any other body's, and a gateway that decodes must do
+so for any media type), the whole JSON answers and the errors; the mock's
+own ``/_sw/...`` answers never are, nor the slow reader's (its hold is
+judged in bytes, and its text compresses so well that the sockets' buffers
+alone would hold it all).
+
 The log (``GET /_sw/log``) is bounded (``MAX_LOG``, ``MAX_LOG_BYTES``,
 ``MAX_LOGGED_BODY``, ``MAX_LOGGED_WRITES``) and keeps no secret: prompts,
 tool arguments and results as a hash and a length (``hashed_body``), each
@@ -50,6 +62,7 @@ from ..vocab.kinds.base import Failure
 from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.names import UPSTREAM_PROTOCOLS, media_type
 from ..vocab.toolturn import declared_tools
+from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
 from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
 
@@ -244,26 +257,45 @@ def _json(value: Any) -> bytes:
     return dumps(value).encode()
 
 
+async def _send(
+    responder: Responder,
+    entry: dict[str, Any],
+    coder: Encoder,
+    status: int,
+    headers: list[tuple[str, str]],
+    payload: bytes,
+) -> None:
+    """Sends a whole body, coded whole, and logs its status and wire bytes."""
+    entry["status"] = status
+    body = coder.whole(payload)
+    entry["wire_bytes"] = len(body)
+    await responder.send(status, _with_request_id(entry, [*headers, *coder.headers()]), body)
+
+
 async def _refuse(
-    responder: Responder, entry: dict[str, Any], status: int, kind: str, message: str
+    responder: Responder,
+    entry: dict[str, Any],
+    coder: Encoder,
+    status: int,
+    kind: str,
+    message: str,
 ) -> None:
     """Answers a request the mock cannot serve, and logs its status."""
-    entry["status"] = status
     error = {"error": {"type": kind, "message": message, "code": status}}
-    headers = _with_request_id(entry, [("content-type", "application/json")])
-    await responder.send(status, headers, _json(error))
+    headers = [("content-type", "application/json")]
+    await _send(responder, entry, coder, status, headers, _json(error))
 
 
 async def _answer(
     responder: Responder,
     entry: dict[str, Any],
+    coder: Encoder,
     status: int,
     headers: list[tuple[str, str]],
     payload: bytes,
 ) -> None:
     """Sends a whole answer (a refusal, an error, a non-streaming body), and logs it."""
-    entry["status"] = status
-    await responder.send(status, _with_request_id(entry, headers), payload)
+    await _send(responder, entry, coder, status, headers, payload)
     entry["completed"] = True
     entry["ended_at"] = time.time()
 
@@ -271,6 +303,7 @@ async def _answer(
 async def _whole_answer(
     responder: Responder,
     entry: dict[str, Any],
+    coder: Encoder,
     upstream: str,
     render: Callable[[], tuple[int, list[tuple[str, str]], bytes]],
     failure: Failure | None,
@@ -284,9 +317,9 @@ async def _whole_answer(
         return
     if failure is not None and not failure.stall:
         entry["failed"] = failure.name
-        await _answer(responder, entry, *retry_error(upstream))
+        await _answer(responder, entry, coder, *retry_error(upstream))
         return
-    await _answer(responder, entry, *render())
+    await _answer(responder, entry, coder, *render())
 
 
 async def _hung_up_within(responder: Responder, seconds: float) -> bool:
@@ -386,13 +419,15 @@ def is_entry(value: Any) -> bool:
 
 
 def _write_ok(write: Any) -> bool:
-    # [time, size, kinds, content]: content maps a kind to its characters.
-    if not (isinstance(write, list) and len(write) == 4):
+    # [time, size, kinds, content] and, in a coded answer, its wire bytes:
+    # content maps a kind to its characters.
+    if not (isinstance(write, list) and len(write) in (4, 5)):
         return False
-    at, size, kinds, content = write
+    at, size, kinds, content = write[:4]
     return (
         isinstance(at, _NUMBER)
         and isinstance(size, int)
+        and (len(write) == 4 or type(write[4]) is int)
         and isinstance(kinds, list)
         and all(isinstance(k, str) for k in kinds)
         and isinstance(content, dict)
@@ -443,6 +478,8 @@ class RequestLog:
             "writes": [],
             "writes_dropped": 0,
             "bytes_sent": 0,
+            "coding": "identity",
+            "wire_bytes": 0,
             "completed": False,
             "disconnected_at": None,
             "ended_at": None,
@@ -477,12 +514,16 @@ class RequestLog:
         size: int,
         kinds: tuple[str, ...],
         content: tuple[tuple[str, int], ...] = (),
+        wire: int | None = None,
     ) -> None:
         """The mock wrote ``size`` bytes carrying ``kinds`` (and ``content``:
-        characters by kind) for ``entry``'s request."""
+        characters by kind) for ``entry``'s request; ``wire``: the bytes they
+        took on the wire once coded (``--compress``), None when not coded."""
         entry["bytes_sent"] += size
+        entry["wire_bytes"] += size if wire is None else wire
         writes = entry["writes"]
-        writes.append([round(time.time(), 6), size, list(kinds), dict(content)])
+        logged: list[Any] = [round(time.time(), 6), size, list(kinds), dict(content)]
+        writes.append(logged if wire is None else [*logged, wire])
         if len(writes) <= MAX_LOGGED_WRITES:
             self._grow(_WRITE_BYTES)
             return
@@ -497,6 +538,8 @@ class RequestLog:
         into[2] = list(dict.fromkeys([*into[2], *folded[2]]))
         for key, chars in folded[3].items():
             into[3][key] = into[3].get(key, 0) + chars
+        if len(into) > 4 and len(folded) > 4:
+            into[4] += folded[4]
         entry["writes_dropped"] += 1
 
     def _grow(self, size: int) -> None:
@@ -538,12 +581,29 @@ class MockUpstream:
 
     ``lenient``: a request the provider would refuse (``upstream/contract.py``) is
     logged with its problems and streamed all the same, for a gateway under
-    construction; by default it is refused as the provider would."""
+    construction; by default it is refused as the provider would.
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, lenient: bool = False) -> None:
+    ``compress``: an answer to a request whose ``Accept-Encoding`` takes gzip
+    (or br, when the ``brotli`` package is installed: ``codings``) is sent
+    compressed in the coding it prefers, a stream flushed after every write,
+    as providers' own fronts do (``upstream/coding.py``); by default every
+    answer is identity. The log keeps each write's uncompressed size and
+    content, as always, and its wire bytes, and each request's ``coding``."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        lenient: bool = False,
+        compress: bool = False,
+    ) -> None:
         self.log = RequestLog()
         self._server = HttpServer(self._handle, host=host, port=port, on_close=self.log.closed)
         self.lenient = lenient
+        self.compress = compress
+        #: The codings the mock answers in under ``compress``.
+        self.codings: tuple[str, ...] = CODINGS if brotli_available() else ("gzip",)
         self._tag_options: dict[str, dict[str, float]] = {}
         self._id_prefix = secrets.token_hex(4)
 
@@ -627,6 +687,22 @@ class MockUpstream:
         while len(self._tag_options) > MAX_TAG_OPTIONS:
             self._tag_options.pop(next(iter(self._tag_options)))
 
+    def _encoder(self, request: Request, entry: dict[str, Any]) -> Encoder:
+        """How the answer to ``request`` is coded (``compress``), logged in
+        ``entry``: its ``coding``, and a ``coding_note`` when the request
+        preferred br and this mock cannot send it."""
+        if not self.compress:
+            return Encoder(None, vary=False)
+        accept = ", ".join(v for k, v in request.headers if k == "accept-encoding")
+        coding = choose(accept, self.codings)
+        if coding != "br" and choose(accept, CODINGS) == "br":
+            entry["coding_note"] = (
+                f"br was asked for, but the brotli package is not installed: "
+                f"answered {coding or 'identity'}"
+            )
+        entry["coding"] = coding or "identity"
+        return Encoder(coding, vary=True)
+
     async def _handle(self, request: Request, responder: Responder) -> None:
         if request.method == "GET":
             await self._get(request, responder)
@@ -640,8 +716,11 @@ class MockUpstream:
             body = None
         route = _route(request.method, request.path, request.query, body)
         entry = self.log.add(request, body)
+        coder = self._encoder(request, entry)
         if route is None:
-            await _refuse(responder, entry, 404, "not_found_error", f"no endpoint {request.path}")
+            await _refuse(
+                responder, entry, coder, 404, "not_found_error", f"no endpoint {request.path}"
+            )
             return
         upstream, streamed, model = route
         entry.update(upstream=upstream, stream=streamed, model=model)
@@ -651,13 +730,13 @@ class MockUpstream:
         try:
             chosen = parse_model(model)
         except ModelError as exc:
-            await _refuse(responder, entry, 400, "invalid_request_error", str(exc))
+            await _refuse(responder, entry, coder, 400, "invalid_request_error", str(exc))
             return
         if chosen is None:
             message = (
                 f"model {model!r} is not a case: use sw-<case>, one of {', '.join(CASE_NAMES)}"
             )
-            await _refuse(responder, entry, 404, "not_found_error", message)
+            await _refuse(responder, entry, coder, 404, "not_found_error", message)
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
@@ -665,6 +744,15 @@ class MockUpstream:
             # The slow reader's answer, as many deltas as the tag's bytes take here.
             case = sized(case, slow_reader_deltas(upstream, int(options["answer_bytes"])))
         entry.update(case.kind.logged(case))
+        if case.kind.send_buffer is not None and coder.coding is not None:
+            # The slow reader's bound is in the answer's bytes, and its repeated
+            # text compresses a thousandfold: coded, a socket's buffer would
+            # hold the whole answer, and the judge count it as the hop's.
+            coder = Encoder(None, vary=True)
+            entry["coding"] = "identity"
+            entry["coding_note"] = (
+                "the slow reader's answer is never compressed: its hold is judged in bytes"
+            )
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
         attempt = (
@@ -679,7 +767,7 @@ class MockUpstream:
         entry["request_problems"] = [p.as_list() for p in found]
         if found and not self.lenient:
             entry["refused"] = True
-            await _answer(responder, entry, *refusal(upstream, found[0]))
+            await _answer(responder, entry, coder, *refusal(upstream, found[0]))
             return
         if case.calls:
             # What a provider's model could call (the mock streams the case's
@@ -692,13 +780,13 @@ class MockUpstream:
             render = partial(
                 render_json, case, upstream, model=model, follow_up=follow_up, attempt=attempt
             )
-            await _whole_answer(responder, entry, upstream, render, failure, stall)
+            await _whole_answer(responder, entry, coder, upstream, render, failure, stall)
             return
         usage = entry["usage_sent"] = usage_requested(upstream, body)
         if failure is not None:
             entry["failed"] = failure.name
             if failure.before_output:
-                await _answer(responder, entry, *retry_error(upstream))
+                await _answer(responder, entry, coder, *retry_error(upstream))
                 return
         units = render_stream(
             case,
@@ -721,7 +809,9 @@ class MockUpstream:
         if case.kind.send_buffer is not None:
             responder.send_buffer(case.kind.send_buffer)
         reset = failure is not None and failure.reset_after_texts is not None
-        await self._stream(responder, upstream, writes, entry, stall=stall or 0.0, reset=reset)
+        await self._stream(
+            responder, upstream, writes, entry, coder, stall=stall or 0.0, reset=reset
+        )
 
     async def _put_tag(self, request: Request, responder: Responder) -> None:
         headers = [("content-type", "application/json")]
@@ -743,13 +833,20 @@ class MockUpstream:
         upstream: str,
         writes: list[Any],
         entry: dict[str, Any],
+        coder: Encoder,
         *,
         stall: float = 0.0,
         reset: bool = False,
     ) -> None:
         headers = _with_request_id(
-            entry, [("content-type", media_type(upstream)), ("cache-control", "no-cache")]
+            entry,
+            [
+                ("content-type", media_type(upstream)),
+                ("cache-control", "no-cache"),
+                *coder.headers(),
+            ],
         )
+        coded = coder.coding is not None
         try:
             if stall and await _hung_up_within(responder, stall):
                 # Not a byte, not even the head, for ``stall`` seconds (a gateway
@@ -762,13 +859,19 @@ class MockUpstream:
                         await within(responder.disconnected.wait(), write.delay)
                 if responder.disconnected.is_set():
                     break
-                await responder.write(write.data)
-                self.log.wrote(entry, len(write.data), write.kinds, write.content)
+                # Coded, each write is flushed: it decodes as soon as it arrives.
+                data = coder.chunk(write.data)
+                await responder.write(data)
+                wire = len(data) if coded else None
+                self.log.wrote(entry, len(write.data), write.kinds, write.content, wire)
             else:
                 if reset:
                     responder.abort()  # the upstream breaks off mid-stream
                     entry["reset"] = True
                     return
+                tail = coder.finish()  # not a write of the answer's: only its wire bytes
+                entry["wire_bytes"] += len(tail)
+                await responder.write(tail)
                 await responder.end()
                 entry["completed"] = True
         except TransportError:
