@@ -1,8 +1,8 @@
-"""The acceptance kit through plain reverse proxies: nginx, caddy and haproxy, as deployed.
+"""The acceptance kit through plain reverse proxies: nginx, caddy, haproxy and nghttpx, as deployed.
 
     python examples/kit_proxies.py [--out DIR] [--docs] [--strict] [check options]
 
-Starts ``streamwire mock-upstream``, then seven reverse proxies on loopback in
+Starts ``streamwire mock-upstream``, then nine reverse proxies on loopback in
 front of it, each its own process with a generated config in a temp dir
 (the Debian packages; ``.ci/run`` installs them when missing):
 
@@ -16,11 +16,16 @@ front of it, each its own process with a generated config in a temp dir
 * ``nginx-gzip-fixed``: ``gzip on`` with nginx's default ``gzip_types``
   (``text/html``): event streams left out of compression;
 * ``caddy``: ``reverse_proxy`` with caddy's defaults;
+* ``caddy-encode``: the same with ``encode gzip``, which compresses the
+  answers it deems long enough, event streams included;
 * ``haproxy``: ``mode http`` with haproxy's defaults;
-* ``haproxy-no-delay``: the same with ``option http-no-delay``.
+* ``haproxy-no-delay``: the same with ``option http-no-delay``;
+* ``nghttpx``: an HTTPS front (HTTP/2 and HTTP/1.1 by ALPN) with a
+  certificate of a CA the example makes (openssl), given to the check as
+  ``--cacert``; the mock behind it over HTTP/1.1.
 
-Then one ``streamwire check`` on eight paths to the mock (``--path``): the
-mock itself (``direct``, the reference) and the seven proxies, labelled as
+Then one ``streamwire check`` on ten paths to the mock (``--path``): the
+mock itself (``direct``, the reference) and the nine proxies, labelled as
 above, every client protocol the mock speaks (a plain proxy passes each
 through to the same endpoint), every case and delivery unless told
 otherwise; the report compares each proxy's cells with the direct ones
@@ -32,7 +37,7 @@ docs/kit/examples-proxies.md (or ``--docs-page``), between its markers.
 ``--front URL`` puts the proxies in front of another server instead (a
 gateway: ``.ci/litellm.sh --paths`` puts them in front of LiteLLM), which
 is then the reference path, labelled ``--label`` (default ``direct``);
-``--proxies`` picks some of the seven; the check's ``--mock``, ``--client``
+``--proxies`` picks some of the nine; the check's ``--mock``, ``--client``
 and the rest are then the caller's, and the exit status is the check's.
 
 What each verdict means is docs/kit/examples-proxies.md. The exit status:
@@ -58,7 +63,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kit_processes import free_port, processes, wait_listening
+from kit_processes import free_port, make_ca, processes, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,10 +76,14 @@ EXPECTED: dict[str, set[str]] = {
     "nginx-gzip": {"slow_reader_buffered", "compression_buffered"},
     "nginx-gzip-fixed": {"slow_reader_buffered"},
     "caddy": {"error_masked"},
+    "caddy-encode": {"error_masked", "stream_delayed"},
     "haproxy": {"stream_delayed"},
     "haproxy-no-delay": set(),
+    "nghttpx": set(),
 }
 TIMED = {"stream_delayed", "not_streaming", "arguments_buffered", "compression_buffered"}
+#: The proxies the check reaches over https.
+HTTPS = {"nghttpx"}
 #: The case that raises each expected firm verdict (a run without it expects none).
 CAUSE = {"slow_reader_buffered": "slow-reader", "error_masked": "retry-after-text"}
 
@@ -115,7 +124,7 @@ _CADDY = """\
     auto_https off
     storage file_system {tmp}/caddy
 }}
-http://127.0.0.1:{port} {{
+http://127.0.0.1:{port} {{{tuning}
     reverse_proxy 127.0.0.1:{upstream}
 }}
 """
@@ -155,10 +164,27 @@ def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
 
         return cmd
 
-    def caddy(port: int) -> list[str]:
-        conf = tmp / "Caddyfile"
-        conf.write_text(_CADDY.format(tmp=tmp, port=port, upstream=upstream))
-        return [_binary("caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
+    def caddy(tuning: str, name: str) -> Callable[[int], list[str]]:
+        def cmd(port: int) -> list[str]:
+            conf = tmp / f"{name}.Caddyfile"
+            folder = tmp / name
+            conf.write_text(_CADDY.format(tmp=folder, port=port, upstream=upstream, tuning=tuning))
+            return [_binary("caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
+
+        return cmd
+
+    def nghttpx(port: int) -> list[str]:
+        ca = tmp / "ca"
+        ca.mkdir(exist_ok=True)
+        files = make_ca(ca)
+        if files is None:
+            raise SystemExit("openssl is not installed: nghttpx's certificate cannot be made")
+        return [
+            _binary("nghttpx"), "--conf=/dev/null", f"--frontend=127.0.0.1,{port}",
+            f"--backend=127.0.0.1,{upstream}", "--workers=1", "--no-ocsp",
+            f"--errorlog-file={tmp / 'nghttpx.log'}", "--accesslog-file=/dev/null",
+            str(files["key"]), str(files["cert"]),
+        ]  # fmt: skip
 
     def haproxy(tuning: str, name: str) -> Callable[[int], list[str]]:
         def cmd(port: int) -> list[str]:
@@ -173,9 +199,11 @@ def _proxies(tmp: Path, upstream: int) -> dict[str, Callable[[int], list[str]]]:
         "nginx-tuned": nginx(_NGINX_TUNED, "nginx-tuned"),
         "nginx-gzip": nginx(_NGINX_GZIP, "nginx-gzip"),
         "nginx-gzip-fixed": nginx("\n            gzip on;", "nginx-gzip-fixed"),
-        "caddy": caddy,
+        "caddy": caddy("", "caddy"),
+        "caddy-encode": caddy("\n    encode gzip", "caddy-encode"),
         "haproxy": haproxy("", "haproxy"),
         "haproxy-no-delay": haproxy("\n    option http-no-delay", "haproxy-no-delay"),
+        "nghttpx": nghttpx,
     }
 
 
@@ -186,7 +214,7 @@ def _versions(proxies: list[str]) -> dict[str, str]:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         return ((done.stdout or done.stderr).strip().splitlines() or ["?"])[0]
 
-    commands = {"nginx": "-v", "caddy": "version", "haproxy": "-v"}
+    commands = {"nginx": "-v", "caddy": "version", "haproxy": "-v", "nghttpx": "--version"}
     servers = {name.split("-")[0] for name in proxies}
     return {s: first_line([_binary(s), commands[s]]) for s in commands if s in servers}
 
@@ -251,7 +279,10 @@ def main() -> int:
             port = free_port()
             proc = procs.start(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_listening(port, proc, name)
-            routes.append((name, f"http://127.0.0.1:{port}"))
+            scheme = "https" if name in HTTPS else "http"
+            routes.append((name, f"{scheme}://127.0.0.1:{port}"))
+        # The CA of the https fronts' certificates (make_ca's, in the temp dir).
+        trust = ["--cacert", str(Path(tmp) / "ca" / "ca.pem")] if HTTPS & set(chosen) else []
         started = time.monotonic()
         check = [
             args.python,
@@ -282,7 +313,8 @@ def main() -> int:
             "--markdown",
             str(out / "check.md"),
             "--title",
-            "streamwire check: nginx, caddy and haproxy as deployed",
+            "streamwire check: nginx, caddy, haproxy and nghttpx as deployed",
+            *trust,
             *check_args,
         ]
         done = subprocess.run(check, check=False)

@@ -18,6 +18,7 @@ defect         what it does                                          the verdict
 ``no_cancel``  ignores the client's disconnect, reads the upstream   ``cancel_not_propagated``
                to its end
 ``invent_usage`` reports usage estimated from the text's length      ``usage_invented``
+``zero_usage`` asks a Chat upstream for no usage and reports zeros    ``usage_invented``
 ``crash_unknown`` raises on an event it does not know                ``compat_gate_failed``
 ``drop_reasoning`` drops the reasoning deltas                           ``reasoning_dropped``
 ``length_as_stop`` reports an answer the limit cut as a normal stop     ``truncation_masked``
@@ -56,6 +57,7 @@ DEFECTS = (
     "error_text",
     "no_cancel",
     "invent_usage",
+    "zero_usage",
     "crash_unknown",
     "drop_reasoning",
     "length_as_stop",
@@ -127,6 +129,8 @@ class Relay:
             # The upstream's own shape; the rest of the kit's requests read
             # the same in these protocols.
             request["tools"] = tool_declarations(self.upstream)
+        if self.defect == "zero_usage":
+            request.pop("stream_options", None)
         if self.defect == "drop_tools":
             request.pop("tools", None)
         if self.defect == "drop_error_flag":
@@ -229,6 +233,9 @@ class Relay:
             ):
                 stop = "stop" if defect == "length_as_stop" else "tool_calls"
                 event = replace(event, status="completed", stop_reason=stop)
+            if defect == "zero_usage" and isinstance(event, sw.MessageCompleted):
+                nothing = sw.Usage(input_tokens=0, output_tokens=0, total_tokens=0, final=True)
+                out.append(sw.UsageReported(usage=nothing))
             if defect == "invent_usage" and isinstance(event, sw.MessageCompleted):
                 guess = sw.Usage(input_tokens=10, output_tokens=99, total_tokens=109, final=True)
                 out.append(sw.UsageReported(usage=guess))

@@ -189,6 +189,7 @@ ISSUE_NAMES = {
         "in-stream-error-internal",
         "in-stream-error-throttled",
         "in-stream-error-model",
+        "tool-no-description",
     ),
     "deliveries": ("whole", "tiny", "paced"),
     "clients": (
@@ -407,6 +408,15 @@ RULES = [
         "cancel",
     ),
     ("invent_usage", "anthropic", "openai-chat", ["usage"], ["whole"], "usage_invented", "usage"),
+    (
+        "zero_usage",
+        "openai-chat",
+        "openai-chat",
+        ["short-text"],
+        ["whole"],
+        "usage_invented",
+        "usage",
+    ),
     (
         "crash_unknown",
         "openai-chat",

@@ -15,10 +15,14 @@ streamed, and nothing where the fix is in.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import shutil
 import socket
 import ssl
+import statistics
+import subprocess
 import threading
 import time
 import zlib
@@ -233,6 +237,96 @@ def test_nginx_gzip_holds_what_it_compresses_and_the_kit_says_so(
     fixed_cells = check("/gzip-fixed/")
     assert all(c.checks["streaming"].verdict == "pass" for c in fixed_cells)
     assert not verdicts(fixed_cells)
+
+
+# --- a real caddy with encode gzip ------------------------------------------------------------
+
+_CADDY_ENCODE = """\
+{{
+    admin off
+    auto_https off
+    storage file_system {tmp}/data
+}}
+http://127.0.0.1:{port} {{
+    encode gzip
+    reverse_proxy 127.0.0.1:{upstream}
+}}
+"""
+
+
+@pytest.fixture
+def mock_and_caddy_encode(tmp_path: Path) -> Iterator[tuple[MockInBackground, int]]:
+    binary = shutil.which("caddy")
+    if binary is None:
+        message = "caddy is not installed (apt-get install caddy; .ci/run installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message + " - required under CI")
+        pytest.skip(message)
+    background = MockInBackground()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    conf = tmp_path / "Caddyfile"
+    conf.write_text(_CADDY_ENCODE.format(tmp=tmp_path, port=port, upstream=background.port))
+    proc = subprocess.Popen(
+        [binary, "run", "--config", str(conf), "--adapter", "caddyfile"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("caddy did not start")
+                time.sleep(0.05)
+        yield background, port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        background.close()
+
+
+@pytest.mark.timed
+def test_caddy_encode_batches_what_it_compresses_and_the_kit_says_so(
+    mock_and_caddy_encode: tuple[MockInBackground, int],
+) -> None:
+    background, port = mock_and_caddy_encode
+    # Ground truth: a long answer streams event by event with identity (the
+    # mock writes every 20 ms); asked for gzip, caddy compresses it and sends
+    # what its compressor flushed, in batches about 100 ms apart.
+    plain, coding = _raw_events(port, "/", "identity", "sw-long-text.paced")
+    assert coding is None
+    packed, coding = _raw_events(port, "/", "gzip, deflate", "sw-long-text.paced")
+    assert coding == "gzip" and len(packed) == len(plain)
+
+    def median_gap(times: list[float]) -> float:
+        instants = sorted({round(t, 3) for t in times})
+        return statistics.median(b - a for a, b in itertools.pairwise(instants))
+
+    assert median_gap(plain) < 0.05 and median_gap(packed) > 0.06
+    plan = CheckPlan(
+        routes=[Route(f"http://127.0.0.1:{port}", label="caddy-encode")],
+        mock_url=background.mock.url,
+        clients=["openai-chat"],
+        cases=["long-text"],
+        deliveries=["paced"],
+        unary=False,
+        key="sk-test",
+        transports=["http1", "http1-gzip"],
+    )
+    cells = {c.client: c for c in background.run(run_check(plan))}
+    assert cells["openai-chat"].checks["streaming"].verdict == "pass"
+    streaming = cells["openai-chat over http1-gzip"].checks["streaming"]
+    assert streaming.verdict == "degraded"
+    assert {"delayed", "compressed"} <= set(streaming.tags), streaming.why
+    assert streaming.details["content_encoding"] == "gzip"
+    (found,) = verdicts(cells.values())
+    assert (found["name"], found["client"]) == ("stream_delayed", "openai-chat over http1-gzip")
+    assert "compressor" in found["advice"] and "Caddy: encode's match" in found["advice"]
 
 
 # --- TLS: a front the kit must be told to trust ---------------------------------------------

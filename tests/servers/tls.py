@@ -2,30 +2,22 @@
 
 ``make_ca(folder)`` writes ``ca.pem`` (the CA a client trusts), ``server.pem``
 and ``server.key`` (what a TLS server on 127.0.0.1 presents) into ``folder``,
-valid for two days; None when openssl is not installed.
+valid for two days; None when openssl is not installed. It is the worked
+examples' own (``examples/kit_processes.py``), loaded from there.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import importlib.util
 from pathlib import Path
 
 __all__ = ["make_ca"]
 
-
-def make_ca(folder: Path) -> dict[str, Path] | None:
-    if shutil.which("openssl") is None:
-        return None
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=streamwire test CA")  # fmt: skip
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-        "-subj", "/CN=127.0.0.1")  # fmt: skip
-    (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")  # fmt: skip
-    return {"ca": folder / "ca.pem", "cert": folder / "server.pem", "key": folder / "server.key"}
+_spec = importlib.util.spec_from_file_location(
+    "streamwire_example_kit_processes_tls",
+    Path(__file__).resolve().parents[2] / "examples" / "kit_processes.py",
+)
+assert _spec is not None and _spec.loader is not None
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+make_ca = _module.make_ca

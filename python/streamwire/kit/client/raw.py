@@ -81,34 +81,35 @@ MAX_KEPT_BODY = 16 * 1024 * 1024
 _PROMPT = "streamwire acceptance case {case}: answer as the case says."
 
 
-def tool_declarations(client: str) -> list[dict[str, Any]]:
-    """The practice's tools (``cases.TOOLS``) as ``client``'s request declares them."""
+def tool_declarations(client: str, described: bool = True) -> list[dict[str, Any]]:
+    """The practice's tools (``cases.TOOLS``) as ``client``'s request declares
+    them; without their descriptions unless ``described``."""
     out: list[dict[str, Any]] = []
-    for name, spec in TOOLS.items():
+    tools = {
+        name: spec if described else {k: v for k, v in spec.items() if k != "description"}
+        for name, spec in TOOLS.items()
+    }
+    for name, spec in tools.items():
         if client == "openai-chat":
             out.append({"type": "function", "function": {"name": name, **spec}})
         elif client == "openai-responses":
             out.append({"type": "function", "name": name, **spec})
         elif client in ("anthropic", "bedrock-invoke"):
-            out.append(
-                {
-                    "name": name,
-                    "description": spec["description"],
-                    "input_schema": spec["parameters"],
-                }
-            )
+            described_as = {"description": spec["description"]} if described else {}
+            out.append({"name": name, **described_as, "input_schema": spec["parameters"]})
         elif client == "bedrock-converse":
+            described_as = {"description": spec["description"]} if described else {}
             out.append(
                 {
                     "toolSpec": {
                         "name": name,
-                        "description": spec["description"],
+                        **described_as,
                         "inputSchema": {"json": spec["parameters"]},
                     }
                 }
             )
     if client == "gemini":
-        out.append({"functionDeclarations": [{"name": n, **s} for n, s in TOOLS.items()]})
+        out.append({"functionDeclarations": [{"name": n, **s} for n, s in tools.items()]})
     return out
 
 
@@ -215,9 +216,9 @@ def client_request(
         raise ValueError(f"unknown client protocol {client!r}; one of {', '.join(CLIENTS)}")
     if case.calls:
         if client == "bedrock-converse":
-            body["toolConfig"] = {"tools": tool_declarations(client)}
+            body["toolConfig"] = {"tools": tool_declarations(client, case.tools_described)}
         else:
-            body["tools"] = tool_declarations(client)
+            body["tools"] = tool_declarations(client, case.tools_described)
     return url, headers, body
 
 

@@ -611,15 +611,25 @@ def _usage(x: Inputs) -> Check:
     asked = x.client != "openai-chat" or x.case.wants_usage
     zero = got is not None and not any(got)
     if t.usage is None:  # the upstream reported none
-        if got is None or zero:
-            if x.case.wants_usage:
-                return Check(
-                    "fail",
-                    "the upstream was never asked for usage (stream_options.include_usage), "
-                    "so the client's request for it went unmet",
-                    ("missing",),
-                )
+        if (got is None or zero) and x.case.wants_usage:
+            return Check(
+                "fail",
+                "the upstream was never asked for usage (stream_options.include_usage), "
+                "so the client's request for it went unmet",
+                ("missing",),
+            )
+        if got is None:
             return Check("pass", "no usage reported, none invented")
+        if zero and ref is not None and _figures(ref.result) == got:
+            # The client protocol carries usage in every answer (Anthropic's
+            # message_start): streamwire's own translation writes the same.
+            return Check(
+                "degraded",
+                f"usage {got} where the upstream sent none: the client protocol carries "
+                "usage in every answer, and zeros stand for none",
+                ("lost",),
+            )
+        # Zeros are figures: a client bills, budgets and logs by them.
         return Check("fail", f"usage {got} reported, the upstream sent none", ("invented",))
     if got is None or not (usage and usage.final):
         if not asked:

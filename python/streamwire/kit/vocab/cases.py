@@ -182,6 +182,8 @@ class Case:
     wants_reasoning: bool = False
     #: The client asks for a small output limit.
     max_tokens: int | None = None
+    #: The request's tools carry their descriptions (clients often send none).
+    tools_described: bool = True
     #: Under ``paced`` the text must start reaching the client while the mock
     #: still sends it, and arrive spread: it is long enough that no hop's
     #: latency explains holding it back (``timed.streaming``).
@@ -490,6 +492,15 @@ CASES: Mapping[str, Case] = {
                 ("throttled", "rate-limit"),
                 ("model", "model-stream"),
             )
+        ),
+        Case(
+            "tool-no-description",
+            "one tool call where the client declared its tools without descriptions (an "
+            "optional field clients often leave out): the same call, exact",
+            text=("Let me add those.",),
+            calls=(Call("add_numbers", ('{"a": ', '2, "b"', ": 3}")),),
+            stop="tool_calls",
+            tools_described=False,
         ),
     )
 }
