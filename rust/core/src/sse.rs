@@ -326,7 +326,18 @@ impl SseDecoder {
         // from value." / "Otherwise, the string is not empty but does not
         // contain a U+003A COLON character (:): ... using the whole line as
         // the field name, and the empty string as the field value."
-        let (name, value) = match memchr(b':', line) {
+        //
+        // The two fields nearly every line holds are told at once (neither
+        // name holds a colon, so theirs is the line's first); any other line
+        // is searched for its first colon.
+        let colon = if line.starts_with(b"data:") {
+            Some(4)
+        } else if line.starts_with(b"event:") {
+            Some(5)
+        } else {
+            memchr(b':', line)
+        };
+        let (name, value) = match colon {
             Some(c) => {
                 let v = &line[c + 1..];
                 (&line[..c], v.strip_prefix(b" ").unwrap_or(v))

@@ -77,6 +77,28 @@ fn event_types_repeated_invalid_or_changed_are_each_decoded_as_sent() {
 }
 
 #[test]
+fn fields_named_like_data_and_event_are_told_by_their_first_colon() {
+    let ev = |t: &str, d: &str| (t.to_owned(), d.to_owned(), None, None);
+    let table: &[(&[u8], &[Ev])] = &[
+        (b"data:x\n\n", &[msg("x")]),
+        (b"data:\n\n", &[msg("")]),
+        (b"data\n\n", &[msg("")]),
+        (b"data::x\n\n", &[msg(":x")]),
+        (b"data : x\ndata: y\n\n", &[msg("y")]),
+        (b"datum: x\ndata: y\n\n", &[msg("y")]),
+        (b"dat: x\ndata:  y\n\n", &[msg(" y")]),
+        (b"event:e\ndata: y\n\n", &[ev("e", "y")]),
+        (b"event: e:f\ndata: y\n\n", &[ev("e:f", "y")]),
+        (b"events: e\ndata: y\n\n", &[msg("y")]),
+        (b"even: e\nevent\ndata: y\n\n", &[msg("y")]),
+        (b":data: x\n:event: e\ndata: y\n\n", &[msg("y")]),
+    ];
+    for (input, want) in table {
+        check_splits(input, want);
+    }
+}
+
+#[test]
 fn line_endings_in_every_mix() {
     let ab = [msg("a\nb")];
     let table: &[(&[u8], &[Ev])] = &[
