@@ -173,6 +173,25 @@ def test_a_text_taker_builds_its_events_with_the_fixed_values_it_is_armed_with()
         taker.arm(1, texts, (None,))
 
 
+def test_a_text_taker_appends_each_text_to_the_second_list_it_is_armed_with() -> None:
+    shapes = ShapeMatcher([("m", {"i": "$int", "t": "$str"})])
+    taker = TextTaker(0, text=events.text_delta_builder)
+    texts, block = ["before"], ["own"]
+    out: list[Any] = []
+    taker.arm(1, texts, None, block)
+    wire = b'event: m\ndata: {"i":1,"t":"x"}\n\nevent: m\ndata: {"i":1,"t":""}\n\n'
+    wire += b'event: m\ndata: {"i":1,"t":"y"}\n\nevent: m\ndata: {"i":2,"t":"z"}\n\n'
+    left = sw.SseDecoder().feed_matched(wire, shapes, taker, out)
+    assert texts == ["before", "x", "y"] and block == ["own", "x", "y"]
+    assert texts[1] is block[1]  # one str, in both lists
+    assert out == [sw.TextDelta(text="x", choice=1), sw.TextDelta(text="y", choice=1)]
+    assert len(left) == 1
+    # Armed again without it: the second list takes nothing more.
+    taker.arm(2, texts)
+    sw.SseDecoder().feed_matched(b'event: m\ndata: {"i":2,"t":"w"}\n\n', shapes, taker, out)
+    assert texts[-1] == "w" and block == ["own", "x", "y"]
+
+
 def test_the_builder_refuses_what_it_cannot_build_like_object_new() -> None:
     class Custom:
         def __new__(cls) -> Custom:

@@ -395,17 +395,24 @@ class TextUsageTaker:
 class TextTaker:
     """Takes the text matches of one choice (or one content block) as a
     decoder's sink (the Chat Completions fast path; Anthropic's text and
-    thinking deltas): ``arm(index, texts, fixed=None)`` arms it for the next
-    ``feed_matched(data, shapes, taker, out)`` of an ``SseDecoder``, which
-    hands it each match at the head of that call; it takes a match of
-    ``template`` whose captures are ``(index, text)`` with that index,
-    appending a non-empty text to ``texts`` and ``text.one(text, *fixed)`` to
-    ``out`` (``fixed`` is ``(index,)`` unless given, as many values as the
-    builder's fixed fields; an empty text is taken with no event). The first
-    match it does not take and everything after it are returned as usual."""
+    thinking deltas): ``arm(index, texts, fixed=None, also=None)`` arms it
+    for the next ``feed_matched(data, shapes, taker, out)`` of an
+    ``SseDecoder``, which hands it each match at the head of that call; it
+    takes a match of ``template`` whose captures are ``(index, text)`` with
+    that index, appending a non-empty text to ``texts`` (and to ``also``,
+    when given) and ``text.one(text, *fixed)`` to ``out`` (``fixed`` is
+    ``(index,)`` unless given, as many values as the builder's fixed fields;
+    an empty text is taken with no event). The first match it does not take
+    and everything after it are returned as usual."""
 
     def __new__(cls, template: int, *, text: Builder) -> TextTaker: ...
-    def arm(self, index: int, texts: list[str], fixed: tuple[Any, ...] | None = None) -> None: ...
+    def arm(
+        self,
+        index: int,
+        texts: list[str],
+        fixed: tuple[Any, ...] | None = None,
+        also: list[str] | None = None,
+    ) -> None: ...
     @property
     def sunk(self) -> int:
         """Matches taken since the last ``arm``."""

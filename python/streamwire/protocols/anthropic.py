@@ -43,7 +43,6 @@ from ..events import (
     text_delta_builder,
 )
 from ._base import SseStream
-from .anthropic_blocks import Block
 from .anthropic_machine import AnthropicMachine
 
 __all__ = ["SHAPES", "AnthropicMachine", "AnthropicStream"]
@@ -77,11 +76,12 @@ _ROLE_OF = tuple(role for _ in range(2) for role, _, _ in _FAST)
 class _BlockSink:
     """The text or thinking deltas of the open block started last, taken in
     Rust as the decoder's sink (``FramedStream.feed``): each one's string
-    appended to the choice and its event built by the taker, then to the
-    block (``settle``), exactly what ``_on_sse`` does with a run of them."""
+    appended to the choice and to the block and its event built by the
+    taker, exactly what ``_on_sse`` does with a run of them."""
 
-    __slots__ = ("_block", "_count", "_machine", "_parts", "_takers")
-    settles = True
+    __slots__ = ("_machine", "_takers")
+    #: The taker appends to the block's parts itself: nothing to settle.
+    settles = False
 
     def __init__(self, machine: AnthropicMachine) -> None:
         self._machine = machine
@@ -90,9 +90,6 @@ class _BlockSink:
             "text": TextTaker(0, text=text_delta_builder),
             "thinking": TextTaker(1, text=reasoning_delta_builder),
         }
-        self._block: Block | None = None
-        self._parts: list[str] = []
-        self._count = 0
 
     def arm(self) -> TextTaker | None:
         machine = self._machine
@@ -103,20 +100,15 @@ class _BlockSink:
         choice = machine.choice
         if taker is None or choice is None:
             return None
-        fixed: tuple[Any, ...]
         if block.role == "text":
-            parts, fixed = choice.text, (choice.index,)
+            taker.arm(block.index, choice.text, (choice.index,), block.parts)
         else:
-            parts, fixed = choice.reasoning, (None, None, "text", choice.index)
-        self._block, self._parts, self._count = block, parts, len(parts)
-        taker.arm(block.index, parts, fixed)
+            fixed = (None, None, "text", choice.index)
+            taker.arm(block.index, choice.reasoning, fixed, block.parts)
         return taker
 
     def settle(self) -> None:
-        block = self._block
-        if block is not None and len(self._parts) > self._count:
-            block.parts += self._parts[self._count :]
-        self._block = None
+        """Nothing to do (``settles`` is False)."""
 
 
 class AnthropicStream(SseStream):

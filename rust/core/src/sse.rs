@@ -83,6 +83,11 @@ pub struct SseDecoder {
     skip_lf: bool,
     data: String,
     event_type: String,
+    /// The last `event` value that was UTF-8 (and at most
+    /// [`KEPT_EVENT_TYPE_BYTES`] long), as received: a value of the same
+    /// bytes is copied without validating it again (a stream names almost
+    /// every event alike).
+    last_type: String,
     /// The last event ID buffer, set by `id` fields.
     id_buffer: String,
     id_set: bool,
@@ -108,6 +113,10 @@ impl Default for SseDecoder {
         SseDecoder::new(DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_EVENT_BYTES)
     }
 }
+
+/// The longest `event` value a decoder keeps to compare the next one with
+/// (provider event names are short).
+const KEPT_EVENT_TYPE_BYTES: usize = 64;
 
 /// Parses a `retry` value: "If the field value consists of only ASCII digits,
 /// then interpret the field value as an integer in base ten". An empty value
@@ -139,6 +148,7 @@ impl SseDecoder {
             skip_lf: false,
             data: String::new(),
             event_type: String::new(),
+            last_type: String::new(),
             id_buffer: String::new(),
             id_set: false,
             id_dirty: false,
@@ -316,7 +326,18 @@ impl SseDecoder {
         // from value." / "Otherwise, the string is not empty but does not
         // contain a U+003A COLON character (:): ... using the whole line as
         // the field name, and the empty string as the field value."
-        let (name, value) = match memchr(b':', line) {
+        //
+        // The two fields nearly every line holds are told at once (neither
+        // name holds a colon, so theirs is the line's first); any other line
+        // is searched for its first colon.
+        let colon = if line.starts_with(b"data:") {
+            Some(4)
+        } else if line.starts_with(b"event:") {
+            Some(5)
+        } else {
+            memchr(b':', line)
+        };
+        let (name, value) = match colon {
             Some(c) => {
                 let v = &line[c + 1..];
                 (&line[..c], v.strip_prefix(b" ").unwrap_or(v))
@@ -331,7 +352,16 @@ impl SseDecoder {
                 let data_len = self.data.len() + deferred.map_or(0, |s| s.len() + 1);
                 self.check_event_size(data_len + value.len(), offset)?;
                 self.event_type.clear();
-                push_lossy(&mut self.event_type, value);
+                if value == self.last_type.as_bytes() {
+                    self.event_type.push_str(&self.last_type);
+                } else {
+                    push_lossy(&mut self.event_type, value);
+                    // Unchanged by the lossy decoding: the value was UTF-8.
+                    if value.len() <= KEPT_EVENT_TYPE_BYTES && self.event_type.as_bytes() == value {
+                        self.last_type.clear();
+                        self.last_type.push_str(&self.event_type);
+                    }
+                }
                 // Lossy decoding can grow invalid bytes (1 byte -> 3).
                 if let Err(e) = self.check_event_size(data_len + self.event_type.len(), offset) {
                     self.event_type.clear();

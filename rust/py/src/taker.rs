@@ -94,6 +94,8 @@ struct Armed {
     /// The fixed values of each taken text's event: `(index,)` unless given.
     choice: Py<PyTuple>,
     texts: Py<PyList>,
+    /// A second list each taken text is appended to (a content block's own).
+    also: Option<Py<PyList>>,
     id_known: bool,
 }
 
@@ -116,7 +118,7 @@ impl Armed {
                 choice
             }
         };
-        Ok(Armed { index, choice, texts: texts.clone().unbind(), id_known })
+        Ok(Armed { index, choice, texts: texts.clone().unbind(), also: None, id_known })
     }
 
     /// A taken text: appended to the choice's texts, its event (`text`'s
@@ -129,6 +131,9 @@ impl Armed {
         out: &Bound<'_, PyList>,
     ) -> PyResult<()> {
         self.texts.bind(py).append(text)?;
+        if let Some(also) = &self.also {
+            also.bind(py).append(text)?;
+        }
         out.append(builder.make(text.as_any(), self.choice.bind(py))?)
     }
 }
@@ -514,10 +519,12 @@ impl MatchSink for TextUsageTaker {
 /// decoder's sink: the Chat Completions fast path's text chunks, Anthropic's
 /// text and thinking deltas (`streamwire._core.TextTaker`).
 ///
-/// Armed (`arm(index, texts, fixed=None)`), it takes each match of
-/// `template` whose captures are `(index, text)` with that index: a
-/// non-empty text is appended to `texts` and its `text.one(text, *fixed)`
-/// to the call's events (`fixed` is `(index,)` unless given); an empty one
+/// Armed (`arm(index, texts, fixed=None, also=None)`), it takes each match
+/// of `template` whose captures are `(index, text)` with that index: a
+/// non-empty text is appended to `texts` (and to `also`, when given: a
+/// content block's own list beside its choice's) and its
+/// `text.one(text, *fixed)` to the call's events (`fixed` is `(index,)`
+/// unless given); an empty one
 /// is taken with no event, as the adapters' runs of such chunks do.
 /// Anything else it leaves, and the decoder returns it (and what follows)
 /// as usual.
@@ -540,17 +547,18 @@ impl TextTaker {
     }
 
     /// Arms the taker for the next `feed_matched` call it is the sink of.
-    #[pyo3(signature = (index, texts, fixed=None))]
+    #[pyo3(signature = (index, texts, fixed=None, also=None))]
     fn arm(
         &mut self,
         py: Python<'_>,
         index: i64,
         texts: &Bound<'_, PyList>,
         fixed: Option<&Bound<'_, PyTuple>>,
+        also: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
         self.sunk = 0;
         self.armed = None;
-        let armed = match fixed {
+        let mut armed = match fixed {
             None => {
                 self.text.get().check_fixed(1)?;
                 Armed::new(py, &mut self.choice, index, texts, false)?
@@ -558,9 +566,10 @@ impl TextTaker {
             Some(fixed) => {
                 self.text.get().check_fixed(fixed.len())?;
                 let texts = texts.clone().unbind();
-                Armed { index, choice: fixed.clone().unbind(), texts, id_known: false }
+                Armed { index, choice: fixed.clone().unbind(), texts, also: None, id_known: false }
             }
         };
+        armed.also = also.map(|list| list.clone().unbind());
         self.armed = Some(armed);
         Ok(())
     }

@@ -91,6 +91,8 @@ pub struct ShapeCache {
     part_misses: Vec<u8>,
     /// The strings and numbers of the value being kept in parts.
     parts: Vec<Part>,
+    /// The template of the last match a scan or a replay found.
+    last: Option<usize>,
 }
 
 /// A string or number inside a value kept in parts: its span in the value,
@@ -111,6 +113,7 @@ impl ShapeCache {
     /// Forgets every skeleton (for another [`ShapeSet`](super::ShapeSet)).
     pub fn clear(&mut self) {
         self.skeletons.clear();
+        self.last = None;
     }
 
     /// How many matches were found by replaying a skeleton.
@@ -165,6 +168,16 @@ impl ShapeCache {
             }
         }
         end
+    }
+
+    /// The template of the last match a scan or a replay found.
+    pub(super) fn last(&self) -> Option<usize> {
+        self.last
+    }
+
+    /// Records the template of a match a scan or a replay found.
+    pub(super) fn set_last(&mut self, index: usize) {
+        self.last = Some(index);
     }
 
     /// Counts a match returned (`replayed`: found by [`ShapeCache::replay`]).

@@ -438,3 +438,139 @@ fn mutated_snapshots_get_the_answers_match_payload_gives() {
     let cache = same_answers(&shapes, "message", &stream);
     assert!(cache.replayed() > 1000, "replayed {}", cache.replayed());
 }
+
+/// Anthropic's three fast-path deltas (`protocols/anthropic.py`'s `SHAPES`).
+fn anthropic_delta(kind: &str, field: &str) -> String {
+    format!(
+        r#"{{"type": "content_block_delta", "index": "$int", "delta": {{"type": "{kind}", "{field}": "$str"}}}}"#
+    )
+}
+
+const ANTHROPIC_FIELDS: [(&str, &str); 3] =
+    [("text_delta", "text"), ("thinking_delta", "thinking"), ("input_json_delta", "partial_json")];
+
+fn anthropic_shapes() -> ShapeSet {
+    let specs: Vec<String> =
+        ANTHROPIC_FIELDS.iter().map(|(kind, field)| anthropic_delta(kind, field)).collect();
+    set(&[
+        ("content_block_delta", &specs[0]),
+        ("content_block_delta", &specs[1]),
+        ("content_block_delta", &specs[2]),
+    ])
+}
+
+fn anthropic_payload(template: usize, index: usize, value: &str) -> String {
+    let (kind, field) = ANTHROPIC_FIELDS[template];
+    let value = serde_json::to_string(value).expect("a JSON string");
+    format!(
+        r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":{value}}}}}"#
+    )
+}
+
+#[test]
+fn disjoint_templates_are_those_no_payload_matches_both() {
+    let pattern = |spec: &str| {
+        let mut captures = 0;
+        spec::compile(&Spec::parse(spec).expect("valid spec"), &mut captures).expect("compiles")
+    };
+    let cases = [
+        // Literals, types, lengths.
+        (r#""a""#, r#""b""#, true),
+        (r#""a""#, r#""a""#, false),
+        (r#""$str""#, r#""a""#, false),
+        (r#""$str""#, "1", true),
+        (r#""$int""#, "1", false),
+        ("1", "2", true),
+        ("true", "false", true),
+        ("null", r#""$str""#, true),
+        (r#""$any""#, "1", false),
+        (r#""$falsy""#, "null", false),
+        (r#""$raw""#, r#""a""#, false),
+        ("[1, 2]", "[1]", true),
+        ("[1, 2]", r#"[1, "$int"]"#, false),
+        ("[1, 2]", "[1, 3]", true),
+        // Objects: a required key the other does not list, or disjoint values.
+        (r#"{"a": "$str"}"#, r#"{"b": "$str"}"#, true),
+        (r#"{"a?": "$str"}"#, r#"{"b?": "$str"}"#, false),
+        (r#"{"a": "$str", "b?": 1}"#, r#"{"a": "$str", "b": 2}"#, true),
+        (r#"{"a?": "x"}"#, r#"{"a?": "y"}"#, false),
+        (r#"{"a": {"t": "x"}}"#, r#"{"a": {"t": "y"}}"#, true),
+        (r#"{"a": {"t": "x"}}"#, r#"{"a": {"t": "$any"}}"#, false),
+        (r#"{"a": "$str"}"#, r#"{"a": "$str", "b?": 1}"#, false),
+    ];
+    for (a, b, expected) in cases {
+        assert_eq!(disjoint(&pattern(a), &pattern(b)), expected, "{a} / {b}");
+        assert_eq!(disjoint(&pattern(b), &pattern(a)), expected, "{b} / {a}");
+    }
+    let specs: Vec<String> =
+        ANTHROPIC_FIELDS.iter().map(|(kind, field)| anthropic_delta(kind, field)).collect();
+    for (i, a) in specs.iter().enumerate() {
+        for (j, b) in specs.iter().enumerate() {
+            assert_eq!(disjoint(&pattern(a), &pattern(b)), i != j, "{a} / {b}");
+        }
+    }
+}
+
+#[test]
+fn blocks_that_change_template_and_index_get_the_answers_match_payload_gives() {
+    // Thinking, text and tool input deltas of blocks 0, 1, 2, ... in every
+    // order, mutated now and then: the template matched last is replayed
+    // first (no earlier template can match its payloads), and every answer
+    // is still the first matching template's.
+    let shapes = anthropic_shapes();
+    let values = ["", "Hé \"q\" 🙂", "{\"a\": [1, 2.5e3]}", "\\", "\u{0}\n"];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut stream = Vec::new();
+    let (mut template, mut index) = (1, 0);
+    for _ in 0..6000 {
+        if rng.below(20) == 0 {
+            template = rng.below(3);
+            index = rng.below(4);
+        }
+        let mut bytes = anthropic_payload(template, index, values[rng.below(values.len())]).into_bytes();
+        if rng.below(4) == 0 {
+            rng.mutate(&mut bytes);
+        }
+        if let Ok(text) = String::from_utf8(bytes) {
+            stream.push(text);
+        }
+    }
+    let cache = same_answers(&shapes, "content_block_delta", &stream);
+    assert!(cache.replayed() > 3000, "replayed {}", cache.replayed());
+    // Other event types are not matched by a last template of another type.
+    let mut cache = ShapeCache::new();
+    let payload = anthropic_payload(1, 0, "x");
+    assert_eq!(shapes.match_cached(&mut cache, "content_block_delta", &payload).map(|m| m.template), Ok(1));
+    assert_eq!(shapes.match_cached(&mut cache, "message", &payload).map(|m| m.template), Err(Decline::Event));
+}
+
+#[test]
+fn a_long_digit_run_declines_a_payload_the_last_template_replays() {
+    let shapes = anthropic_shapes();
+    let mut cache = ShapeCache::new();
+    for _ in 0..2 {
+        let payload = anthropic_payload(1, 0, "x");
+        assert_eq!(
+            shapes.match_cached(&mut cache, "content_block_delta", &payload).map(|m| m.template),
+            Ok(1)
+        );
+    }
+    let digits = anthropic_payload(1, 0, &"7".repeat(700));
+    let declined = shapes.match_cached(&mut cache, "content_block_delta", &digits).map(|m| m.template);
+    assert_eq!((declined, cache.replayed()), (Err(Decline::LongNumber), 1));
+}
+
+#[test]
+fn templates_an_earlier_one_may_match_are_not_replayed_first() {
+    // "kind": "$any" overlaps "kind": "a": template 1 never goes first, and a
+    // payload of template 0 after a run of template 1's is template 0's.
+    let shapes =
+        set(&[("message", r#"{"kind": "a", "v": "$str"}"#), ("message", r#"{"kind": "$any", "v": "$str"}"#)]);
+    let mut cache = ShapeCache::new();
+    let payload = |kind: &str| format!(r#"{{"kind":"{kind}","v":"x"}}"#);
+    for kind in ["b", "b", "a", "b", "a", "a"] {
+        let expected = if kind == "a" { 0 } else { 1 };
+        let got = shapes.match_cached(&mut cache, "message", &payload(kind)).map(|m| m.template);
+        assert_eq!(got, Ok(expected), "{kind}");
+    }
+}

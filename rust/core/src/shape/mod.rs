@@ -70,6 +70,14 @@
 //! the payload before the parse starts (one `memmem` search). A payload that
 //! spells that key with escapes (`"cont\u0065nt"`) therefore declines with
 //! [`Decline::MissingKey`]: declining is always safe.
+//!
+//! With a [`ShapeCache`], the template that matched the stream's last
+//! payload is replayed first when no payload can match an earlier template
+//! too (`disjoint`: their literals differ at a key both require, say): a
+//! stream's next delta mostly has the last one's shape, and the templates
+//! before it then cost neither a replay nor a probe. Its replay is still a
+//! match the scanner would make, and no earlier template could match, so
+//! the answer is the one trying them in order gives.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -229,6 +237,10 @@ struct Template {
     captures: usize,
     /// The quoted deepest required key, if the template requires one.
     probe: Option<Finder<'static>>,
+    /// Whether no payload matches both this template and an earlier one for
+    /// the same event type ([`disjoint`]): a match of this one is then the
+    /// first template's match, whichever templates come before it.
+    exclusive: bool,
 }
 
 /// An ordered set of templates; the first one that matches a payload wins.
@@ -257,7 +269,9 @@ impl ShapeSet {
             let quoted = format!("\"{key}\"");
             Finder::new(quoted.as_bytes()).into_owned()
         });
-        self.templates.push(Template { event: event.into(), root, captures, probe });
+        let exclusive =
+            self.templates.iter().filter(|t| &*t.event == event).all(|t| disjoint(&t.root, &root));
+        self.templates.push(Template { event: event.into(), root, captures, probe, exclusive });
         Ok(self.templates.len() - 1)
     }
 
@@ -366,6 +380,31 @@ impl ShapeSet {
         mut cache: Option<&mut ShapeCache>,
     ) -> Result<Match<'a>, Decline> {
         let bytes = data.as_bytes();
+        // The template that matched the stream's last payload, replayed first
+        // when no payload can match an earlier one too (`exclusive`): a
+        // delta stream's next payload mostly has the last one's shape, and
+        // the templates before it then cost neither a replay nor a probe.
+        let mut tried = None;
+        if let Some(cache) = cache.as_deref_mut() {
+            if let Some((index, template)) = cache.last().and_then(|i| Some((i, self.templates.get(i)?))) {
+                if template.exclusive && &*template.event == event {
+                    let mut m = Match {
+                        template: index,
+                        captures: std::array::from_fn(|_| Capture::Absent),
+                        len: template.captures,
+                    };
+                    if cache.replay(index, data, &mut m.captures) {
+                        // As below: a payload with a long digit run is declined.
+                        if has_digit_run(bytes, MAX_DIGIT_RUN + 1) {
+                            return Err(Decline::LongNumber);
+                        }
+                        cache.count_replay(true);
+                        return Ok(m);
+                    }
+                    tried = Some(index);
+                }
+            }
+        }
         let mut reason = Decline::Event;
         let mut checked_digits = false;
         for (index, template) in self.templates.iter().enumerate() {
@@ -380,8 +419,8 @@ impl ShapeSet {
             // A replayed skeleton is a match the scanner would make (its probe
             // key is among the fixed bytes); templates before this one were
             // tried in full, so the first match still wins.
-            let replayed =
-                cache.as_deref_mut().is_some_and(|cache| cache.replay(index, data, &mut m.captures));
+            let replayed = tried != Some(index)
+                && cache.as_deref_mut().is_some_and(|cache| cache.replay(index, data, &mut m.captures));
             let (mut found, mut scanned) = (replayed, false);
             let probed = found || template.probe.as_ref().map_or(true, |probe| probe.find(bytes).is_some());
             if !found && probed && fast {
@@ -409,6 +448,7 @@ impl ShapeSet {
                         cache.keep(index, data);
                     }
                     cache.count_replay(replayed);
+                    cache.set_last(index);
                 }
                 return Ok(m);
             }
@@ -425,6 +465,53 @@ impl ShapeSet {
         }
         Err(reason)
     }
+}
+
+/// Whether no JSON value matches both `a` and `b`; false when unsure.
+///
+/// Sure only of what the matchers decline in any case: a value of another
+/// JSON type, a different literal, an array of another length, and objects
+/// (closed) one of which requires a key that the other does not list or whose
+/// values can never match both. `$any`, `$falsy` and `$raw` are never ruled out.
+fn disjoint(a: &Pattern, b: &Pattern) -> bool {
+    match (a, b) {
+        (Pattern::Object(x), Pattern::Object(y)) => objects_disjoint(x, y) || objects_disjoint(y, x),
+        (Pattern::Array(x), Pattern::Array(y)) => {
+            x.len() != y.len() || x.iter().zip(y.iter()).any(|(p, q)| disjoint(p, q))
+        }
+        (Pattern::Bool(x), Pattern::Bool(y)) => x != y,
+        (Pattern::Int(x), Pattern::Int(y)) => x != y,
+        (Pattern::Str(x), Pattern::Str(y)) => x != y,
+        _ => match (json_type(a), json_type(b)) {
+            (Some(x), Some(y)) => x != y,
+            _ => false,
+        },
+    }
+}
+
+/// Whether a key that `x` requires rules out every match of `y`: `y` does
+/// not list it (its objects are closed), or its values under the two are disjoint.
+fn objects_disjoint(x: &ObjectPattern, y: &ObjectPattern) -> bool {
+    x.fields.iter().enumerate().any(|(i, field)| {
+        x.required & (1u64 << i) != 0
+            && match y.fields.iter().find(|other| other.key == field.key) {
+                None => true,
+                Some(other) => disjoint(&field.pattern, &other.pattern),
+            }
+    })
+}
+
+/// The JSON type every value a pattern matches has, if there is one.
+fn json_type(pattern: &Pattern) -> Option<u8> {
+    Some(match pattern {
+        Pattern::Null => 0,
+        Pattern::Bool(_) => 1,
+        Pattern::Int(_) | Pattern::Capture(CaptureKind::Int, _) => 2,
+        Pattern::Str(_) | Pattern::Capture(CaptureKind::Str, _) => 3,
+        Pattern::Array(_) => 4,
+        Pattern::Object(_) => 5,
+        Pattern::Any | Pattern::Falsy | Pattern::Capture(CaptureKind::Raw, _) => return None,
+    })
 }
 
 /// The deepest key that every match must contain (the last one at that

@@ -39,6 +39,66 @@ fn check_splits(input: &[u8], want: &[Ev]) {
 }
 
 #[test]
+fn event_types_repeated_invalid_or_changed_are_each_decoded_as_sent() {
+    // The last valid value is copied without a second validation: a value
+    // of other bytes (a prefix, an invalid one, a long one) is decoded anew.
+    let ev = |t: &str, d: &str| (t.to_owned(), d.to_owned(), None, None);
+    let long = "e".repeat(KEPT_EVENT_TYPE_BYTES + 1);
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    let types: [&[u8]; 10] = [
+        b"delta",
+        b"delta",
+        b"delt",
+        b"delta\xff",
+        b"delta\xff",
+        b"delta",
+        b"",
+        b"d\xc3\xa9",
+        b"d\xc3",
+        b"delta",
+    ];
+    for (i, t) in types.iter().enumerate() {
+        input.extend_from_slice(b"event: ");
+        input.extend_from_slice(t);
+        input.extend_from_slice(format!("\ndata: {i}\n\n").as_bytes());
+        let name = String::from_utf8_lossy(t);
+        want.push(ev(if name.is_empty() { "message" } else { &name }, &i.to_string()));
+    }
+    for _ in 0..2 {
+        input.extend_from_slice(format!("event: {long}\ndata: l\n\n").as_bytes());
+        want.push(ev(&long, "l"));
+    }
+    input.extend_from_slice(b"data: m\n\n");
+    want.push(msg("m"));
+    assert_eq!(run(&[&input]).0, want);
+    let bytes: Vec<&[u8]> = input.chunks(1).collect();
+    assert_eq!(run(&bytes).0, want);
+}
+
+#[test]
+fn fields_named_like_data_and_event_are_told_by_their_first_colon() {
+    let ev = |t: &str, d: &str| (t.to_owned(), d.to_owned(), None, None);
+    let table: &[(&[u8], &[Ev])] = &[
+        (b"data:x\n\n", &[msg("x")]),
+        (b"data:\n\n", &[msg("")]),
+        (b"data\n\n", &[msg("")]),
+        (b"data::x\n\n", &[msg(":x")]),
+        (b"data : x\ndata: y\n\n", &[msg("y")]),
+        (b"datum: x\ndata: y\n\n", &[msg("y")]),
+        (b"dat: x\ndata:  y\n\n", &[msg(" y")]),
+        (b"event:e\ndata: y\n\n", &[ev("e", "y")]),
+        (b"event: e:f\ndata: y\n\n", &[ev("e:f", "y")]),
+        (b"events: e\ndata: y\n\n", &[msg("y")]),
+        (b"even: e\nevent\ndata: y\n\n", &[msg("y")]),
+        (b":data: x\n:event: e\ndata: y\n\n", &[msg("y")]),
+    ];
+    for (input, want) in table {
+        check_splits(input, want);
+    }
+}
+
+#[test]
 fn line_endings_in_every_mix() {
     let ab = [msg("a\nb")];
     let table: &[(&[u8], &[Ev])] = &[
