@@ -59,6 +59,9 @@ behaviour          what it does                                                 
 ``retype_error``   (SSE) gives every in-stream error the type ``gateway_error``
 ``refuse_usage``   answers HTTP 503 to the ``usage`` case, without calling the
                    upstream
+``bad_gateway_usage`` calls the upstream for the ``usage`` case, reads its   varnish,
+                   whole answer, and answers its own HTTP 502 page (no upstream  mitmproxy
+                   headers)
 ``drop_usage``     (SSE, Chat Completions) drops the usage chunk
 ``drop_reasoning`` (SSE, Chat Completions) drops the reasoning deltas and      LiteLLM (Gemini
                    streams the rest                                             clients)
@@ -148,6 +151,7 @@ BEHAVIOURS = (
     "split_text",
     "retype_error",
     "refuse_usage",
+    "bad_gateway_usage",
     "drop_usage",
     "drop_reasoning",
     "late_block_stop",
@@ -226,6 +230,22 @@ class Hop:
                 writer.write(
                     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
                     b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(error), error)
+                )
+                await writer.drain()
+                return
+            usage = b'"sw-usage.' in body or b"/sw-usage." in head
+            if self.behaviour == "bad_gateway_usage" and usage:
+                # The upstream is called and read to its end; the client gets
+                # the hop's own page, as a proxy whose upstream failed it does.
+                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+                up_writer.write(head + body)
+                await up_writer.drain()
+                await up_reader.read()
+                up_writer.close()
+                page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+                writer.write(
+                    b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(page), page)
                 )
                 await writer.drain()
                 return

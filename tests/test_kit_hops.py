@@ -252,3 +252,16 @@ def test_a_hop_that_streams_a_whole_answer_is_non_streaming_broken_and_nothing_e
 
 def _cells(report: Report) -> list[dict[str, Any]]:
     return [c.as_dict() for c in report.cells]
+
+
+def test_a_hop_s_own_error_page_is_judged_as_the_error_not_as_a_lost_request_id() -> None:
+    # varnish and mitmproxy relay request ids on every answer they relay; their
+    # own 502 page relays no upstream answer, hence no id: the page is the finding.
+    report = _check("bad_gateway_usage", ["usage", "short-text"], ("openai-chat",), ["whole"])
+    cells = {c.case: c for c in report.cells}
+    page = cells["usage"]
+    assert page.failed and "request_id" not in page.failing, page.as_dict()
+    assert page.checks["request_id"].verdict == "not_applicable"
+    assert "hop's own error page (HTTP 502" in page.checks["request_id"].why
+    assert "request_id_lost" not in _names(report)
+    assert not cells["short-text"].failed

@@ -1023,6 +1023,14 @@ def _carries(obs: Observation, rid: str) -> str | None:
     return None
 
 
+def _hops_own_page(status: int, entries: Sequence[dict[str, Any]]) -> bool:
+    """A gateway error status (502, 503, 504) the upstream never answered: the
+    hop's own page (its upstream timed out, reset, or could not be reached),
+    which relays no upstream answer, hence no id."""
+    sent = {e.get("status") for e in entries}
+    return status in (502, 503, 504) and status not in sent
+
+
 def _request_id(x: Inputs) -> Check:
     """The upstream's request id (``mock.REQUEST_ID_HEADER``) reached the
     client, under any header of the gateway's choosing or in the body: it is
@@ -1035,6 +1043,15 @@ def _request_id(x: Inputs) -> Check:
     for obs, entries in pairs:
         ids = [e["request_id"] for e in entries if isinstance(e.get("request_id"), str)]
         if not ids or obs.status is None:
+            continue
+        if _hops_own_page(obs.status, entries):
+            checks.append(
+                Check(
+                    "not_applicable",
+                    f"the answer is the hop's own error page (HTTP {obs.status}; the upstream "
+                    "answered otherwise): the id of an answer it never relayed is not asked",
+                )
+            )
             continue
         where = next((w for w in (_carries(obs, rid) for rid in ids) if w), None)
         if where is not None:
