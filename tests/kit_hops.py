@@ -62,6 +62,9 @@ behaviour          what it does                                                 
 ``bad_gateway_usage`` calls the upstream for the ``usage`` case, reads its   varnish,
                    whole answer, and answers its own HTTP 502 page (no upstream  mitmproxy
                    headers)
+``close_usage``    calls the upstream for the ``usage`` case, reads its whole    trafficserver,
+                   answer, and closes the client's connection without a         nghttpx (their
+                   response                                                     upstream reset)
 ``drop_usage``     (SSE, Chat Completions) drops the usage chunk
 ``drop_reasoning`` (SSE, Chat Completions) drops the reasoning deltas and      LiteLLM (Gemini
                    streams the rest                                             clients)
@@ -152,6 +155,7 @@ BEHAVIOURS = (
     "retype_error",
     "refuse_usage",
     "bad_gateway_usage",
+    "close_usage",
     "drop_usage",
     "drop_reasoning",
     "late_block_stop",
@@ -234,7 +238,7 @@ class Hop:
                 await writer.drain()
                 return
             usage = b'"sw-usage.' in body or b"/sw-usage." in head
-            if self.behaviour == "bad_gateway_usage" and usage:
+            if self.behaviour in ("bad_gateway_usage", "close_usage") and usage:
                 # The upstream is called and read to its end; the client gets
                 # the hop's own page, as a proxy whose upstream failed it does.
                 up_reader, up_writer = await asyncio.open_connection(*self.upstream)
@@ -242,6 +246,8 @@ class Hop:
                 await up_writer.drain()
                 await up_reader.read()
                 up_writer.close()
+                if self.behaviour == "close_usage":
+                    return  # the client's connection closes with nothing sent
                 page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
                 writer.write(
                     b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n"

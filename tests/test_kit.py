@@ -246,6 +246,8 @@ ISSUE_NAMES = {
         "arguments_buffered",
         "upstream_not_called",
         "gateway_unreachable",
+        # issue 48: one name per cause (the upstream called, no response)
+        "response_dropped",
         "compat_gate_failed",
         "keepalive_broke_stream",
         "idle_timeout",

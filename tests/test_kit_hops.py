@@ -265,3 +265,13 @@ def test_a_hop_s_own_error_page_is_judged_as_the_error_not_as_a_lost_request_id(
     assert "hop's own error page (HTTP 502" in page.checks["request_id"].why
     assert "request_id_lost" not in _names(report)
     assert not cells["short-text"].failed
+
+
+def test_a_hop_that_calls_the_upstream_and_answers_nothing_is_response_dropped() -> None:
+    report = _check("close_usage", ["usage", "short-text"], ("openai-chat",), ["whole"])
+    assert {v["name"] for v in report.verdicts if v["cases"] == ["usage"]} >= {"response_dropped"}
+    assert "gateway_unreachable" not in _names(report)
+    cells = {c.case: c for c in report.cells}
+    assert cells["usage"].checks["http"].tags == ("dropped",)
+    assert "though the gateway called the upstream" in cells["usage"].checks["http"].why
+    assert not cells["short-text"].failed

@@ -182,6 +182,13 @@ def _http(x: Inputs) -> Check:
             )
         if obs.kit_limit is not None:
             return Check("not_applicable", _cut(x), ("kit_limit",))
+        if x.entry is not None:
+            # The gateway did call the upstream: it answered the client nothing.
+            return Check(
+                "fail",
+                f"no response, though the gateway called the upstream: {obs.failure}",
+                ("dropped",),
+            )
         return Check("fail", f"no response: {obs.failure}", ("unreachable",))
     if obs.status != 200:
         body = obs.raw_head.decode("utf-8", "replace")[:300]

@@ -187,6 +187,13 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "no response at all: check that the gateway runs and listens at the base URL",
     ),
     VerdictRule(
+        "response_dropped",
+        _layer("http", "dropped"),
+        "the gateway called the upstream, then closed the client's connection without any "
+        "response (a proxy whose upstream reset or failed mid-answer): answer the client an "
+        "error status, or the error event of its protocol, instead of nothing",
+    ),
+    VerdictRule(
         "compat_gate_failed",
         _case("unknown-event", "http", "framing", "deltas", "completion"),
         "an event type the gateway has not seen broke the stream: ignore unknown events "
@@ -410,6 +417,7 @@ COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
                 "sdk_incompatible",
                 "upstream_not_called",
                 "gateway_unreachable",
+                "response_dropped",
                 "compat_gate_failed",
                 "keepalive_broke_stream",
                 "layer_failed",
