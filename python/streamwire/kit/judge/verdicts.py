@@ -590,6 +590,7 @@ HOP_SETTINGS: dict[str, dict[str, str]] = {
         "slow_reader_buffered": "this route's hop is nginx: proxy_buffering off, or "
         "proxy_max_temp_file_size 0",
         "compression_buffered": "this route's hop is nginx: gzip_types without text/event-stream",
+        "compression_batched": "this route's hop is nginx: gzip_types without text/event-stream",
     },
     "caddy": {
         "compression_buffered": "this route's hop is Caddy: encode's match without "
@@ -627,11 +628,13 @@ def _cause(
     """Which of a verdict's causes its cells show, where one verdict has
     several (``_CAUSE_ADVICE``); None: the rule's own."""
     if name == "stream_delayed":
+        # A compressor holds what it has not flushed, seconds of it for a
+        # long answer (nginx's gzip buffers): every cell compressed, that first.
+        if compressed:
+            return "compression_batched"
         lag = figures.get("lag_median_ms")
         if lag and lag[1] >= FAR_BEHIND_MS:
             return "cannot_keep_up"
-        if compressed:
-            return "compression_batched"
     if name == "upstream_not_called" and statuses and statuses <= {404, 405}:
         return "no_such_endpoint"
     return None
