@@ -35,6 +35,10 @@ behaviour          what it does                                                 
                    buffer over ``DROP_OVER``), and goes on
 ``buffer_all``     reads the upstream as fast as it comes, whatever the client  (a worse one)
                    takes: a slow client's answer piles up in the hop
+``buffer_slowly``  reads the upstream at a quarter of the hold bound a second,   varnish (a hop
+                   whatever the client takes: at the end of a slow reader's     that piles up,
+                   pause it holds less than the bound, the upstream never        resumed before
+                   having blocked                                               the bound)
 ``idle_end``       ends the body cleanly after ``IDLE`` seconds without an      (a worse one)
                    upstream byte, as if the answer were whole
 ``idle_reset``     resets the client's connection after ``IDLE`` seconds         nginx's
@@ -111,6 +115,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from streamwire.kit.vocab.buffers import hold_bound
+
 __all__ = [
     "BATCH",
     "BEHAVIOURS",
@@ -143,6 +149,7 @@ BEHAVIOURS = (
     "completed_incomplete",
     "drop_slow",
     "buffer_all",
+    "buffer_slowly",
     "idle_end",
     "idle_reset",
     "openai_tools",
@@ -311,6 +318,8 @@ class Hop:
             pump = self._batch(up_reader, writer)
         elif behaviour == "buffer_all":
             pump = self._buffer_all(up_reader, writer)
+        elif behaviour == "buffer_slowly":
+            pump = self._buffer_all(up_reader, writer, rate=hold_bound() / 4)
         elif behaviour in ("idle_end", "idle_reset"):
             pump = self._idle(up_reader, writer)
         elif behaviour == "drop_request_id":
@@ -404,10 +413,19 @@ class Hop:
         writer.write(b"\r\n".join(lines))
         await self._copy(up, writer)
 
-    async def _buffer_all(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _buffer_all(
+        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter, rate: float | None = None
+    ) -> None:
         # Never waits for the client: asyncio keeps whatever it cannot send yet.
+        # ``rate``: bytes a second read from the upstream, at most.
+        started, taken = asyncio.get_running_loop().time(), 0
         while data := await up.read(65536):
             writer.write(data)
+            taken += len(data)
+            if rate is not None:
+                ahead = started + taken / rate - asyncio.get_running_loop().time()
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
         await writer.drain()
 
     async def _idle(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -35,11 +35,12 @@ __all__ = [
 ]
 
 Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
-#: The tags of the timed layers' findings (``judge/timed.py``) that a clock decided
+#: The tags of the timed layers' findings (``judge/timed.py``; the slow reader's
+#: ``unblocked``, a hold under the bound whose upstream never blocked) that a clock decided
 #: (the others: ``not_streamed``, the gateway's request to the mock said
 #: ``stream: false``, and ``kept_open``, the mock wrote its whole answer after
 #: the hang-up, are facts of the log whatever the machine's load).
-TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow"})
+TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow", "unblocked"})
 #: A timed finding this far past its bound (``details["margin_ms"]``) is a fact
 #: of the hop, not of the clock (``details["firm"]``).
 FIRM_MARGIN = 0.5

@@ -747,6 +747,15 @@ def _held(written: int, total: int, read: int, client_total: int) -> int:
     return max(0, round(share * min(total, client_total)))
 
 
+#: A pause that reached the upstream blocked the mock's writes at least this
+#: long (or half the pause): an honest hop's buffers fill within milliseconds.
+BLOCKED_LEAST = 0.5
+#: ... unless it held little: a translating hop, slow to read, may keep the
+#: upstream writing a while and hold a small part of the bound (examples/gateway:
+#: 0.3 to 17 MB against a bound of 39.8 MB, blocked 0.7 s and more).
+NEAR_BOUND = 0.5
+
+
 def _backpressure(x: Inputs) -> Check:
     """The slow reader: every event, a bounded hold, or a cut said as an error."""
     obs, entry, result, t = x.obs, x.entry, x.obs.result, x.truth
@@ -815,6 +824,21 @@ def _backpressure(x: Inputs) -> Check:
             f"{held:,} bytes (the client had read {obs.read_at_resume:,}): it buffers a slow "
             f"client's answer instead of slowing the upstream (the bound is {bound:,})",
             ("buffered",),
+            details,
+        )
+    pause = details["pause_s"]
+    if blocked < min(BLOCKED_LEAST, pause / 2) and held > bound * NEAR_BOUND:
+        # Under the bound, but the upstream wrote on through the pause: the hop
+        # kept reading it while the client read nothing, and a longer pause
+        # would have found it past the bound. The clock decided (a pause of
+        # another length, a slower upstream): the run confirms it alone.
+        return Check(
+            "fail",
+            f"the mock's writes never stopped during the client's {pause:.1f} s pause "
+            f"(blocked {blocked:.1f} s): the hop read the upstream on while the client read "
+            f"nothing, {held:,} bytes held when it read on (the bound is {bound:,}, "
+            f"{bound - held:,} away: a longer pause would have crossed it)",
+            ("unblocked",),
             details,
         )
     return Check(

@@ -248,7 +248,7 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
     ),
     VerdictRule(
         "slow_reader_buffered",
-        _layer("backpressure", "buffered"),
+        _layer("backpressure", "buffered", "unblocked"),
         "the hop piles up a slow client's answer instead of slowing the upstream: memory "
         "grows with every slow client; bound the buffer (nginx: proxy_buffering off) and "
         "state the policy",

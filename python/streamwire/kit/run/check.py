@@ -66,7 +66,7 @@ __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 SETTLE = 2.0
 #: Layers judged by timing: a clock-decided finding, or a figure near its bound
 #: (``details["borderline"]``), is confirmed by a second run of the cell alone ...
-TIMED_LAYERS = ("streaming", "cancel")
+TIMED_LAYERS = ("streaming", "cancel", "backpressure")
 #: ... until this many cells of a (route, client) confirmed the same finding.
 CONFIRMATIONS = 3
 
