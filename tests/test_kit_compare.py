@@ -489,6 +489,25 @@ def test_cells_and_verdicts_the_old_run_did_not_have_are_new() -> None:
     assert "new verdicts" in compare_text(comparison)
 
 
+def test_a_verdict_raised_only_in_a_delivery_the_old_run_did_not_have_is_new() -> None:
+    # The SDK cells gained a paced delivery: its verdict is no regression of the
+    # pair, whose whole cell of the same case passes in both runs; a verdict in
+    # that whole cell still gates.
+    client = "openai-chat via openai"
+    whole = {**_cell("short-text", status=200), "client": client, "delivery": "whole"}
+    held = {
+        **_cell("short-text", status=200, layers={"streaming": "fail"}),
+        "client": client,
+    }
+    found = _verdict("not_streaming", ["short-text"], [], client=client)
+    comparison = compare(_report(whole), _report(whole, held, verdicts=[found]))
+    kinds = {(c.kind, c.what) for c in comparison.changes}
+    assert kinds == {("new", "new"), ("new", "verdict not_streaming")}
+    assert comparison.exit_status == 0
+    broken = {**whole, "layers": {"streaming": "fail"}}
+    assert compare(_report(whole), _report(broken, verdicts=[found])).exit_status == 1
+
+
 def test_repeated_runs_compare_their_outcome_sets() -> None:
     def repeated(*outcomes: str) -> dict[str, Any]:
         worst = "fail" if "fail" in outcomes else "pass"

@@ -1055,11 +1055,11 @@ def _carries(obs: Observation, rid: str) -> str | None:
 
 
 def _hops_own_page(status: int, entries: Sequence[dict[str, Any]]) -> bool:
-    """A gateway error status (502, 503, 504) the upstream never answered: the
-    hop's own page (its upstream timed out, reset, or could not be reached),
-    which relays no upstream answer, hence no id."""
-    sent = {e.get("status") for e in entries}
-    return status in (502, 503, 504) and status not in sent
+    """A gateway error status (502, 503, 504) where the upstream answered no
+    error: the hop's own page (its upstream timed out, reset, or could not be
+    reached), which relays no upstream answer, hence no id."""
+    # An upstream error status the gateway translated is the upstream's answer.
+    return status in (502, 503, 504) and all(e.get("status") in (None, 200) for e in entries)
 
 
 def _request_id(x: Inputs) -> Check:

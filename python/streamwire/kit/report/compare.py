@@ -483,6 +483,20 @@ def compare(
         (str(v.get("name")), str(v.get("route")), str(v.get("client"))): v
         for v in map(_d, new.get("verdicts") or [])
     }
+
+    def only_new_cells(route: str, client: str, cases: set[str]) -> bool:
+        """Every cell of the pair and cases that failed or degraded in the new
+        run is one the old run did not have (a delivery it did not run)."""
+        failing = [
+            key
+            for key, cell in after.items()
+            if str(cell.get("route")) == route
+            and str(cell.get("client")) == client
+            and str(cell.get("case")) in cases
+            and any(v in ("fail", "degraded") for v in _d(cell.get("layers")).values())
+        ]
+        return bool(failing) and all(key not in before for key in failing)
+
     for name, route, client in sorted(set(found_b) - set(found_a)):
         verdict = found_b[name, route, client]
         pair = f"{route} {client}"
@@ -492,7 +506,9 @@ def compare(
             changes.append(
                 Change(pair, what, "added", None, name, True, "raised by timed findings only")
             )
-        elif not any(w in judged for w in firm):
+        elif not any(w in judged for w in firm) or only_new_cells(
+            route, client, _firm_cases(verdict)
+        ):
             changes.append(
                 Change(pair, what, "new", None, name, reason="in cells the old run did not judge")
             )

@@ -29,10 +29,9 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from .httpio import (
+from .httpbase import (
     READ_SIZE,
     BodySource,
-    ClientResponse,
     Http2Unsupported,
     HttpTimeout,
     TransportError,
@@ -276,11 +275,11 @@ async def exchange(
     body: bytes,
     read_timeout: float,
     recv_buffer: int | None,
-    decode: bool,
-) -> ClientResponse:
+) -> tuple[int, list[tuple[str, str]], float, BodySource]:
     """Sends one request as stream 1 of a new HTTP/2 connection and returns once
-    the response head arrived. ``recv_buffer``: the stream's receive window (a
-    slow reader's); otherwise ``WINDOW``, the connection's too."""
+    the response head arrived: its status, headers, arrival time and body.
+    ``recv_buffer``: the stream's receive window (a slow reader's); otherwise
+    ``WINDOW``, the connection's too."""
     from h2.config import H2Configuration
     from h2.connection import H2Connection
     from h2.settings import SettingCodes, Settings
@@ -321,6 +320,4 @@ async def exchange(
         stream.close()
         raise
     assert stream.status is not None
-    return ClientResponse(
-        stream.status, stream.headers, time.time(), stream, decode=decode, http_version="2"
-    )
+    return stream.status, stream.headers, time.time(), stream

@@ -31,15 +31,23 @@ import itertools
 import re
 import socket
 import ssl
-import sys
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 from urllib.parse import urlsplit
 
 from ..._coding import Decoder, MissingDecoder, content_decoder
+from .httpbase import (
+    READ_SIZE,
+    BodySource,
+    CertificateError,
+    Http2Unsupported,
+    HttpTimeout,
+    SetupError,
+    TransportError,
+    within,
+)
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -66,7 +74,6 @@ _STATUS = re.compile(r"[1-5][0-9][0-9]")
 _LENGTH = re.compile(r"[0-9]{1,18}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 MAX_BODY_BYTES = 16 * 1024 * 1024
-READ_SIZE = 64 * 1024
 
 _REASONS = {
     200: "OK",
@@ -79,48 +86,6 @@ _REASONS = {
     503: "Service Unavailable",
     529: "Overloaded",
 }
-
-
-_T = TypeVar("_T")
-
-
-async def within(awaitable: Awaitable[_T], seconds: float | None) -> _T:
-    """``await awaitable``, given up after ``seconds`` (None: no limit) with
-    ``asyncio.TimeoutError``.
-
-    Every limit in the kit goes through here, not through ``asyncio.wait_for``:
-    on Python 3.11 ``wait_for`` returns the awaitable's result when it completes
-    just as the awaiting task is cancelled, and the cancel is lost (the load's
-    sampler polled the mock for ever that way). ``asyncio.timeout`` (3.11+)
-    never loses one; on 3.10, which has no ``asyncio.timeout``, ``wait_for``.
-    """
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - 3.10
-
-
-class TransportError(Exception):
-    """The connection failed: refused, reset, closed early, or spoke no HTTP."""
-
-
-class SetupError(TransportError):
-    """The client cannot read the server the way it was asked to: a problem of
-    the client's setup (its trust, the HTTP version asked for), not of the
-    server's answers. The kit ends the run on it (exit 2), with no verdict."""
-
-
-class CertificateError(SetupError):
-    """The server's TLS certificate cannot be verified: a problem of the
-    client's trust, not of the server's answers."""
-
-
-class Http2Unsupported(SetupError):
-    """HTTP/2 was asked for and the server does not speak it (h2c over http)."""
-
-
-class HttpTimeout(TransportError):
-    """A read or a connect took longer than its timeout."""
 
 
 class _Buffered:
@@ -506,19 +471,6 @@ async def _read_body(
 # --- the client -------------------------------------------------------------------
 
 
-class BodySource:
-    """Where a response's body comes from: a connection speaking HTTP/1.1 or
-    HTTP/2 (``h2io``)."""
-
-    def pieces(self) -> AsyncIterator[tuple[float, bytes]]:
-        """Body bytes as sent, as they arrive: ``(time.time() of arrival, data)``."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """The client gives up on the response at once (a cancel)."""
-        raise NotImplementedError
-
-
 class _Http1Body(BodySource):
     """An HTTP/1.1 body: ``Content-Length``, chunked, or read until the close."""
 
@@ -769,7 +721,7 @@ async def open_request(
         if protocol == "h2":
             from .h2io import exchange
 
-            return await exchange(
+            status, got, at, source = await exchange(
                 reader,
                 writer,
                 scheme=parts.scheme,
@@ -780,8 +732,8 @@ async def open_request(
                 body=body,
                 read_timeout=read_timeout,
                 recv_buffer=recv_buffer,
-                decode=decode,
             )
+            return ClientResponse(status, got, at, source, decode=decode, http_version="2")
     lines = [f"{method} {target} HTTP/1.1", f"host: {netloc}"]
     lines += [f"{name}: {value}" for name, value in headers or []]
     lines += [f"content-length: {len(body)}", "connection: close"]
