@@ -36,7 +36,7 @@ from h2.events import DataReceived, ResponseReceived, StreamEnded
 
 from servers.background import MockInBackground
 from servers.h2relay import H2Relay
-from servers.tls import make_ca
+from servers.processes import free_port, make_ca, wait_listening
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.judge.verdicts import verdicts
 from streamwire.kit.run.check import CheckPlan, Route, run_check
@@ -177,13 +177,6 @@ def test_the_http2_transport_asks_for_h2_when_h2_is_missing(
 # --- a real nghttpx as an HTTPS front -------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def nghttpx_front(
     background: MockInBackground, tmp_path: Path
@@ -197,7 +190,7 @@ def nghttpx_front(
         if os.environ.get("CI"):
             pytest.fail(message + " - required under CI")
         pytest.skip(message)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             binary,
@@ -215,15 +208,7 @@ def nghttpx_front(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"nghttpx did not start: {(tmp_path / 'error.log').read_text()}")
-                time.sleep(0.05)
+        wait_listening(port, proc, "nghttpx", timeout=10)
         yield port, files
     finally:
         proc.terminate()

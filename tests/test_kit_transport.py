@@ -34,7 +34,7 @@ import pytest
 
 from servers.background import MockInBackground
 from servers.nginx import Nginx, find_nginx
-from servers.tls import make_ca
+from servers.processes import free_port, make_ca, wait_listening
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.judge.verdicts import verdicts
 from streamwire.kit.run.check import CheckPlan, Route, run_check
@@ -263,9 +263,7 @@ def mock_and_caddy_encode(tmp_path: Path) -> Iterator[tuple[MockInBackground, in
             pytest.fail(message + " - required under CI")
         pytest.skip(message)
     background = MockInBackground()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     conf = tmp_path / "Caddyfile"
     conf.write_text(_CADDY_ENCODE.format(tmp=tmp_path, port=port, upstream=background.port))
     proc = subprocess.Popen(
@@ -274,15 +272,7 @@ def mock_and_caddy_encode(tmp_path: Path) -> Iterator[tuple[MockInBackground, in
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("caddy did not start")
-                time.sleep(0.05)
+        wait_listening(port, proc, "caddy", timeout=15)
         yield background, port
     finally:
         proc.terminate()
