@@ -90,6 +90,11 @@ LATE_LOOP = 0.1
 #: Under load, a stream that streamed but late is a latency (the added
 #: latency's percentiles), not a fault: only content held back fails.
 LATENCY_VERDICTS = frozenset({"stream_delayed"})
+#: A hop that holds a call's arguments holds them in every call it relays; a
+#: stall of a busy gateway holds the few calls it overlaps. Under load,
+#: ``arguments_buffered`` fails in at least this share of the streams whose
+#: arguments were judged (below it, the stalls are latency).
+ARGUMENTS_HELD_SHARE = 0.2
 #: ... and a clock's verdict is nobody's when the machine's CPUs (all of them,
 #: the gateway's and the mock's included) were busy this share of a run.
 MACHINE_BUSY = 0.9
@@ -179,6 +184,9 @@ class StreamRecord:
     failed: bool
     #: The verdicts a clock decided (each of its layers' tags is a timing's).
     timed: list[str]
+    #: The streaming layer judged a call's arguments (the mock spread them over
+    #: ``ARGUMENTS_SPAN``): the streams ``arguments_buffered`` could be.
+    arguments_judged: bool = False
 
 
 class Reservoir:
@@ -269,10 +277,13 @@ class TargetRun:
     #: Streams the kit itself failed to run (an exception of its own), and the first few.
     kit_errors: int = 0
     kit_error_examples: list[str] = field(default_factory=list)
+    #: Streams whose calls' arguments the streaming layer judged.
+    arguments_judged: int = 0
 
     def add(self, record: StreamRecord) -> None:
         """Counts one judged stream."""
         self.judged += 1
+        self.arguments_judged += record.arguments_judged
         self.inconclusive += record.inconclusive
         self.events += record.events
         names = frozenset(v for v, _ in record.verdicts)
@@ -398,6 +409,8 @@ def _record(target: str, cell: Cell, obs: Observation) -> StreamRecord:
         }
     )
     error = obs.result.error if obs.result is not None else None
+    streaming = cell.checks.get("streaming")
+    judged_calls = streaming.details.get("arguments_streamed") if streaming else None
     return StreamRecord(
         target=target,
         case=cell.case,
@@ -416,6 +429,7 @@ def _record(target: str, cell: Cell, obs: Observation) -> StreamRecord:
         inconclusive=cell.inconclusive,
         failed=any(name not in ACCEPTABLE for name, _ in found),
         timed=timed,
+        arguments_judged=bool(judged_calls),
     )
 
 
@@ -601,6 +615,24 @@ def _late_to_answer(run: TargetRun, name: str) -> str | None:
     )
 
 
+def _stalled_calls(run: TargetRun, name: str) -> str | None:
+    """Why a run's held arguments are its gateway's stalls, or None: they were
+    held in fewer than ``ARGUMENTS_HELD_SHARE`` of the streams whose arguments
+    were judged."""
+    tally = run.verdicts.get(name)
+    if name != "arguments_buffered" or tally is None or not run.arguments_judged:
+        return None
+    share = tally.streams / run.arguments_judged
+    if share >= ARGUMENTS_HELD_SHARE:
+        return None
+    return (
+        f"held in {tally.streams} of the {run.arguments_judged} streams whose arguments were "
+        f"judged ({share:.0%}): a hop that holds a call's arguments holds them in every "
+        "call, a busy gateway's stall in the few it overlaps. That is latency under load "
+        "(the added latency says how much)"
+    )
+
+
 def _busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
     if before is None or after is None or after[1] <= before[1]:
         return None
@@ -775,6 +807,9 @@ class LoadReport:
                     "under load, content that streams late is latency, not a fault: "
                     "the added latency says how much"
                 )
+                fails = False
+            elif fails and entry["timed"] and (stalls := _stalled_calls(run, name)):
+                entry["not_failing"] = stalls
                 fails = False
             elif fails and entry["timed"] and (late := _late_to_answer(run, name)):
                 entry["not_failing"] = late
