@@ -90,6 +90,12 @@ behaviour          what it does                                                 
                    (``Content-Length``)                                         whole)
 ``gunzip``         asks the upstream for gzip, and sends each piece on          (a gateway that
                    decompressed as it arrives (chunked)                         decodes as it reads)
+``block_unary``    calls the upstream for a non-streaming request with a        claude-code-proxy
+                   blocking socket on its event loop: nothing else moves until  0.1.5 (a sync
+                   the answer is back (run it in a process of its own)          client in async)
+``fixed_model``    sends every request upstream with one model of its own        MLflow's AI
+                   (``FIXED_MODEL``, in the body or the path), whatever the     Gateway, company
+                   client named                                                 gateways
 ================== ============================================================ ===================
 
 Every hop passes the client's headers on as they came, its key among them:
@@ -110,6 +116,7 @@ import itertools
 import json
 import random
 import re
+import socket
 import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -121,6 +128,7 @@ __all__ = [
     "BATCH",
     "BEHAVIOURS",
     "BUFFER_ABOVE",
+    "FIXED_MODEL",
     "LATE_HEAD",
     "LEAK_EVERY",
     "MIX_ABOVE",
@@ -168,7 +176,11 @@ BEHAVIOURS = (
     "late_block_stop",
     "gunzip_hold",
     "gunzip",
+    "fixed_model",
+    "block_unary",
 )
+#: ``fixed_model``'s one model upstream.
+FIXED_MODEL = "company-llm-v1"
 #: ``close_quarter`` closes the upstream this long after the client hung up.
 QUARTER = 0.25
 #: ``late_head``'s delay before the answer goes on, drawn anew for each request.
@@ -276,6 +288,16 @@ class Hop:
                 head, body = _openai_tools(head, body)
             if self.behaviour == "force_stream":
                 head, body = _forced_stream(head, body)
+            if self.behaviour == "fixed_model":
+                head, body = _fixed_model(head, body)
+            if self.behaviour == "block_unary" and _whole_asked(head, body):
+                # A synchronous client called from an async handler: the loop
+                # waits with it.
+                head = re.sub(rb"(?im)^connection:[^\r\n]*\r\n", b"", head)
+                head = head.replace(b"\r\n", b"\r\nconnection: close\r\n", 1)
+                writer.write(_blocking_call(self.upstream, head + body))
+                await writer.drain()
+                return
             if self.behaviour == "leak_cancel":
                 # Keep-alive to the upstream, as a connection pool asks.
                 head = re.sub(rb"(?im)^connection:[^\r\n]*\r\n", b"", head)
@@ -780,6 +802,50 @@ def _forced_stream(head: bytes, body: bytes) -> tuple[bytes, bytes]:
         return head, body
     request["stream"] = True
     body = json.dumps(request).encode()
+    return _with_length(head, body), body
+
+
+def _whole_asked(head: bytes, body: bytes) -> bool:
+    """The request asks for the whole answer at once (``stream`` not true, or
+    Gemini's ``:generateContent``, Bedrock's ``/converse`` and ``/invoke``)."""
+    target = head.split(b" ", 2)[1] if head.count(b" ") >= 2 else b""
+    path = target.split(b"?", 1)[0]
+    if path.endswith((b":generateContent", b"/converse", b"/invoke")):
+        return True
+    if b":streamGenerateContent" in path or path.endswith((b"-stream", b"-response-stream")):
+        return False
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("stream") is not True
+
+
+def _blocking_call(upstream: tuple[str, int], request: bytes) -> bytes:
+    """The upstream's whole answer to ``request``, read with a blocking socket
+    (the request says ``connection: close``: the answer ends with the connection)."""
+    chunks = []
+    with socket.create_connection(upstream, timeout=30.0) as sock:
+        sock.sendall(request)
+        while data := sock.recv(65536):
+            chunks.append(data)
+    return b"".join(chunks)
+
+
+def _fixed_model(head: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """The request with ``FIXED_MODEL`` for whatever model it named: in the
+    body's ``model``, or in the path (Gemini's ``/models/<m>:``, Bedrock's
+    ``/model/<m>/``)."""
+    line, _, rest = head.partition(b"\r\n")
+    fixed = FIXED_MODEL.encode()
+    line = re.sub(rb"(/models/)[^/:?\s]+(:)", rb"\g<1>" + fixed + rb"\g<2>", line)
+    line = re.sub(rb"(/model/)[^/?\s]+(/)", rb"\g<1>" + fixed + rb"\g<2>", line)
+    head = line + b"\r\n" + rest
+    with contextlib.suppress(ValueError):
+        request = json.loads(body)
+        if isinstance(request, dict) and "model" in request:
+            request["model"] = FIXED_MODEL
+            body = json.dumps(request).encode()
     return _with_length(head, body), body
 
 

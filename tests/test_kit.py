@@ -38,14 +38,17 @@ from streamwire.kit.report.html import write_html
 from streamwire.kit.run.check import TIMELINE_POINTS, CheckPlan, Route, _thinned, run_check
 from streamwire.kit.run.live import record_live
 from streamwire.kit.upstream import mock as mock_module
-from streamwire.kit.upstream.mock import MockUpstream, parse_model
+from streamwire.kit.upstream.mock import MockUpstream, parse_model, prompt_cell
 from streamwire.kit.upstream.wire import render_json, render_stream
 from streamwire.kit.vocab.cases import (
     CASE_NAMES,
     CASES,
+    PROMPT_LEAD,
     UNARY_CASES,
     UPSTREAM_ERRORS,
     USAGE_PARTS,
+    cell_model,
+    prompt_for,
     truth,
 )
 from streamwire.kit.vocab.delivery import DELIVERIES, PACE_GAP, PACE_SPAN, PACE_WRITES, schedule
@@ -157,6 +160,29 @@ def test_model_names_select_case_delivery_and_tag() -> None:
     assert parse_model("gpt-4o") is None and parse_model("sw-no-such-case") is None
 
 
+def test_a_prompt_names_the_cell_in_every_protocol_s_shape_and_nothing_else_does() -> None:
+    prompt = prompt_for(cell_model("usage", "paced", "k1"), canary="swc-1")
+    assert prompt.startswith(PROMPT_LEAD) and prompt.endswith("(swc-1)")
+    for body in (
+        {"messages": [{"role": "user", "content": prompt}]},
+        {"input": prompt},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]},
+        {"contents": [{"role": "user", "parts": [{"text": prompt}]}]},
+    ):
+        assert prompt_cell(body) == "sw-usage.paced.k1", body
+    assert prompt_cell({"messages": [{"content": "sw-usage.paced.k1"}]}) is None
+    assert prompt_cell({"input": PROMPT_LEAD}) is None
+    assert prompt_cell({"input": PROMPT_LEAD + "short-text: answer"}) is None
+    # Hostile bodies: deep, wide, of any type; bounded, never raising.
+    deep: Any = prompt
+    for _ in range(200):
+        deep = {"a": [deep]}
+    assert prompt_cell(deep) is None
+    assert prompt_cell({"input": ["x"] * 100_000 + [prompt]}) is None
+    assert prompt_cell([None, 1, 2.5, True, {"k": prompt}]) == "sw-usage.paced.k1"
+    assert prompt_cell("nothing") is None and prompt_cell(None) is None
+
+
 #: The names the kit's issue fixes, spelled out here as tests outside the
 #: project spell them: a rename must fail this test first.
 ISSUE_NAMES = {
@@ -190,6 +216,8 @@ ISSUE_NAMES = {
         "in-stream-error-throttled",
         "in-stream-error-model",
         "tool-no-description",
+        # issue 48: a stream beside a slow non-streaming request
+        "head-of-line",
     ),
     "deliveries": ("whole", "tiny", "paced"),
     "clients": (
@@ -218,6 +246,8 @@ ISSUE_NAMES = {
         "request_id",
         # issue 27: the SDK path (an SDK cell's only layer)
         "sdk",
+        # issue 48: the head-of-line case's layer
+        "head_of_line",
     ),
     "verdicts": (
         "request_mistranslated",
@@ -255,6 +285,8 @@ ISSUE_NAMES = {
         "retry_spliced",
         "failed_attempt_call",
         "attempt_left_open",
+        # issue 48: a stream held behind a non-streaming request (name fixed there)
+        "head_of_line_blocked",
         "events_dropped",
         "slow_reader_buffered",
         "slow_reader_cut_silently",

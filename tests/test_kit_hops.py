@@ -16,12 +16,14 @@ response says. The honest relay is clean in every cell.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kit_hops import BATCH, Hop
+from kit_hops import BATCH, FIXED_MODEL, Hop
 from streamwire.kit import CLIENTS
 from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
 from streamwire.kit.report.document import Report, build_report
@@ -37,11 +39,16 @@ def _check(
     deliveries: Sequence[str] = ("whole", "paced"),
     passthrough: bool = True,
     unary: bool = False,
+    model: str = "{model}",
+    seen: list[dict[str, Any]] | None = None,
 ) -> Report:
+    """The report of a check through the hop; ``seen`` gets the mock's log."""
+
     async def go() -> Report:
         async with MockUpstream() as mock, Hop(mock.url, behaviour) as hop:
+            route = Route(hop.url, model, label=behaviour, key_passthrough=passthrough)
             plan = CheckPlan(
-                routes=[Route(hop.url, label=behaviour, key_passthrough=passthrough)],
+                routes=[route],
                 clients=clients,
                 cases=cases,
                 deliveries=deliveries,
@@ -53,7 +60,10 @@ def _check(
                 silence=3.0,
                 stall=2.0,
             )
-            return build_report(await run_check(plan))
+            report = build_report(await run_check(plan))
+            if seen is not None:
+                seen.extend(mock.entries())
+            return report
 
     return asyncio.run(go())
 
@@ -153,6 +163,74 @@ def test_a_gateway_that_refuses_before_any_upstream_call() -> None:
         else:
             assert not cell.failed
     assert report.matrix["fail_early"]["clients"]["gemini"]["never_called"] == 1
+
+
+def test_a_gateway_that_sends_one_model_of_its_own_still_reaches_every_case() -> None:
+    # MLflow's AI Gateway, and many a company's, route by their own names and
+    # send one fixed model upstream: the prompt names the cell, and the mock
+    # reads it there, for every protocol (the model in the body or the path),
+    # for a follow-up request and for a unary one, cells running side by side.
+    seen: list[dict[str, Any]] = []
+    report = _check(
+        "fixed_model",
+        ["short-text", "parallel-tools", "usage", "tool-error-result"],
+        ("openai-chat", "anthropic", "gemini", "bedrock-converse"),
+        deliveries=["whole"],
+        unary=True,
+        model="our-default",
+        seen=seen,
+    )
+    assert report.cells and not [c.as_dict() for c in report.cells if c.failed or c.degraded]
+    assert {c.delivery for c in report.cells} == {"whole", "unary"}
+    assert seen and {e["model"] for e in seen} == {FIXED_MODEL}
+    assert {e.get("case_from") for e in seen} == {"prompt"}
+    assert {e["tag"] for e in seen} >= {c.evidence["tag"] for c in report.cells}
+
+
+@pytest.mark.timed
+def test_a_gateway_that_blocks_while_a_whole_answer_waits_is_head_of_line_blocked() -> None:
+    # claude-code-proxy 0.1.5 called its upstream for a stream: false request
+    # with a synchronous client on its event loop: a stream beside it got
+    # nothing for as long as the upstream took. The hop runs in a process of
+    # its own (it blocks its loop), the mock and the kit in this one.
+    async def go() -> Report:
+        async with MockUpstream() as mock:
+            hop = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(Path(__file__).parent / "kit_hops.py"),
+                mock.url,
+                "block_unary",
+                stdout=asyncio.subprocess.PIPE,
+            )
+            try:
+                assert hop.stdout is not None
+                line = (await asyncio.wait_for(hop.stdout.readline(), 30)).decode()
+                assert line.startswith("listening on "), line
+                plan = CheckPlan(
+                    routes=[Route(line.split()[-1], label="block_unary", key_passthrough=True)],
+                    clients=("openai-chat", "anthropic", "gemini"),
+                    cases=("head-of-line", "short-text"),
+                    deliveries=("whole",),
+                    unary=True,
+                    mock_url=mock.url,
+                    read_timeout=8.0,
+                )
+                return build_report(await run_check(plan))
+            finally:
+                hop.kill()
+                await hop.wait()
+
+    report = asyncio.run(go())
+    _only(report, "head_of_line_blocked")
+    blocked = [c for c in report.cells if c.case == "head-of-line"]
+    assert len(blocked) == 3 and all(c.failed for c in blocked), report.verdicts
+    for cell in blocked:
+        details = cell.checks["head_of_line"].details
+        # Held as long as the answer beside it waited, not a few milliseconds.
+        assert details["first_content_ms"] >= details["overlap_ms"] * 0.9, details
+        assert "held behind a non-streaming request" in cell.checks["head_of_line"].why
+    # The other cells, unary ones included, are the gateway's ordinary answers.
+    assert not [c.as_dict() for c in report.cells if c.case != "head-of-line" and c.failed]
 
 
 @pytest.mark.timed

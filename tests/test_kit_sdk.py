@@ -395,8 +395,9 @@ def test_the_joins_and_the_judgement_never_raise_on_hostile_events(events: list[
         assert isinstance(check, Check) and check.verdict in ("pass", "fail")
 
 
-def test_the_sdk_layer_ends_the_layer_list() -> None:
-    assert LAYERS[-1] == "sdk"
+def test_the_sdk_layer_was_added_at_the_end_of_the_layer_list() -> None:
+    # New layers go at the end (docs/design.md): the head-of-line case's came after.
+    assert LAYERS[-2:] == ("sdk", "head_of_line")
 
 
 def test_an_sdk_exception_without_a_message_is_told_by_where_it_was_raised() -> None:

@@ -109,7 +109,9 @@ def _port(text: str) -> int:
 
 _MOCK_EPILOG = """\
 The model a request names chooses the case: sw-<case>[.<delivery>][.<tag>],
-anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works).
+anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works);
+a model that names none (a gateway's own) leaves it to the prompt, which
+the check writes as "streamwire acceptance case sw-<case>.<delivery>.<tag>:".
 GET /_sw/log shows what reached the mock. The first line printed is
 "listening on http://HOST:PORT". With --compress, a gateway that asks for
 gzip or br (Accept-Encoding) gets every answer so, each event flushed as a
@@ -253,7 +255,8 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         default="{model}",
         metavar="TEMPLATES",
         help="model-name templates, comma-separated, one route each; {model} becomes "
-        "the case's model (default {model})",
+        "the case's model (default {model}); a template without it is sent as it is, "
+        "and the mock reads the case from the prompt (a gateway that sends one model)",
     )
     run.add_argument(
         "--label",

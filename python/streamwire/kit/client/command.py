@@ -3,7 +3,8 @@
 The command sends what the kit's client sent for the cell
 (``client.client_request``): the URL, the headers, the body with the model
 named for the cell (``sw-<case>.<delivery>.<tag>`` through the route's
-template, so the mock answers the same case the same way), ``-N`` so that
+template) and the prompt naming it too, so the mock answers the same case
+the same way, ``-N`` so that
 curl writes each piece as it arrives. The key to the gateway is left to the
 shell as ``"$VAR"`` (``KEY_VAR``, or the variable ``--key-env`` named): the
 kit's own key and a real one never appear in the command, the report, or a
@@ -84,6 +85,7 @@ def cell_command(
     var: str = KEY_VAR,
     canary: str | None = None,
     stream: bool = True,
+    cell: str | None = None,
 ) -> str:
     """The command of a cell that ``client`` (a protocol, ``<protocol> over
     <transport>`` or ``<protocol> via <sdk>``) asked for ``case`` with
@@ -98,5 +100,6 @@ def cell_command(
         canary=canary,
         stream=stream,
         accept_encoding=transport.accept_encoding,
+        cell=cell,
     )
     return curl_command(url, headers, body, key=key, var=var, http2=transport.http2)

@@ -35,7 +35,7 @@ from ...events import Event, ReasoningDelta, TextDelta, ToolCallArgumentsDelta
 from ...io._wire import framing_of, media_type
 from ...metrics import Timing
 from ...result import StreamResult
-from ..vocab.cases import TOOLS, Case
+from ..vocab.cases import TOOLS, Case, prompt_for
 from ..vocab.httpio import (
     ClientResponse,
     HttpTimeout,
@@ -78,7 +78,6 @@ MAX_TIMES = 4000
 MAX_READ_BYTES = 1024 * 1024 * 1024
 #: The most of it live mode keeps whole.
 MAX_KEPT_BODY = 16 * 1024 * 1024
-_PROMPT = "streamwire acceptance case {case}: answer as the case says."
 
 
 def tool_declarations(client: str, described: bool = True) -> list[dict[str, Any]]:
@@ -123,17 +122,18 @@ def client_request(
     *,
     stream: bool = True,
     accept_encoding: str = "identity",
+    cell: str | None = None,
 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
     """(URL, headers, JSON body) of ``case``'s request in ``client``'s protocol;
+    the prompt names ``cell`` (``cases.cell_model``; the case's name when not
+    given), which the mock reads when a gateway sends it one fixed model;
     ``canary``, a string unique to the run, ends the prompt (a team greps its
     gateway's logs for it: docs/kit/running.md). ``stream=False``: the protocol's
     non-streaming request for the whole answer (``stream: false``,
     ``:generateContent``, ``/converse``, ``/invoke``). ``accept_encoding``: the
     codings the client accepts (its transport's)."""
     base = base_url.rstrip("/")
-    prompt = _PROMPT.format(case=case.name)
-    if canary:
-        prompt = f"{prompt} ({canary})"
+    prompt = prompt_for(cell or case.name, canary)
     accept = "text/event-stream" if stream else "application/json"
     headers = [("content-type", "application/json"), ("accept", accept)]
     headers.append(("accept-encoding", accept_encoding))

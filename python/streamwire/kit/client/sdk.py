@@ -550,13 +550,14 @@ async def ask(
     *,
     canary: str | None = None,
     timeout: float = 120.0,
+    cell: str | None = None,
 ) -> SdkAnswer:
     """``case``'s request through ``sdk`` to the gateway at ``base_url``, read by
     the SDK's own helper. Never raises for what the gateway sent: an SDK's
     exception is kept (``SdkAnswer.error`` or ``.raised``)."""
     if client not in SDKS[sdk]:
         raise ValueError(f"{sdk} does not speak {client}; it speaks {', '.join(SDKS[sdk])}")
-    _, _, body = client_request(client, case, model, base_url, key, canary=canary)
+    _, _, body = client_request(client, case, model, base_url, key, canary=canary, cell=cell)
     out = SdkAnswer(sdk, client)
     module, name, describe = _ERRORS[sdk]
     api_error: Any = getattr(importlib.import_module(module), name)

@@ -36,11 +36,12 @@ __all__ = [
 
 Verdict = Literal["pass", "fail", "degraded", "not_applicable"]
 #: The tags of the timed layers' findings (``judge/timed.py``; the slow reader's
-#: ``unblocked``, a hold under the bound whose upstream never blocked) that a clock decided
+#: ``unblocked``, a hold under the bound whose upstream never blocked; the
+#: head-of-line case's ``head_of_line``) that a clock decided
 #: (the others: ``not_streamed``, the gateway's request to the mock said
 #: ``stream: false``, and ``kept_open``, the mock wrote its whole answer after
 #: the hang-up, are facts of the log whatever the machine's load).
-TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow", "unblocked"})
+TIMING_TAGS = frozenset({"held", "delayed", "arguments_held", "slow", "unblocked", "head_of_line"})
 #: A timed finding this far past its bound (``details["margin_ms"]``) is a fact
 #: of the hop, not of the clock (``details["firm"]``).
 FIRM_MARGIN = 0.5
@@ -69,6 +70,7 @@ LAYERS = (
     "credentials",
     "request_id",
     "sdk",
+    "head_of_line",
 )
 
 
@@ -259,3 +261,7 @@ class Inputs:
     key_sha256: str | None = None
     #: The route passes the client's key on by design (``Route.key_passthrough``).
     key_passthrough: bool = False
+    #: The head-of-line case's request beside the stream (``kinds.head_of_line``):
+    #: what its client saw, and its mock log entry.
+    beside_obs: Observation | None = None
+    beside_entry: dict[str, Any] | None = None

@@ -41,7 +41,7 @@ from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder
 from ..vocab.names import media_type as media_type_of
 from ..vocab.toolturn import FLAG_PROTOCOLS
 from .cell import LAYERS, Check, Inputs, Reference
-from .timed import cancel, streaming
+from .timed import cancel, head_of_line, streaming
 
 __all__ = ["LAYER_RULES", "Rule", "inputs", "judge", "reference"]
 
@@ -1131,6 +1131,7 @@ LAYER_RULES: Mapping[str, Rule] = {
     ),
     # An SDK cell's only layer (``sdk.compare``): a raw HTTP cell has none.
     "sdk": Rule(lambda x: False, lambda x: Check("not_applicable")),
+    "head_of_line": Rule(_of_kind("head_of_line"), head_of_line),
 }
 
 

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..vocab.kinds.cancel import CANCEL_TIMER
+from ..vocab.kinds.head_of_line import HOL_SHARE, HOL_WAIT
 from .cell import FIRM_MARGIN, TIMING_TAGS, Check, Inputs, clock_decided
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "TIMING_TAGS",
     "cancel",
     "clock_decided",
+    "head_of_line",
     "streaming",
 ]
 
@@ -417,3 +419,65 @@ def cancel(x: Inputs) -> Check:
             details,
         )
     return Check("pass", details=details)
+
+
+def head_of_line(x: Inputs) -> Check:
+    """The stream was not held for as long as the whole answer beside it
+    waited on the upstream (``kinds.head_of_line``): its first content came
+    before ``HOL_SHARE`` of the time from its request to that answer."""
+    obs, beside = x.obs, x.beside_entry
+    if x.beside_obs is None or beside is None:
+        return Check(
+            "not_applicable",
+            "the non-streaming request beside the stream never reached the upstream "
+            "(the gateway serves no whole answers to this client): nothing to be held behind",
+        )
+    answered, waited = beside.get("ended_at"), beside.get("answer_after")
+    if not isinstance(answered, float) or not isinstance(waited, int | float):
+        return Check(
+            "not_applicable",
+            "the upstream answered the request beside the stream at once (it was refused "
+            f"or failed: HTTP {beside.get('status')}): nothing to be held behind",
+        )
+    overlap = answered - obs.sent_at
+    details: dict[str, Any] = {
+        "beside_waited_ms": _ms(float(waited)),
+        "overlap_ms": _ms(overlap),
+        "stream_reached_upstream_ms": (
+            _ms(x.entry["t"] - obs.sent_at)
+            if x.entry is not None and isinstance(x.entry.get("t"), float)
+            else None
+        ),
+    }
+    if overlap < HOL_WAIT / 2:
+        return Check(
+            "not_applicable",
+            f"the answer beside came {overlap * 1000:.0f} ms after the stream was asked for: "
+            "too soon to tell a stream held behind it",
+            details=details,
+        )
+    first = obs.content[0][0] if obs.content else obs.ended_at
+    if first is None:
+        return Check("not_applicable", "the stream never began or ended", details=details)
+    stalled = first - obs.sent_at
+    bound = HOL_SHARE * overlap
+    details.update(first_content_ms=_ms(stalled), bound_ms=_ms(bound))
+    details["borderline"] = bound / 2 < stalled < bound
+    if stalled < bound:
+        return Check("pass", details=details)
+    _margin(details, stalled - bound)
+    reached = details["stream_reached_upstream_ms"]
+    where = (
+        f"its request reached the upstream only {reached:.0f} ms after it was sent"
+        if reached is not None and reached >= bound * 1000
+        else "the upstream had it at once"
+    )
+    return Check(
+        "fail",
+        f"held behind a non-streaming request: the stream's first content came "
+        f"{stalled * 1000:.0f} ms after it was asked for, while a whole answer beside it "
+        f"waited {waited * 1000:.0f} ms on the upstream (it came {overlap * 1000:.0f} ms after "
+        f"the stream was asked for); {where}",
+        ("head_of_line",),
+        details,
+    )

@@ -240,6 +240,15 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "upstream generates, and bills, for nobody; close an attempt you abandon",
     ),
     VerdictRule(
+        "head_of_line_blocked",
+        _layer("head_of_line", "head_of_line"),
+        "a stream waited as long as a non-streaming request beside it waited on its "
+        "upstream: the gateway blocks while it waits (a synchronous HTTP client called in an "
+        "async handler, a single worker). Call the upstream with an async client, or off the "
+        "event loop (a thread pool), and serve requests concurrently",
+        ("first_content_ms", "overlap_ms", "beside_waited_ms", "stream_reached_upstream_ms"),
+    ),
+    VerdictRule(
         "events_dropped",
         _layer("backpressure", "dropped"),
         "events were dropped for a slow client: buffer within a bound and slow the upstream, "
@@ -432,6 +441,7 @@ COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
                 "not_streaming",
                 "stream_delayed",
                 "arguments_buffered",
+                "head_of_line_blocked",
                 "slow_reader_buffered",
                 "idle_timeout",
                 "cancel_not_propagated",

@@ -5,7 +5,8 @@ base URL and the model-name template it routes by); its upstream protocol
 is whatever endpoint of the mock the gateway then called, read from the
 mock's log by the cell's tag. For each cell the judge's client sends the
 case's request with the model ``sw-<case>.<delivery>.<tag>`` (put through
-the route's template, e.g. ``anthropic/{model}``), reads the answer
+the route's template, e.g. ``anthropic/{model}``) and a prompt that names it
+too (for a gateway that sends one fixed model upstream), reads the answer
 (``raw.observe``), waits for the mock to finish its side (bounded), sends
 the follow-up of ``tool-error-result``, and judges (``judge/rules.py``). Cells run
 concurrently (``concurrency``), all on one event loop; nothing blocks it.
@@ -49,16 +50,26 @@ from ..judge.sdk import compare
 from ..judge.timed import TIMING_TAGS, compression_cause
 from ..judge.timed import streaming as timed_streaming
 from ..upstream.mock import MockUpstream, fingerprint, is_entry
-from ..vocab.cases import CASE_NAMES, CASES, UNARY_CASES, Case, salted, sized, truth
+from ..vocab.cases import (
+    CASE_NAMES,
+    CASES,
+    UNARY_CASES,
+    Case,
+    cell_model,
+    salted,
+    sized,
+    truth,
+)
 from ..vocab.delivery import DELIVERIES, UNARY
 from ..vocab.h2io import require as require_h2
 from ..vocab.httpio import Http2Unsupported, SetupError, TransportError, Trust, open_request
 from ..vocab.kinds.base import Limits
 from ..vocab.kinds.cancel import CANCEL_WAIT
+from ..vocab.kinds.head_of_line import BESIDE_CASE, HOL_REACH, HOL_WAIT, HeadOfLine
 from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.kinds.silence import DEFAULT_SILENCE
 from ..vocab.names import CLIENTS, SDKS
-from ..vocab.transport import TRANSPORTS, client_label, split_label
+from ..vocab.transport import TRANSPORTS, Transport, client_label, split_label
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 
@@ -66,7 +77,7 @@ __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
 SETTLE = 2.0
 #: Layers judged by timing: a clock-decided finding, or a figure near its bound
 #: (``details["borderline"]``), is confirmed by a second run of the cell alone ...
-TIMED_LAYERS = ("streaming", "cancel", "backpressure")
+TIMED_LAYERS = ("streaming", "cancel", "backpressure", "head_of_line")
 #: ... until this many cells of a (route, client) confirmed the same finding.
 CONFIRMATIONS = 3
 
@@ -82,7 +93,9 @@ class Route:
     """A gateway base URL, the template its model names go through, and its label."""
 
     base_url: str
-    #: ``{model}`` is replaced by ``sw-<case>.<delivery>.<tag>``.
+    #: ``{model}`` is replaced by ``sw-<case>.<delivery>.<tag>``; a template
+    #: without it is sent as it is (a gateway that routes by its own model or
+    #: endpoint names): the mock then reads the cell from the prompt.
     model: str = "{model}"
     #: The route's name in the matrix and the verdicts (default: see ``CheckPlan``).
     label: str = ""
@@ -274,9 +287,6 @@ class CheckPlan:
             raise ValueError(
                 f"the SDK {', '.join(missing)} is not installed: pip install 'streamwire[kit-sdk]'"
             )
-        for route in self.routes:
-            if "{model}" not in route.model:
-                raise ValueError(f"a model template must contain {{model}}: {route.model!r}")
         self.run_id = secrets.token_hex(6)
         self.canary = f"swc-{self.run_id}"
         if self.key is None:
@@ -371,6 +381,15 @@ class _Log:
                 return entries
             await asyncio.sleep(max(self.poll, 0.05))
 
+    async def appeared(self, tag: str, wait: float) -> list[dict[str, Any]]:
+        """The tag's entries once one is in the log (or ``wait`` passed)."""
+        deadline = time.monotonic() + wait
+        while True:
+            entries = await self.entries(tag)
+            if entries or time.monotonic() > deadline:
+                return entries
+            await asyncio.sleep(self.poll)
+
     async def settled(
         self, tag: str, count: int, wait: float, appear: float | None = None
     ) -> list[dict[str, Any]]:
@@ -407,6 +426,54 @@ def tag_number(tag: str) -> int | None:
     return int(digits) if len(digits) >= 5 and digits.isdigit() else None
 
 
+async def _ask_beside(
+    plan: CheckPlan, log: _Log, route: Route, client: str, transport: Transport, tag: str
+) -> tuple[asyncio.Task[Observation], str]:
+    """The head-of-line cell's request beside its stream: a whole answer
+    (``BESIDE_CASE``) that the mock holds ``HOL_WAIT`` seconds, asked for
+    and awaited until the mock has it (at most ``HOL_REACH``); its task and tag."""
+    beside_tag = f"{tag}b"
+    name = cell_model(BESIDE_CASE, UNARY, beside_tag)
+    await log.set_options(beside_tag, {"answer_after": HOL_WAIT})
+    url, headers, body = client_request(
+        client,
+        CASES[BESIDE_CASE],
+        route.model.replace("{model}", name),
+        route.base_url,
+        plan.key,
+        canary=plan.canary,
+        stream=False,
+        accept_encoding=transport.accept_encoding,
+        cell=name,
+    )
+    task = asyncio.get_running_loop().create_task(
+        observe(
+            client,
+            url,
+            headers,
+            body,
+            connect_timeout=plan.connect_timeout,
+            read_timeout=plan.read_timeout,
+            secrets=(plan.key,) if plan.key else (),
+            unary=True,
+            decode=transport.decodes,
+            tls=plan.tls,
+            http2=transport.http2,
+        )
+    )
+    await log.appeared(beside_tag, HOL_REACH)
+    return task, beside_tag
+
+
+async def _answer_beside(
+    log: _Log, task: asyncio.Task[Observation], tag: str
+) -> tuple[Observation, dict[str, Any] | None]:
+    """What the client and the mock saw of the request beside, once it ended."""
+    beside = await task
+    entries = await log.settled(tag, 1, SETTLE, 0.2)
+    return beside, entries[0] if entries else None
+
+
 async def _run_cell(
     plan: CheckPlan, log: _Log, route: Route, case: Case, client: str, delivery: str
 ) -> Cell:
@@ -434,7 +501,8 @@ async def judged_stream(
     label = client
     client, transport = split_label(label)
     tag = _tag()
-    model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    name = cell_model(case.name, delivery, tag)
+    model = route.model.replace("{model}", name)
     kind, plain = case.kind, case
     limits = kind.limits(plan.limits(cancel_wait or CANCEL_WAIT))
     options = kind.tag_options(limits)
@@ -451,10 +519,14 @@ async def judged_stream(
         canary=plan.canary,
         stream=not unary,
         accept_encoding=transport.accept_encoding,
+        cell=name,
     )
     watched = (plan.key,) if plan.key else ()
     if options:
         await log.set_options(tag, options)
+    beside = None
+    if isinstance(kind, HeadOfLine):
+        beside = await _ask_beside(plan, log, route, client, transport, tag)
     obs = await observe(
         client,
         url,
@@ -505,6 +577,8 @@ async def judged_stream(
         later = [e for e in entries if first is None or e["id"] > first["id"]]
         follow_entry = later[-1] if later else None
     x = inputs(case, client, delivery, obs, first, follow_obs, follow_entry)
+    if beside is not None:
+        x.beside_obs, x.beside_entry = await _answer_beside(log, *beside)
     x.attempts = [e for e in entries if e.get("case") == case.name] if kind.per_attempt else []
     x.key_sha256 = fingerprint(plan.key)["sha256"] if plan.key else None
     # Straight to the mock, the client's key is the upstream's by definition.
@@ -527,6 +601,11 @@ async def judged_stream(
         evidence["version_header"] = next((v for n, v in obs.headers if n.lower() == wanted), None)
     if kind.per_attempt:
         evidence["attempts"] = [_mock_summary(e, obs.sent_at) for e in x.attempts]
+    if x.beside_obs is not None:
+        evidence["beside"] = {
+            "client": x.beside_obs.evidence(),
+            "mock": _mock_summary(x.beside_entry, x.beside_obs.sent_at),
+        }
     if follow_obs is not None:
         evidence["follow_up"] = {
             "client": follow_obs.evidence(),
@@ -543,7 +622,8 @@ async def _run_sdk_cell(
 ) -> Cell:
     """One SDK cell: the case's request through the SDK, judged by the ``sdk`` layer."""
     tag = _tag()
-    model = route.model.replace("{model}", f"sw-{case.name}.{delivery}.{tag}")
+    name = cell_model(case.name, delivery, tag)
+    model = route.model.replace("{model}", name)
     sent_at = time.time()
     answer = await ask(
         sdk,
@@ -554,6 +634,7 @@ async def _run_sdk_cell(
         plan.key or "sk-swkit",
         canary=plan.canary,
         timeout=plan.total_timeout,
+        cell=name,
     )
     entries = await log.settled(tag, 1, SETTLE)
     entry = entries[0] if entries else None
@@ -578,7 +659,7 @@ async def _run_sdk_cell(
         if _origin(route.base_url) == _origin(log.url):
             control = answer
         else:
-            again = f"sw-{case.name}.{delivery}.{_tag()}"
+            again = cell_model(case.name, delivery, _tag())
             control = await ask(
                 sdk,
                 client,
@@ -587,6 +668,7 @@ async def _run_sdk_cell(
                 log.url,
                 plan.key or "sk-swkit",
                 timeout=plan.total_timeout,
+                cell=again,
             )
         if control.raised is not None and control.raised[0] == answer.raised[0]:
             first = checks["sdk"]
@@ -618,6 +700,7 @@ async def _run_sdk_cell(
         var=key_variable(plan.key_env),
         canary=plan.canary,
         stream=delivery != UNARY,
+        cell=name,
     )
     return cell
 
@@ -831,6 +914,8 @@ def _thinned(items: list[Any], limit: int = TIMELINE_POINTS) -> list[Any]:
 
 
 def _phase(case: Case, delivery: str) -> int:
+    if isinstance(case.kind, HeadOfLine):
+        return 3
     if case.name == "long-text":
         return 2
     return 0 if delivery == "paced" or case.kind.hangs_up else 1
@@ -978,18 +1063,28 @@ async def run_check(
 
         keys = await _speaking_h2(plan, plan.keys(), on_notice)
         cells: dict[int, Cell] = {}
+        gateways: dict[tuple[str, str, int | None], asyncio.Lock] = {}
+
+        async def alone(route: Route, case: Case, client: str, delivery: str) -> Cell:
+            # With no other cell of its gateway in flight: a gateway that
+            # blocks would hold those too (the head-of-line cells).
+            async with gateways.setdefault(_origin(route.base_url), asyncio.Lock()):
+                return await one(route, case, client, delivery)
+
         # Phases: timed cells first, while nothing heavy competes for the
         # CPU (their verdicts are timings); then the rest; the 1 MiB case
-        # last, two at a time (it is the CPU-heavy one, for every hop).
-        for phase in (0, 1, 2):
+        # two at a time (it is the CPU-heavy one, for every hop); last the
+        # head-of-line cells, one at a time per gateway.
+        for phase in (0, 1, 2, 3):
             batch = _interleaved(
                 keys, [i for i, k in enumerate(keys) if _phase(CASES[k[1]], k[3]) == phase]
             )
             if phase == 2:
                 semaphore = asyncio.Semaphore(max(1, plan.concurrency // 4))
                 quiet = _Exclusive(semaphore, max(1, plan.concurrency // 4))
+            run = alone if phase == 3 else one
             done = await asyncio.gather(
-                *(one(keys[i][0], CASES[keys[i][1]], keys[i][2], keys[i][3]) for i in batch)
+                *(run(keys[i][0], CASES[keys[i][1]], keys[i][2], keys[i][3]) for i in batch)
             )
             cells.update(zip(batch, done, strict=True))
 

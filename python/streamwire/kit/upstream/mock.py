@@ -55,7 +55,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ...io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ...translate._base import dumps
-from ..vocab.cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, Case, salted, sized
+from ..vocab.cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, PROMPT_LEAD, Case, salted, sized
 from ..vocab.delivery import DELIVERIES, UNARY, schedule
 from ..vocab.httpio import HttpServer, Request, Responder, TransportError, within
 from ..vocab.kinds.base import Failure
@@ -78,6 +78,7 @@ __all__ = [
     "hashed_body",
     "is_entry",
     "parse_model",
+    "prompt_cell",
     "redact_headers",
 ]
 
@@ -101,6 +102,9 @@ _WRITE_BYTES = 128
 TAG_OPTIONS: Mapping[str, tuple[float, float]] = {
     "silence": (0.0, 600.0),
     "stall": (0.0, 600.0),
+    # A non-streaming answer waits this long before its head (a model that
+    # takes its time over a whole answer: the head-of-line case's request beside).
+    "answer_after": (0.0, 60.0),
     # 1: the case's text carries the tag (``cases.salted``), so that a stream's
     # text found in another's names the stream it came from (load runs).
     "salt": (0.0, 1.0),
@@ -155,6 +159,36 @@ def parse_model(model: str) -> tuple[Case, str, str | None] | None:
         if len(fields) > 2 or (len(fields) == 2 and not 0 < len(fields[1]) <= 64):
             raise ModelError(f"model {model!r} is not {MODEL_GRAMMAR}")
         return case, fields[0], fields[1] if len(fields) == 2 else None
+    return None
+
+
+#: ``prompt_cell`` reads at most this many strings of a body, and this deep.
+_PROMPT_STRINGS = 256
+_PROMPT_DEPTH = 12
+
+
+def prompt_cell(body: Any) -> str | None:
+    """The cell a request's prompt names (``cases.PROMPT``: the words
+    ``PROMPT_LEAD`` and then ``sw-<case>...``), or None: the first of the
+    body's strings (at most ``_PROMPT_STRINGS``, ``_PROMPT_DEPTH`` deep) that
+    carries them, whatever the protocol's shape of a message."""
+    seen = 0
+    stack: list[tuple[Any, int]] = [(body, 0)]
+    while stack and seen < _PROMPT_STRINGS:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            seen += 1
+            at = value.find(PROMPT_LEAD)
+            if at >= 0:
+                rest = value[at + len(PROMPT_LEAD) :]
+                name = rest.split(":", 1)[0].split(None, 1)[0] if rest.strip() else ""
+                if name.startswith("sw-"):
+                    return name
+        elif depth < _PROMPT_DEPTH and isinstance(value, dict):
+            values = list(itertools.islice(value.values(), _PROMPT_STRINGS))
+            stack.extend((v, depth + 1) for v in reversed(values))
+        elif depth < _PROMPT_DEPTH and isinstance(value, list):
+            stack.extend((v, depth + 1) for v in reversed(value[:_PROMPT_STRINGS]))
     return None
 
 
@@ -729,12 +763,17 @@ class MockUpstream:
             entry["request_id"] = f"req_sw{self._id_prefix}{entry['id']}"
         try:
             chosen = parse_model(model)
+            if chosen is None and (named := prompt_cell(body)) is not None:
+                # A gateway that sends one fixed model: the prompt names the cell.
+                chosen = parse_model(named)
+                entry["case_from"] = "prompt"
         except ModelError as exc:
             await _refuse(responder, entry, coder, 400, "invalid_request_error", str(exc))
             return
         if chosen is None:
             message = (
-                f"model {model!r} is not a case: use sw-<case>, one of {', '.join(CASE_NAMES)}"
+                f"model {model!r} is not a case, and no prompt names one: use sw-<case>, one "
+                f"of {', '.join(CASE_NAMES)}, or a prompt '{PROMPT_LEAD}sw-<case>...'"
             )
             await _refuse(responder, entry, coder, 404, "not_found_error", message)
             return
@@ -777,6 +816,8 @@ class MockUpstream:
         failure = case.kind.failure(attempt)
         stall = options.get("stall", DEFAULT_STALL) if failure and failure.stall else None
         if not streamed:
+            if stall is None and options.get("answer_after"):
+                stall = entry["answer_after"] = options["answer_after"]
             render = partial(
                 render_json, case, upstream, model=model, follow_up=follow_up, attempt=attempt
             )

@@ -55,6 +55,7 @@ from ...translate._usage import INPUT_INCLUDES_CACHE
 from .kinds.base import PLAIN, Kind
 from .kinds.cancel import Cancel
 from .kinds.follow_up import FollowUp
+from .kinds.head_of_line import HOL_WAIT, HeadOfLine
 from .kinds.retry import Mode, Retry
 from .kinds.silence import Silence, Where
 from .kinds.slow_reader import (
@@ -74,6 +75,8 @@ __all__ = [
     "ERROR_KINDS",
     "MAX_SLOW_BYTES",
     "MAX_SLOW_DELTAS",
+    "PROMPT",
+    "PROMPT_LEAD",
     "PROTOCOL_PARTS",
     "SALT_MARK",
     "SLOW_DELTAS",
@@ -87,6 +90,8 @@ __all__ = [
     "Case",
     "Truth",
     "call_id",
+    "cell_model",
+    "prompt_for",
     "salted",
     "script",
     "sized",
@@ -502,6 +507,14 @@ CASES: Mapping[str, Case] = {
             stop="tool_calls",
             tools_described=False,
         ),
+        Case(
+            "head-of-line",
+            "a short text stream asked for while a non-streaming request waits "
+            f"{HOL_WAIT:g} s on its upstream beside it: the stream is not held for that wait",
+            text=("Not ", "held ", "behind ", "the ", "other."),
+            kind=HeadOfLine(),
+            only=("whole",),
+        ),
     )
 }
 #: The case names, in the practice's order.
@@ -660,6 +673,27 @@ class Truth:
     follow_up: str = ""
     #: The usage parts the upstream reports (``usage_parts_of``), by name.
     usage_parts: tuple[tuple[str, int], ...] = ()
+
+
+#: Every request's prompt: it names the cell (``cell_model``), so that a
+#: gateway that sends one fixed model upstream still reaches the cell's case
+#: (the mock reads the prompt when the model names no case).
+PROMPT = "streamwire acceptance case {cell}: answer as the case says."
+#: The prompt's words before the cell's name, as the mock looks for them.
+PROMPT_LEAD = PROMPT.partition("{cell}")[0]
+
+
+def cell_model(case: str, delivery: str, tag: str) -> str:
+    """The model, and the name in the prompt, of one cell's requests:
+    ``sw-<case>.<delivery>.<tag>``."""
+    return f"sw-{case}.{delivery}.{tag}"
+
+
+def prompt_for(cell: str, canary: str | None = None) -> str:
+    """The prompt of a request for ``cell`` (``cell_model``, or a case's name),
+    ending with the run's ``canary`` if it has one."""
+    prompt = PROMPT.format(cell=cell)
+    return f"{prompt} ({canary})" if canary else prompt
 
 
 #: A salted case's mark, after each piece of its text: `` [<tag>]``.
