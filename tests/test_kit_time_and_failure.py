@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -34,6 +35,7 @@ from streamwire.kit.vocab.cases import (
     SLOW_DELTAS,
     sized,
 )
+from streamwire.kit.vocab.kinds.silence import SHORT_SILENCE
 from streamwire.kit.vocab.names import UPSTREAM_PROTOCOLS
 
 SILENCE = 2.5
@@ -54,9 +56,7 @@ async def _report(url_of: Any, cases: Sequence[str], clients: Sequence[str], **p
             cases=cases,
             deliveries=["whole"],
             mock_url=mock.url,
-            silence=SILENCE,
-            stall=2.0,
-            **{"unary": False, **plan},
+            **{"unary": False, "silence": SILENCE, "stall": 2.0, **plan},
         )
         return build_report(await run_check(check))
 
@@ -227,6 +227,49 @@ def test_the_mock_writes_the_slow_reader_answer_the_tag_sized() -> None:
 @pytest.mark.timed
 def test_silences_pass_an_honest_relay() -> None:
     _only(_check("hop", "pass", SILENCES, ["openai-chat", "anthropic"]), None)
+
+
+def test_each_route_s_first_client_probes_the_idle_timeout_and_the_others_are_short() -> None:
+    plan = CheckPlan(
+        routes=[Route("http://127.0.0.1:1")], clients=["anthropic", "gemini"], silence=75.0
+    )
+    assert plan.silence_for("anthropic") == 75.0
+    assert plan.silence_for("anthropic over http2") == 75.0
+    assert plan.silence_for("gemini") == SHORT_SILENCE
+    assert CheckPlan(routes=plan.routes, clients=["gemini"], silence=1.0).silence_for("x") == 1.0
+    every = CheckPlan(routes=plan.routes, clients=plan.clients, silence_clients="all")
+    assert every.silence_for("gemini") == every.silence
+    with pytest.raises(ValueError, match="first or all"):
+        CheckPlan(routes=plan.routes, silence_clients="some")
+
+
+@pytest.mark.timed
+def test_the_silence_cells_wait_beside_the_readers_in_slots_of_their_own() -> None:
+    # Two probes of 4.5 s and two short silences of 3 s, with one reader's
+    # slot: in the readers' slot they took 15 s and more; beside them, in
+    # slots of their own, the probes wait together and the short ones after.
+    started = time.monotonic()
+    report = asyncio.run(
+        _report(
+            lambda url: _hop("pass", url),
+            ["silence-start", "silence-after-tool", "short-text", "usage"],
+            ["openai-chat", "anthropic"],
+            silence=4.5,
+            concurrency=1,
+        )
+    )
+    took = time.monotonic() - started
+    _only(report, None)
+    silences = {
+        (c.client, c.case): c.evidence["silence_s"] for c in report.cells if "silence" in c.case
+    }
+    assert silences == {
+        ("openai-chat", "silence-start"): 4.5,
+        ("openai-chat", "silence-after-tool"): 4.5,
+        ("anthropic", "silence-start"): SHORT_SILENCE,
+        ("anthropic", "silence-after-tool"): SHORT_SILENCE,
+    }
+    assert took < 11.0, took
 
 
 @pytest.mark.timed

@@ -400,8 +400,18 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         type=_positive,
         default=DEFAULT_SILENCE,
         metavar="SECONDS",
-        help="how long the silence cases' upstream says nothing (default %(default)s: past "
-        "nginx's 60 s proxy_read_timeout and most proxies' idle timeouts)",
+        help="how long the idle-timeout probes' upstream says nothing (default %(default)s: "
+        "past nginx's 60 s proxy_read_timeout and most proxies' idle timeouts); the probes "
+        "are the silence cases of each route's first --client (see --silence-clients), run "
+        "beside the other cells",
+    )
+    limits.add_argument(
+        "--silence-clients",
+        choices=("first", "all"),
+        default="first",
+        help="whose silence cells last --silence: the first --client's on each route "
+        "(default; the others' say nothing for 3 s, to judge their keep-alives and cuts), "
+        "or every client's (the run before going live)",
     )
     limits.add_argument(
         "--stall",
@@ -606,6 +616,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             key_env=args.key_env,
             read_timeout=args.timeout,
             silence=args.silence,
+            silence_clients=args.silence_clients,
             stall=args.stall,
             transports=args.transport,
             tls=_tls_context(args.cacert, args.insecure),

@@ -67,7 +67,7 @@ from ..vocab.kinds.base import Limits
 from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.head_of_line import BESIDE_CASE, HOL_REACH, HOL_WAIT, HeadOfLine
 from ..vocab.kinds.retry import DEFAULT_STALL
-from ..vocab.kinds.silence import DEFAULT_SILENCE
+from ..vocab.kinds.silence import DEFAULT_SILENCE, SHORT_SILENCE
 from ..vocab.names import CLIENTS, SDKS
 from ..vocab.transport import TRANSPORTS, Transport, client_label, split_label
 
@@ -181,6 +181,10 @@ class CheckPlan:
     #: The silence cases' seconds of silence (``kinds.silence.DEFAULT_SILENCE``: past the
     #: common proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first).
     silence: float = DEFAULT_SILENCE
+    #: Which client protocols' silence cells say nothing for ``silence`` (the
+    #: idle-timeout probes): ``first``, the plan's first on each route (the
+    #: others' for ``SHORT_SILENCE``, or ``silence`` if shorter), or ``all``.
+    silence_clients: str = "first"
     #: How long the retry-stall case's first attempt says nothing.
     stall: float = DEFAULT_STALL
     #: Each case of ``UNARY_CASES`` in the plan is also asked for its whole
@@ -203,17 +207,25 @@ class CheckPlan:
     #: trust store).
     tls: Trust | ssl.SSLContext | None = None
 
-    def limits(self, hang_up: float) -> Limits:
+    def limits(self, hang_up: float, client: str | None = None) -> Limits:
         """A cell's limits before its kind's own (``hang_up``: how long a
-        hang-up's upstream request may take to end)."""
+        hang-up's upstream request may take to end; ``client``: the cell's
+        client label, whose silence is ``silence_for``'s)."""
         return Limits(
             read=self.read_timeout,
             total=self.total_timeout,
             settle=SETTLE,
             hang_up=hang_up,
-            silence=self.silence,
+            silence=self.silence if client is None else self.silence_for(client),
             stall=self.stall,
         )
+
+    def silence_for(self, client: str) -> float:
+        """How long a silence cell of ``client`` (a client label) is silent:
+        ``silence`` when it probes the route's idle timeout (``silence_clients``),
+        else ``SHORT_SILENCE`` at most."""
+        probe = self.silence_clients == "all" or split_label(client)[0] == self.clients[0]
+        return self.silence if probe else min(self.silence, SHORT_SILENCE)
 
     def sdk_keys(self) -> list[tuple[Route, str, str, str, str]]:
         """(route, case, SDK, client, delivery) of every SDK cell, in plan order."""
@@ -272,6 +284,8 @@ class CheckPlan:
             unknown = [g for g in given if g not in known]
             if unknown:
                 raise ValueError(f"unknown {name} {', '.join(unknown)}; known: {', '.join(known)}")
+        if self.silence_clients not in ("first", "all"):
+            raise ValueError(f"--silence-clients is first or all, not {self.silence_clients!r}")
         if not self.transports or any(t not in TRANSPORTS for t in self.transports):
             raise ValueError(
                 f"unknown transport in {', '.join(self.transports) or 'none'}; "
@@ -504,7 +518,7 @@ async def judged_stream(
     name = cell_model(case.name, delivery, tag)
     model = route.model.replace("{model}", name)
     kind, plain = case.kind, case
-    limits = kind.limits(plan.limits(cancel_wait or CANCEL_WAIT))
+    limits = kind.limits(plan.limits(cancel_wait or CANCEL_WAIT, label))
     options = kind.tag_options(limits)
     if salt:
         options["salt"] = 1
@@ -601,6 +615,8 @@ async def judged_stream(
         evidence["version_header"] = next((v for n, v in obs.headers if n.lower() == wanted), None)
     if kind.per_attempt:
         evidence["attempts"] = [_mock_summary(e, obs.sent_at) for e in x.attempts]
+    if kind.silent:
+        evidence["silence_s"] = limits.silence
     if x.beside_obs is not None:
         evidence["beside"] = {
             "client": x.beside_obs.evidence(),
@@ -992,6 +1008,13 @@ async def _speaking_h2(
     return [k for k in keys if not (k[0].base_url in refused and split_label(k[2])[1].http2)]
 
 
+async def _stopped(task: asyncio.Future[Any]) -> None:
+    """Cancels ``task`` if it still runs (a run that ended on an error), and waits for it."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+
+
 async def run_check(
     plan: CheckPlan,
     *,
@@ -1020,15 +1043,30 @@ async def run_check(
         quiet = _Exclusive(semaphore, max(1, plan.concurrency))
         confirmed: dict[tuple[str, ...], int] = {}
 
-        async def one(route: Route, case: Case, client: str, delivery: str) -> Cell:
-            runs = [await confirmed_run(route, case, client, delivery) for _ in range(plan.repeat)]
+        async def one(
+            route: Route,
+            case: Case,
+            client: str,
+            delivery: str,
+            slots: asyncio.Semaphore | None = None,
+        ) -> Cell:
+            runs = [
+                await confirmed_run(route, case, client, delivery, slots)
+                for _ in range(plan.repeat)
+            ]
             cell = runs[0] if len(runs) == 1 else repeated(runs)
             if on_cell is not None:
                 on_cell(cell)
             return cell
 
-        async def confirmed_run(route: Route, case: Case, client: str, delivery: str) -> Cell:
-            async with semaphore:
+        async def confirmed_run(
+            route: Route,
+            case: Case,
+            client: str,
+            delivery: str,
+            slots: asyncio.Semaphore | None = None,
+        ) -> Cell:
+            async with slots or semaphore:
                 cell = await _run_cell(plan, log, route, case, client, delivery)
             timed = [layer for layer in TIMED_LAYERS if _suspect(cell.checks[layer])]
             finding = (route.name, client, *sorted(t for x in timed for t in cell.checks[x].tags))
@@ -1063,6 +1101,20 @@ async def run_check(
 
         keys = await _speaking_h2(plan, plan.keys(), on_notice)
         cells: dict[int, Cell] = {}
+        # The silence cells wait more than they read: they run from the start,
+        # beside the phases, in slots of their own, enough for every probe of
+        # an idle timeout at once (a long silence would hold the readers'
+        # slots for its whole length).
+        silent = [i for i, k in enumerate(keys) if CASES[k[1]].kind.silent]
+        probes = sum(plan.silence_for(keys[i][2]) == plan.silence for i in silent)
+        waiting = asyncio.Semaphore(max(1, plan.concurrency, probes))
+        waiters = asyncio.gather(
+            *(
+                one(keys[i][0], CASES[keys[i][1]], keys[i][2], keys[i][3], waiting)
+                for i in _interleaved(keys, silent)
+            )
+        )
+        stack.push_async_callback(_stopped, waiters)
         gateways: dict[tuple[str, str, int | None], asyncio.Lock] = {}
 
         async def alone(route: Route, case: Case, client: str, delivery: str) -> Cell:
@@ -1077,7 +1129,12 @@ async def run_check(
         # head-of-line cells, one at a time per gateway.
         for phase in (0, 1, 2, 3):
             batch = _interleaved(
-                keys, [i for i, k in enumerate(keys) if _phase(CASES[k[1]], k[3]) == phase]
+                keys,
+                [
+                    i
+                    for i, k in enumerate(keys)
+                    if _phase(CASES[k[1]], k[3]) == phase and not CASES[k[1]].kind.silent
+                ],
             )
             if phase == 2:
                 semaphore = asyncio.Semaphore(max(1, plan.concurrency // 4))
@@ -1129,6 +1186,7 @@ async def run_check(
             order = _interleaved(sdk_keys, batch)
             answers = await asyncio.gather(*(by_sdk(sdk_keys[i]) for i in order))
             sdk_cells.update(zip(order, answers, strict=True))
+        cells.update(zip(_interleaved(keys, silent), await waiters, strict=True))
         every = [cells[i] for i in range(len(keys))] + [sdk_cells[i] for i in range(len(sdk_keys))]
         _compression_causes(every)
         return every

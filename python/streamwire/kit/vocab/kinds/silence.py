@@ -9,13 +9,17 @@ from typing import Any, Literal
 from ..delivery import Unit
 from .base import Kind, Limits, at_least
 
-__all__ = ["DEFAULT_SILENCE", "KEEPALIVE_EVERY", "Silence", "Where"]
+__all__ = ["DEFAULT_SILENCE", "KEEPALIVE_EVERY", "SHORT_SILENCE", "Silence", "Where"]
 
 #: Where a silence case is silent: before its first event, or after a call.
 Where = Literal["start", "after_tool"]
 #: A silence's seconds when the request's tag sets none: past the common
 #: proxies' idle timeouts, nginx's 60 s ``proxy_read_timeout`` first.
 DEFAULT_SILENCE = 75.0
+#: The silence of the cells that do not probe the route's idle timeout (each
+#: route's first client protocol does, with ``--silence``): long enough for a
+#: few keep-alives, short enough that every protocol's cells cost little.
+SHORT_SILENCE = 3.0
 #: Keep-alives during a silence come this often (at most), as the providers'
 #: own do (Anthropic's pings, OpenAI's and Gemini's comment lines).
 KEEPALIVE_EVERY = 15.0
