@@ -118,6 +118,9 @@ class Change:
     timed: bool = False
     #: Why it is timed (or new, or not compared), from the cells' own evidence.
     reason: str = ""
+    #: (case, client, route, delivery) of the cell; a verdict's case and
+    #: delivery are "". What the terminal groups by (``_spread``); not in the JSON.
+    where: tuple[str, str, str, str] = field(default=("", "", "", ""), compare=False, repr=False)
 
     @property
     def gated(self) -> bool:
@@ -369,7 +372,12 @@ def _firm_cases(verdict: Mapping[str, Any]) -> set[str]:
 
 
 def _key(cell: Mapping[str, Any], route: str) -> str:
-    return f"{cell.get('case')} {cell.get('client')} {route} {cell.get('delivery')}"
+    return " ".join(_where(cell, route))
+
+
+def _where(cell: Mapping[str, Any], route: str) -> tuple[str, str, str, str]:
+    """The cell's (case, client, route, delivery)."""
+    return str(cell.get("case")), str(cell.get("client")), route, str(cell.get("delivery"))
 
 
 def _time_changed(old: Any, new: Any) -> bool:
@@ -391,24 +399,34 @@ def _outcomes(cell: Mapping[str, Any], layer: str) -> list[str]:
 
 
 def _layer_change(
-    key: str, layer: str, was: Mapping[str, Any], cell: Mapping[str, Any]
+    where: tuple[str, str, str, str], layer: str, was: Mapping[str, Any], cell: Mapping[str, Any]
 ) -> Change | None:
     a, b = _d(was.get("layers")).get(layer), _d(cell.get("layers")).get(layer)
     seen_a, seen_b = _outcomes(was, layer), _outcomes(cell, layer)
     worst_a = max(_RANK.get(v, 0) for v in seen_a)
     worst_b = max(_RANK.get(v, 0) for v in seen_b)
     reason = _clocked_layer(was, layer) or _clocked_layer(cell, layer)
+    key = " ".join(where)
     if worst_b != worst_a:
         kind = "regressed" if worst_b > worst_a else "fixed"
-        return Change(key, f"layer {layer}", kind, a, b, reason is not None, reason or "")
+        return Change(key, f"layer {layer}", kind, a, b, reason is not None, reason or "", where)
     # Repeated runs: an outcome the old runs never had, worse than pass, is new flakiness.
     added = {v for v in seen_b if _RANK.get(v, 0) > 0} - set(seen_a)
     if added:
         old, new = sorted(set(seen_a)), sorted(set(seen_b))
         return Change(
-            key, f"layer {layer}", "regressed", old, new, reason is not None, reason or ""
+            key, f"layer {layer}", "regressed", old, new, reason is not None, reason or "", where
         )
     return None
+
+
+def _verdict_change(
+    name: str, route: str, client: str, kind: str, timed: bool, reason: str
+) -> Change:
+    """A verdict of the pair (route, client) added, new or gone."""
+    old, new = (name, None) if kind == "gone" else (None, name)
+    where = ("", client, route, "")
+    return Change(f"{route} {client}", f"verdict {name}", kind, old, new, timed, reason, where)
 
 
 def compare(
@@ -420,10 +438,11 @@ def compare(
 ) -> Comparison:
     """Every difference between the reports ``old`` and ``new`` (parsed JSON)."""
     names = _route_names(old, new)
-    before = {
-        _key(c, names.get(str(c.get("route")), str(c.get("route")))): c
-        for c in map(_d, old.get("cells") or [])
-    }
+
+    def renamed(cell: Mapping[str, Any]) -> str:
+        return names.get(str(cell.get("route")), str(cell.get("route")))
+
+    before = {_key(c, renamed(c)): c for c in map(_d, old.get("cells") or [])}
     after = {_key(c, str(c.get("route"))): c for c in map(_d, new.get("cells") or [])}
     changes: list[Change] = []
     matched = 0
@@ -432,8 +451,9 @@ def compare(
     judged: dict[tuple[str, str, str], bool] = {}
     for key, cell in after.items():
         was = before.get(key)
+        place = _where(cell, str(cell.get("route")))
         if was is None:
-            changes.append(Change(key, "new", "new", None, _d(cell.get("layers"))))
+            changes.append(Change(key, "new", "new", None, _d(cell.get("layers")), where=place))
             continue
         matched += 1
         if was.get("inconclusive") is True or cell.get("inconclusive") is True:
@@ -444,6 +464,7 @@ def compare(
                     "inconclusive",
                     "inconclusive",
                     reason=f"the kit's own timeout cut the cell in the {side} run: not compared",
+                    where=place,
                 )
             )
             continue
@@ -452,7 +473,7 @@ def compare(
         judged[where] = judged.get(where, False) or timer is not None
         layers_a, layers_b = _d(was.get("layers")), _d(cell.get("layers"))
         for layer in dict.fromkeys([*layers_a, *layers_b]):
-            change = _layer_change(key, layer, was, cell)
+            change = _layer_change(place, layer, was, cell)
             if change is not None:
                 changes.append(change)
         fa, fb = facts(was), facts(cell)
@@ -463,14 +484,19 @@ def compare(
             if fa[name] != fb[name]:
                 why = clocked.get(name, "")
                 changes.append(
-                    Change(key, f"fact {name}", "changed", fa[name], fb[name], bool(why), why)
+                    Change(
+                        key, f"fact {name}", "changed", fa[name], fb[name], bool(why), why, place
+                    )
                 )
         for name in _TIMED:
             if _time_changed(fa[name], fb[name]):
-                changes.append(Change(key, f"time {name}", "timing", fa[name], fb[name]))
+                changes.append(
+                    Change(key, f"time {name}", "timing", fa[name], fb[name], where=place)
+                )
     for key, was in before.items():
         if key not in after:
-            changes.append(Change(key, "missing", "missing", _d(was.get("layers")), None))
+            gone = _where(was, renamed(was))
+            changes.append(Change(key, "missing", "missing", _d(was.get("layers")), where=gone))
     found_a = {
         (
             str(v.get("name")),
@@ -499,46 +525,22 @@ def compare(
 
     for name, route, client in sorted(set(found_b) - set(found_a)):
         verdict = found_b[name, route, client]
-        pair = f"{route} {client}"
-        what = f"verdict {name}"
         firm = [(case, client, route) for case in sorted(_firm_cases(verdict))]
         if _timed_verdict(verdict):
-            changes.append(
-                Change(pair, what, "added", None, name, True, "raised by timed findings only")
-            )
+            kind, timed, why = "added", True, "raised by timed findings only"
         elif not any(w in judged for w in firm) or only_new_cells(
             route, client, _firm_cases(verdict)
         ):
-            changes.append(
-                Change(pair, what, "new", None, name, reason="in cells the old run did not judge")
-            )
+            kind, timed, why = "new", False, "in cells the old run did not judge"
         elif all(judged.get(w, True) for w in firm):
-            changes.append(
-                Change(
-                    pair,
-                    what,
-                    "added",
-                    None,
-                    name,
-                    True,
-                    "in cancel cells the hang-up timer decided",
-                )
-            )
+            kind, timed, why = "added", True, "in cancel cells the hang-up timer decided"
         else:
-            changes.append(Change(pair, what, "added", None, name))
+            kind, timed, why = "added", False, ""
+        changes.append(_verdict_change(name, route, client, kind, timed, why))
     for name, route, client in sorted(set(found_a) - set(found_b)):
         timed = _timed_verdict(found_a[name, route, client])
-        changes.append(
-            Change(
-                f"{route} {client}",
-                f"verdict {name}",
-                "gone",
-                name,
-                None,
-                timed,
-                "raised by timed findings only" if timed else "",
-            )
-        )
+        why = "raised by timed findings only" if timed else ""
+        changes.append(_verdict_change(name, route, client, "gone", timed, why))
     return Comparison(old, new, changes, matched, dict(accepted or {}), gate_timing)
 
 
