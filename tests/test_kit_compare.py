@@ -20,7 +20,14 @@ import pytest
 
 from kit_hops import Hop
 from streamwire.kit.cli import main as kit_main
-from streamwire.kit.report.compare import Comparison, accept, compare, facts, load_accepted
+from streamwire.kit.report.compare import (
+    Comparison,
+    accept,
+    compare,
+    facts,
+    load_accepted,
+    render_text,
+)
 from streamwire.kit.report.document import build_report
 from streamwire.kit.run.check import CheckPlan, Route, run_check
 from streamwire.kit.upstream.mock import MockUpstream
@@ -528,6 +535,105 @@ def test_repeated_runs_compare_their_outcome_sets() -> None:
 
 
 def compare_text(comparison: Comparison) -> str:
-    from streamwire.kit.report.compare import render_text
-
     return render_text(comparison) + comparison.markdown()
+
+
+# --- the terminal and the comment: each regression whole, the rest grouped ------------
+
+
+def _many(count: int, client: str = "openai-chat", **client_side: Any) -> list[dict[str, Any]]:
+    """``count`` cells of one client, each its own case, as ``_cell`` makes them."""
+    cells = []
+    for i in range(count):
+        cell = _cell(f"case-{i}", status=200, **dict(client_side))
+        cells.append({**cell, "client": client})
+    return cells
+
+
+def _times(cells: list[dict[str, Any]], ttft: float, total: float) -> list[dict[str, Any]]:
+    for cell in cells:
+        cell["evidence"]["record"].update(ttft=ttft, total=total)
+    return cells
+
+
+def _of_kind(comparison: Comparison, kind: str) -> list[Any]:
+    return [c for c in comparison.changes if c.kind == kind]
+
+
+def _lines(text: str, *words: str) -> list[str]:
+    return [line for line in text.splitlines() if all(w in line for w in words)]
+
+
+def test_many_timing_changes_are_a_few_lines_with_the_spread() -> None:
+    # A loaded machine: every cell's times moved (a LiteLLM comparison listed 60 lines).
+    before = _report(*_times(_many(40), 0.1, 0.2))
+    after = _report(*_times(_many(40), 0.9, 1.2))
+    comparison = compare(before, after)
+    assert len(_of_kind(comparison, "timing")) == 80 and comparison.exit_status == 0
+    text = render_text(comparison)
+    assert len(text.splitlines()) <= 5, text
+    (ttft,) = _lines(text, "time ttft")
+    assert "in 40 cells" in ttft and "median 0.10 s -> 0.90 s" in ttft, ttft
+    (total,) = _lines(text, "time total")
+    assert "median 0.20 s -> 1.20 s" in total and "40 cases" in total, total
+    assert _lines(text, "case-7") == []
+    comment = comparison.markdown()
+    assert len(_lines(comment, "time ")) == 2 and "case-7" not in comment, comment
+    # Every change is still in the JSON.
+    document = comparison.as_dict()
+    assert sum(c["kind"] == "timing" for c in document["changes"]) == 80
+
+
+def test_a_new_verdict_in_several_cells_is_one_line_with_the_count() -> None:
+    # A new SDK column: the same verdict for each SDK client, in cells the old run did not have.
+    sdks = ("openai-chat via openai", "anthropic via anthropic", "gemini via google-genai")
+    held = [cell for sdk in sdks for cell in _many(2, sdk, layers={"streaming": "fail"})]
+    found = [_verdict("not_streaming", ["case-0", "case-1"], [], client=sdk) for sdk in sdks]
+    comparison = compare(_report(), _report(*held, verdicts=found))
+    assert len(_of_kind(comparison, "new")) == 9 and comparison.exit_status == 0
+    text = render_text(comparison)
+    (line,) = _lines(text, "not_streaming")
+    assert "in 3 (route, client) pairs" in line and "3 SDK clients" in line, line
+    assert "in cells the old run did not judge" in line
+    (cells,) = _lines(text, "the old run did not have")
+    assert cells.strip().startswith("6 cells"), cells
+    assert len(_lines(comparison.markdown(), "not_streaming")) == 1
+
+
+def test_alike_fixes_are_one_line_and_a_lone_one_is_whole() -> None:
+    broken = _report(*_many(5, layers={"streaming": "fail"}), _cell("x", layers={"usage": "fail"}))
+    mended = _report(*_many(5, layers={"streaming": "pass"}), _cell("x", layers={"usage": "pass"}))
+    text = render_text(compare(broken, mended))
+    (streaming,) = _lines(text, "layer streaming")
+    assert 'layer streaming: "fail" -> "pass" in 5 cells' in streaming, text
+    (usage,) = _lines(text, "layer usage")
+    assert usage.strip() == 'x openai-chat gateway paced: layer usage: "fail" -> "pass"'
+
+
+def test_regressions_are_still_listed_cell_by_cell() -> None:
+    good = _report(*_many(12, layers={"streaming": "pass"}))
+    bad = _report(*_many(12, layers={"streaming": "fail"}))
+    comparison = compare(good, bad)
+    assert len(comparison.regressions) == 12 and comparison.exit_status == 1
+    text = render_text(comparison)
+    for i in range(12):
+        (line,) = _lines(text, f"case-{i} openai-chat gateway paced:")
+        assert line.endswith('layer streaming: "pass" -> "fail"'), line
+    comment = comparison.markdown()
+    assert len(_lines(comment, "| `case-", "| layer streaming |")) == 12, comment
+
+
+def test_verbose_lists_each_change_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(_report(*_times(_many(20), 0.1, 0.2))))
+    new.write_text(json.dumps(_report(*_times(_many(20), 0.9, 1.2))))
+    assert kit_main(["compare", str(old), str(new)]) == 0
+    terse = capsys.readouterr().out
+    assert len(_lines(terse, "time total")) == 1 and "--verbose" in terse
+    assert kit_main(["compare", str(old), str(new), "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert len(_lines(verbose, "time total: 0.2 -> 1.2")) == 20, verbose
+    assert len(_lines(verbose, "time ttft: 0.1 -> 0.9")) == 20
+    assert "grouped" not in verbose

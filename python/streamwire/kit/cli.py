@@ -849,6 +849,12 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
         "kit's timer: each cell's evidence says) gate too; by default they are reported "
         "under their own heading, with why, and not gated",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a line for each change; by default each regression has its line and alike "
+        "changes that do not gate (the same fix, verdict or time in many cells) share one",
+    )
     parser.add_argument("--json", metavar="FILE", help="the whole comparison as JSON")
     parser.add_argument(
         "--markdown", metavar="FILE", help="a summary sized for a pull-request comment"
@@ -899,7 +905,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             + (f"; the baseline is now {args.baseline_out}" if args.baseline_out else "")
         )
         return 0
-    print(render_text(comparison), end="")
+    print(render_text(comparison, verbose=args.verbose), end="")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(comparison.as_dict(), f, ensure_ascii=False, indent=1, default=str)
@@ -936,7 +942,9 @@ COMPARE = Command(
     description="After an upgrade: match two streamwire check reports' cells by (case,\n"
     "client, route, delivery) and report every layer that regressed or was fixed, every\n"
     "fact that changed (events, their order, the error, the end, usage, the status) and\n"
-    "every verdict added or gone; exit 1 on a regression not accepted (--accepted).",
+    "every verdict added or gone; exit 1 on a regression not accepted (--accepted).\n"
+    "Each regression has its own line; what does not gate is grouped, a line for the\n"
+    "same change in many cells (--verbose: a line each; --json keeps every change).",
     arguments=_compare_arguments,
     run=_cmd_compare,
 )

@@ -18,14 +18,20 @@ The gate (``Comparison.regressions``) is every gated change not in the
 reviewed accepted-changes file (``load_accepted``: a reason for each);
 ``accept`` adds the current regressions to it. docs/kit/comparisons.md has
 what is compared and gated, and the file's format.
+
+The terminal (``render_text``) and a pull-request comment (``markdown``) give
+each regression its own line and group the rest (``_grouped``, ``_timing``):
+a line for one change in many cells, with how many and where; ``verbose``
+gives every change its line. The JSON (``as_dict``) keeps every change.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from statistics import median
 from typing import Any
 
 from ... import __version__
@@ -118,6 +124,9 @@ class Change:
     timed: bool = False
     #: Why it is timed (or new, or not compared), from the cells' own evidence.
     reason: str = ""
+    #: (case, client, route, delivery) of the cell; a verdict's case and
+    #: delivery are "". What the terminal groups by (``_spread``); not in the JSON.
+    where: tuple[str, str, str, str] = field(default=("", "", "", ""), compare=False, repr=False)
 
     @property
     def gated(self) -> bool:
@@ -200,7 +209,8 @@ class Comparison:
 
     def markdown(self, limit: int = 40) -> str:
         """A pull-request comment: the verdict, the regressions (at most
-        ``limit`` rows), the fixes, what a clock decided, and what was accepted."""
+        ``limit`` rows), then what was accepted, the fixes, what a clock
+        decided, the times, what is new: a line a group of alike changes."""
         old, new = _about(self.old), _about(self.new)
         regressions = self.regressions
         head = "regressions" if regressions else "no regression"
@@ -219,43 +229,16 @@ class Comparison:
             if len(regressions) > limit:
                 lines.append(f"| … | {len(regressions) - limit} more in the JSON | | |")
             lines.append("")
-        fixed = [c for c in self.changes if c.kind in ("fixed", "gone")]
-        if fixed:
-            lines.append(f"Fixed ({len(fixed)}):")
-            lines += [
-                f"- `{c.cell}` {c.what}: {_cellv(c.old)} → {_cellv(c.new)}" for c in fixed[:limit]
-            ]
-            lines.append("")
-        timed = self.timed_changes
-        if timed:
-            lines.append(f"Decided by a clock, not gated ({len(timed)}):")
-            for reason, group in _by_reason(timed).items():
-                cells = ", ".join(f"`{c.cell}` {c.what}" for c in group[:6])
-                more = f" and {len(group) - 6} more" if len(group) > 6 else ""
-                lines.append(f"- {reason}: {cells}{more}")
-            lines.append("")
-        timing = [c for c in self.changes if c.kind == "timing"]
-        if timing:
-            lines.append(
-                f"Timing beyond {TIME_FLOOR:g} s and {TIME_RATIO + 1:g}× (not gated): "
-                f"{len(timing)} cells."
-            )
-            lines.append("")
-        accepted = self.accepted_changes
-        if accepted:
-            lines.append(f"Accepted ({len(accepted)}):")
-            lines += [
-                f"- `{c.cell}` {c.what}: {self.accepted[c.cell, c.what]}" for c in accepted[:limit]
-            ]
+        for heading in _headings(self):
+            body = heading.lines(_MARKDOWN)
+            if not body:
+                continue
+            lines.append(f"{heading.markdown} ({len(heading.changes)}):")
+            lines += [f"- {line}" for line in body[:limit]]
+            if len(body) > limit:
+                lines.append(f"- … {len(body) - limit} more groups in the JSON")
             lines.append("")
         return "\n".join(lines)
-
-
-def _by_reason(changes: Sequence[Change]) -> dict[str, list[Change]]:
-    out: dict[str, list[Change]] = {}
-    for change in changes:
-        out.setdefault(change.reason or "a clock decided it", []).append(change)
-    return out
 
 
 def _cellv(value: Any) -> str:
@@ -369,7 +352,12 @@ def _firm_cases(verdict: Mapping[str, Any]) -> set[str]:
 
 
 def _key(cell: Mapping[str, Any], route: str) -> str:
-    return f"{cell.get('case')} {cell.get('client')} {route} {cell.get('delivery')}"
+    return " ".join(_where(cell, route))
+
+
+def _where(cell: Mapping[str, Any], route: str) -> tuple[str, str, str, str]:
+    """The cell's (case, client, route, delivery)."""
+    return str(cell.get("case")), str(cell.get("client")), route, str(cell.get("delivery"))
 
 
 def _time_changed(old: Any, new: Any) -> bool:
@@ -391,24 +379,34 @@ def _outcomes(cell: Mapping[str, Any], layer: str) -> list[str]:
 
 
 def _layer_change(
-    key: str, layer: str, was: Mapping[str, Any], cell: Mapping[str, Any]
+    where: tuple[str, str, str, str], layer: str, was: Mapping[str, Any], cell: Mapping[str, Any]
 ) -> Change | None:
     a, b = _d(was.get("layers")).get(layer), _d(cell.get("layers")).get(layer)
     seen_a, seen_b = _outcomes(was, layer), _outcomes(cell, layer)
     worst_a = max(_RANK.get(v, 0) for v in seen_a)
     worst_b = max(_RANK.get(v, 0) for v in seen_b)
     reason = _clocked_layer(was, layer) or _clocked_layer(cell, layer)
+    key = " ".join(where)
     if worst_b != worst_a:
         kind = "regressed" if worst_b > worst_a else "fixed"
-        return Change(key, f"layer {layer}", kind, a, b, reason is not None, reason or "")
+        return Change(key, f"layer {layer}", kind, a, b, reason is not None, reason or "", where)
     # Repeated runs: an outcome the old runs never had, worse than pass, is new flakiness.
     added = {v for v in seen_b if _RANK.get(v, 0) > 0} - set(seen_a)
     if added:
         old, new = sorted(set(seen_a)), sorted(set(seen_b))
         return Change(
-            key, f"layer {layer}", "regressed", old, new, reason is not None, reason or ""
+            key, f"layer {layer}", "regressed", old, new, reason is not None, reason or "", where
         )
     return None
+
+
+def _verdict_change(
+    name: str, route: str, client: str, kind: str, timed: bool, reason: str
+) -> Change:
+    """A verdict of the pair (route, client) added, new or gone."""
+    old, new = (name, None) if kind == "gone" else (None, name)
+    where = ("", client, route, "")
+    return Change(f"{route} {client}", f"verdict {name}", kind, old, new, timed, reason, where)
 
 
 def compare(
@@ -420,10 +418,11 @@ def compare(
 ) -> Comparison:
     """Every difference between the reports ``old`` and ``new`` (parsed JSON)."""
     names = _route_names(old, new)
-    before = {
-        _key(c, names.get(str(c.get("route")), str(c.get("route")))): c
-        for c in map(_d, old.get("cells") or [])
-    }
+
+    def renamed(cell: Mapping[str, Any]) -> str:
+        return names.get(str(cell.get("route")), str(cell.get("route")))
+
+    before = {_key(c, renamed(c)): c for c in map(_d, old.get("cells") or [])}
     after = {_key(c, str(c.get("route"))): c for c in map(_d, new.get("cells") or [])}
     changes: list[Change] = []
     matched = 0
@@ -432,8 +431,9 @@ def compare(
     judged: dict[tuple[str, str, str], bool] = {}
     for key, cell in after.items():
         was = before.get(key)
+        place = _where(cell, str(cell.get("route")))
         if was is None:
-            changes.append(Change(key, "new", "new", None, _d(cell.get("layers"))))
+            changes.append(Change(key, "new", "new", None, _d(cell.get("layers")), where=place))
             continue
         matched += 1
         if was.get("inconclusive") is True or cell.get("inconclusive") is True:
@@ -444,6 +444,7 @@ def compare(
                     "inconclusive",
                     "inconclusive",
                     reason=f"the kit's own timeout cut the cell in the {side} run: not compared",
+                    where=place,
                 )
             )
             continue
@@ -452,7 +453,7 @@ def compare(
         judged[where] = judged.get(where, False) or timer is not None
         layers_a, layers_b = _d(was.get("layers")), _d(cell.get("layers"))
         for layer in dict.fromkeys([*layers_a, *layers_b]):
-            change = _layer_change(key, layer, was, cell)
+            change = _layer_change(place, layer, was, cell)
             if change is not None:
                 changes.append(change)
         fa, fb = facts(was), facts(cell)
@@ -463,14 +464,19 @@ def compare(
             if fa[name] != fb[name]:
                 why = clocked.get(name, "")
                 changes.append(
-                    Change(key, f"fact {name}", "changed", fa[name], fb[name], bool(why), why)
+                    Change(
+                        key, f"fact {name}", "changed", fa[name], fb[name], bool(why), why, place
+                    )
                 )
         for name in _TIMED:
             if _time_changed(fa[name], fb[name]):
-                changes.append(Change(key, f"time {name}", "timing", fa[name], fb[name]))
+                changes.append(
+                    Change(key, f"time {name}", "timing", fa[name], fb[name], where=place)
+                )
     for key, was in before.items():
         if key not in after:
-            changes.append(Change(key, "missing", "missing", _d(was.get("layers")), None))
+            gone = _where(was, renamed(was))
+            changes.append(Change(key, "missing", "missing", _d(was.get("layers")), where=gone))
     found_a = {
         (
             str(v.get("name")),
@@ -499,46 +505,22 @@ def compare(
 
     for name, route, client in sorted(set(found_b) - set(found_a)):
         verdict = found_b[name, route, client]
-        pair = f"{route} {client}"
-        what = f"verdict {name}"
         firm = [(case, client, route) for case in sorted(_firm_cases(verdict))]
         if _timed_verdict(verdict):
-            changes.append(
-                Change(pair, what, "added", None, name, True, "raised by timed findings only")
-            )
+            kind, timed, why = "added", True, "raised by timed findings only"
         elif not any(w in judged for w in firm) or only_new_cells(
             route, client, _firm_cases(verdict)
         ):
-            changes.append(
-                Change(pair, what, "new", None, name, reason="in cells the old run did not judge")
-            )
+            kind, timed, why = "new", False, "in cells the old run did not judge"
         elif all(judged.get(w, True) for w in firm):
-            changes.append(
-                Change(
-                    pair,
-                    what,
-                    "added",
-                    None,
-                    name,
-                    True,
-                    "in cancel cells the hang-up timer decided",
-                )
-            )
+            kind, timed, why = "added", True, "in cancel cells the hang-up timer decided"
         else:
-            changes.append(Change(pair, what, "added", None, name))
+            kind, timed, why = "added", False, ""
+        changes.append(_verdict_change(name, route, client, kind, timed, why))
     for name, route, client in sorted(set(found_a) - set(found_b)):
         timed = _timed_verdict(found_a[name, route, client])
-        changes.append(
-            Change(
-                f"{route} {client}",
-                f"verdict {name}",
-                "gone",
-                name,
-                None,
-                timed,
-                "raised by timed findings only" if timed else "",
-            )
-        )
+        why = "raised by timed findings only" if timed else ""
+        changes.append(_verdict_change(name, route, client, "gone", timed, why))
     return Comparison(old, new, changes, matched, dict(accepted or {}), gate_timing)
 
 
@@ -577,38 +559,206 @@ def accept(comparison: Comparison, reason: str, earlier: str | None = None) -> s
     return json.dumps(document, ensure_ascii=False, indent=1, default=str) + "\n"
 
 
-def render_text(comparison: Comparison, limit: int = 60) -> str:
-    """The terminal's summary: counts, then each regression, fix and
-    clock-decided change (with why)."""
+def render_text(comparison: Comparison, limit: int = 60, *, verbose: bool = False) -> str:
+    """The terminal's summary: counts, then each regression (at most ``limit``),
+    then the rest a line a group of alike changes (``verbose``: a line a change,
+    as the JSON has them)."""
     lines = [
         f"streamwire compare: {comparison.matched} cells matched; "
         + (", ".join(f"{n} {k}" for k, n in comparison.counts().items()) or "no change")
     ]
-    for title, group in (
-        ("regressions (the gate fails on these)", comparison.regressions),
-        ("accepted", comparison.accepted_changes),
-        ("fixed", [c for c in comparison.changes if c.kind in ("fixed", "gone")]),
-        ("decided by a clock (not gated)", comparison.timed_changes),
-        ("timing (not gated)", [c for c in comparison.changes if c.kind == "timing"]),
-        ("inconclusive (not compared)", changes_of(comparison, ["inconclusive"])),
-        ("new cells", [c for c in comparison.changes if c.kind == "new" and c.what == "new"]),
-        ("new verdicts", [c for c in comparison.changes if c.kind == "new" and c.what != "new"]),
-    ):
-        if not group:
+    lines += _listed("regressions (the gate fails on these)", comparison.regressions, limit)
+    grouped = False
+    for heading in _headings(comparison):
+        if verbose:
+            lines += _listed(heading.title, heading.changes, limit)
             continue
-        lines.append(f"{title}:")
-        if title.startswith("new cells"):
-            lines.append(f"  {len(group)} cells the old run did not have")
-            continue
-        for c in group[:limit]:
-            why = f" ({c.reason})" if c.reason and c.kind != "inconclusive" else ""
-            if c.kind == "inconclusive":
-                lines.append(f"  {c.cell}: {c.reason}")
-                continue
-            lines.append(f"  {c.cell}: {c.what}: {_cellv(c.old)} -> {_cellv(c.new)}{why}")
-        if len(group) > limit:
-            lines.append(f"  ... {len(group) - limit} more (--json has them all)")
+        body = heading.lines(_TEXT)
+        grouped = grouped or len(body) < len(heading.changes)
+        lines += [f"{heading.title}:", *(f"  {line}" for line in body[:limit])] if body else []
+        if len(body) > limit:
+            lines.append(f"  ... {len(body) - limit} more groups")
+    if grouped:
+        lines.append("(alike changes grouped: streamwire compare --verbose lists each one)")
     return "\n".join(lines) + "\n"
+
+
+def _listed(title: str, changes: Sequence[Change], limit: int) -> list[str]:
+    """A heading and a line a change (at most ``limit``)."""
+    if not changes:
+        return []
+    lines = [f"{title}:", *(f"  {_one(c, _TEXT)}" for c in changes[:limit])]
+    if len(changes) > limit:
+        lines.append(f"  ... {len(changes) - limit} more (--json has them all)")
+    return lines
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How a line writes a name and a change: the terminal's or Markdown's."""
+
+    arrow: str
+    quote: str
+
+    def name(self, text: str) -> str:
+        return f"{self.quote}{text}{self.quote}"
+
+
+_TEXT = _Style("->", "")
+_MARKDOWN = _Style("→", "`")
+
+
+@dataclass(frozen=True)
+class _Heading:
+    """The changes under one heading that do not gate (or are accepted)."""
+
+    title: str
+    #: The heading in a pull-request comment.
+    markdown: str
+    changes: list[Change]
+    #: Each change's reason as shown (the accepted ones': the reviewed file's).
+    why: Callable[[Change], str] = lambda change: change.reason
+
+    def lines(self, style: _Style) -> list[str]:
+        """A line a group of alike changes (a group of one: the change whole)."""
+        if self.changes and all(c.kind == "timing" for c in self.changes):
+            return _timing(self.changes, style)
+        return _grouped(self.changes, style, self.why)
+
+
+def _headings(comparison: Comparison) -> list[_Heading]:
+    """What is accepted or not gated, under its headings, in the order shown."""
+    new = changes_of(comparison, ["new"])
+    floor = f"{TIME_FLOOR:g} s and {TIME_RATIO + 1:g}×"
+    return [
+        _Heading(
+            "accepted",
+            "Accepted",
+            comparison.accepted_changes,
+            lambda change: comparison.accepted[change.cell, change.what],
+        ),
+        _Heading("fixed", "Fixed", changes_of(comparison, ["fixed", "gone"])),
+        _Heading(
+            "decided by a clock (not gated)",
+            "Decided by a clock, not gated",
+            comparison.timed_changes,
+        ),
+        _Heading(
+            "timing (not gated)",
+            f"Timing beyond {floor}, not gated",
+            changes_of(comparison, ["timing"]),
+        ),
+        _Heading(
+            "inconclusive (not compared)",
+            "Inconclusive, not compared",
+            changes_of(comparison, ["inconclusive"]),
+        ),
+        _Heading("new cells", "New cells", [c for c in new if c.what == "new"]),
+        _Heading("new verdicts", "New verdicts, not gated", [c for c in new if c.what != "new"]),
+    ]
+
+
+def _one(change: Change, style: _Style, reason: str | None = None) -> str:
+    """One change on a line: its cell, what changed, both values and why
+    (``reason``, else the change's own)."""
+    cell = style.name(change.cell)
+    reason = change.reason if reason is None else reason
+    if change.kind == "inconclusive":
+        return f"{cell}: {reason}"
+    if change.kind == "new" and change.what == "new":
+        return f"{cell}: a cell the old run did not have"
+    why = f" ({reason})" if reason else ""
+    return f"{cell}: {change.what}: {_values([change], style)}{why}"
+
+
+def _grouped(changes: Sequence[Change], style: _Style, why: Callable[[Change], str]) -> list[str]:
+    """A line a group of changes of one kind to one thing (a layer, a fact, a
+    verdict): what changed, from and to what, in how many cells, where, and why."""
+    groups: dict[tuple[str, str], list[Change]] = {}
+    for change in changes:
+        groups.setdefault((change.kind, change.what), []).append(change)
+    lines = []
+    for group in groups.values():
+        if len(group) == 1:
+            lines.append(_one(group[0], style, why(group[0])))
+            continue
+        reasons = list(dict.fromkeys(why(c) for c in group if why(c)))
+        others = len(reasons) - 1
+        more = f"; and {others} other reason{'s' if others > 1 else ''}" if others else ""
+        because = f" ({reasons[0]}{more})" if reasons else ""
+        lines.append(f"{_subject(group, style)}: {_spread(group, style)}{because}")
+    return lines
+
+
+def _subject(group: Sequence[Change], style: _Style) -> str:
+    """What a group's changes changed, and how many: ``layer streaming:
+    "pass" -> "fail" in 12 cells``, ``verdict not_streaming: new in 6
+    (route, client) pairs``, ``20 cells the old run did not have``."""
+    first = group[0]
+    if first.kind == "new" and first.what == "new":
+        return f"{len(group)} cells the old run did not have"
+    if first.kind == "inconclusive":
+        return f"{len(group)} cells"
+    noun = "(route, client) pairs" if first.what.startswith("verdict ") else "cells"
+    return f"{first.what}: {_values(group, style)} in {len(group)} {noun}"
+
+
+def _values(group: Sequence[Change], style: _Style) -> str:
+    """From and to what a group changed (a verdict: its kind)."""
+    if group[0].what.startswith("verdict "):
+        return group[0].kind
+    return f"{_alike(c.old for c in group)} {style.arrow} {_alike(c.new for c in group)}"
+
+
+def _alike(values: Iterable[Any]) -> str:
+    """A group's values: each of at most three, else how many."""
+    seen = list(dict.fromkeys(_cellv(v) for v in values))
+    return " or ".join(seen) if len(seen) <= 3 else f"{len(seen)} values"
+
+
+#: The parts of a change's cell the groups are spread over, in the order named.
+_PARTS = (
+    (2, "route", "routes"),
+    (1, "client", "clients"),
+    (0, "case", "cases"),
+    (3, "delivery", "deliveries"),
+)
+
+
+def _spread(group: Sequence[Change], style: _Style) -> str:
+    """Where a group's changes are: each of its routes, clients, cases and
+    deliveries named when there are at most three, else counted."""
+    out = []
+    for index, one, many in _PARTS:
+        seen = list(dict.fromkeys(c.where[index] for c in group if c.where[index]))
+        if many == "clients" and seen and all(" via " in name for name in seen):
+            one, many = f"SDK {one}", f"SDK {many}"
+        names = [style.name(name) for name in seen]
+        if len(seen) == 1:
+            out.append(f"{one} {names[0]}")
+        elif 1 < len(seen) <= 3:
+            out.append(f"{len(seen)} {many} ({', '.join(names)})")
+        elif seen:
+            out.append(f"{len(seen)} {many}")
+    return ", ".join(out)
+
+
+def _timing(changes: Sequence[Change], style: _Style) -> list[str]:
+    """A line for each time that moved (to first content, in all): in how many
+    cells, its median before and after, the slowest after, and where."""
+    lines = []
+    for name in _TIMED:
+        group = [c for c in changes if c.what == f"time {name}"]
+        if len(group) == 1:
+            lines.append(_one(group[0], style))
+        elif group:
+            before = median(float(c.old) for c in group)
+            after = [float(c.new) for c in group]
+            lines.append(
+                f"time {name} in {len(group)} cells: median {before:.2f} s {style.arrow} "
+                f"{median(after):.2f} s, the slowest {max(after):.2f} s; {_spread(group, style)}"
+            )
+    return lines
 
 
 def changes_of(comparison: Comparison, kinds: Sequence[str]) -> list[Change]:
