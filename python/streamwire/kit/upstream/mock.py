@@ -56,7 +56,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ...io._wire import credentials, framing_of, is_secret_header, redact_text, redact_url
 from ...translate._base import dumps
 from ..vocab.cases import CASE_NAMES, CASES, MAX_SLOW_BYTES, PROMPT_LEAD, Case, salted, sized
-from ..vocab.delivery import DELIVERIES, UNARY, schedule
+from ..vocab.delivery import DELIVERIES, UNARY, Write, schedule
 from ..vocab.httpio import HttpServer, Request, Responder, TransportError, within
 from ..vocab.kinds.base import Failure
 from ..vocab.kinds.retry import DEFAULT_STALL
@@ -65,6 +65,7 @@ from ..vocab.toolturn import declared_tools
 from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
 from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
+from .ws import WS_PROTOCOLS, WS_WIRE, is_upgrade, serve_websocket
 
 __all__ = [
     "DEFAULT_STALL",
@@ -432,7 +433,8 @@ def is_entry(value: Any) -> bool:
     """Whether ``value`` is a log entry as the mock writes it (the fields the judge reads)."""
     if not isinstance(value, dict) or not _fields_ok(value, _ENTRY_FIELDS):
         return False
-    if value.get("upstream") is not None and value["upstream"] not in UPSTREAM_PROTOCOLS:
+    upstream = value.get("upstream")
+    if upstream is not None and upstream not in UPSTREAM_PROTOCOLS and upstream not in WS_PROTOCOLS:
         return False
     result = value.get("tool_result")
     if result is not None and not _fields_ok(result, _RESULT_FIELDS):
@@ -738,6 +740,9 @@ class MockUpstream:
         return Encoder(coding, vary=True)
 
     async def _handle(self, request: Request, responder: Responder) -> None:
+        if is_upgrade(request):
+            await serve_websocket(self, request, responder)
+            return
         if request.method == "GET":
             await self._get(request, responder)
             return
@@ -853,6 +858,65 @@ class MockUpstream:
         await self._stream(
             responder, upstream, writes, entry, coder, stall=stall or 0.0, reset=reset
         )
+
+    async def ws_case(
+        self, request: Request, body: dict[str, Any], upstream: str, delivery_default: str = "whole"
+    ) -> tuple[dict[str, Any], list[Write]] | str:
+        """One response of a WebSocket session (``upstream/ws.py``): its log
+        entry and its writes, or the error message the session sends instead
+        (a model and a prompt that name no case). ``request`` is the
+        session's upgrade with the message as its body."""
+        entry = self.log.add(request, body)
+        given = body.get("model")
+        model = given if isinstance(given, str) else ""
+        entry.update(upstream=upstream, stream=True, model=model)
+        try:
+            chosen = parse_model(model)
+            if chosen is None and (named := prompt_cell(body)) is not None:
+                chosen = parse_model(named)
+                entry["case_from"] = "prompt"
+        except ModelError as exc:
+            chosen, refused = None, str(exc)
+        else:
+            refused = f"model {model!r} is not a case, and no prompt names one"
+        if chosen is None:
+            entry.update(status=400, refused=True, ended_at=time.time())
+            return refused
+        case, delivery, tag = chosen
+        options = self._tag_options.get(tag or "", {})
+        if tag is not None and options.get("salt"):
+            case = salted(case, tag)
+        attempt = (
+            1 + sum(1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name)
+            if tag is not None
+            else 1
+        )
+        entry.update(case=case.name, delivery=delivery, attempt=attempt)
+        if tag is not None:
+            self.log.tagged(entry, tag)
+        wire = WS_WIRE[upstream]
+        if case.calls:
+            entry["tools"] = declared_tools(wire, body)
+        follow_up = entry["follow_up"] = case.kind.tool_turn(wire, body, case, entry)
+        entry["usage_sent"] = True
+        units = render_stream(
+            case,
+            wire,
+            model=model,
+            usage=True,
+            follow_up=follow_up,
+            attempt=attempt,
+            silence=options.get("silence"),
+        )
+        writes = schedule(
+            units,
+            "paced" if delivery == "paced" else "whole",
+            sse=True,
+            shaping="events",
+            gap=None if follow_up else case.gap,
+            seed=zlib.crc32(f"{case.name}/{upstream}/{delivery}".encode()),
+        )
+        return entry, writes
 
     async def _put_tag(self, request: Request, responder: Responder) -> None:
         headers = [("content-type", "application/json")]

@@ -63,6 +63,7 @@ __all__ = [
     "SetupError",
     "TransportError",
     "Trust",
+    "Upgraded",
     "open_request",
     "within",
 ]
@@ -321,6 +322,15 @@ class Responder:
         if stopped:
             await asyncio.wait(stopped)  # never raises their cancel; ours propagates
 
+    def take_over(self) -> Upgraded:
+        """The connection, for the handler to speak another protocol on (a
+        WebSocket after its ``101``): the server reads no more requests from
+        it, and closes it once the handler returns."""
+        self._stop_watching()
+        self.keep_alive = False
+        self.started = self.finished = True
+        return Upgraded(self._conn, self._writer)
+
     def abort(self) -> None:
         """Drops the connection without ending the body (an upstream that breaks off)."""
         self._stop_watching()
@@ -329,6 +339,34 @@ class Responder:
         transport = self._writer.transport
         if transport is not None:
             transport.abort()
+
+
+class Upgraded:
+    """A connection taken over from the HTTP server (``Responder.take_over``):
+    bytes each way, the bytes read past the request's head first."""
+
+    def __init__(self, conn: _Buffered, writer: asyncio.StreamWriter) -> None:
+        self._conn = conn
+        self._writer = writer
+
+    async def read(self, timeout: float | None = None) -> bytes:
+        """The next bytes the peer sent; ``b""`` once it closed its side."""
+        if not self._conn.buf and not await self._conn.fill(timeout):
+            return b""
+        data = bytes(self._conn.buf)
+        self._conn.buf.clear()
+        return data
+
+    async def write(self, data: bytes) -> None:
+        try:
+            self._writer.write(data)
+            await self._writer.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            raise TransportError(f"write failed: {exc!r}") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()
 
 
 Handler = Callable[[Request, Responder], Awaitable[None]]

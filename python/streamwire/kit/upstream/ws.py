@@ -1,0 +1,306 @@
+"""The mock's WebSocket sessions: OpenAI's Responses API in WebSocket mode.
+
+A ``GET`` that asks to upgrade (``Upgrade: websocket``) at a path ending in
+``/responses`` is a Responses WebSocket session (OpenAI "WebSocket mode",
+checked 2026-12-07): the client sends ``response.create`` messages, each the
+body a ``POST /v1/responses`` would carry with ``"type": "response.create"``
+added, and the server answers each with the events the streamed API sends,
+one JSON message per event. The model (or, for a gateway that sends one of
+its own, the prompt) picks the case as it does over HTTP, and each response
+is one entry of the mock's log, its writes each a message with its time.
+
+The session keeps the rules a gateway meets at the provider: one response
+in flight per socket (a second ``response.create`` before the first ended
+gets an ``error`` event, ``concurrent_request``, and the socket stays open);
+a message that is not a JSON object, or of an unknown type, gets an
+``error`` event and the socket stays open; the client closing the socket
+ends the response in flight (``disconnected_at`` in its entry).
+
+The framing is the ``websockets`` library's sans-I/O protocol
+(``websockets.server.ServerProtocol``) over the connection the HTTP server
+hands over (``Responder.take_over``): nothing here frames a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..vocab.delivery import Write
+from ..vocab.httpio import Request, Responder, TransportError, Upgraded
+
+if TYPE_CHECKING:
+    from .mock import MockUpstream
+
+__all__ = ["WS_PROTOCOLS", "WS_WIRE", "is_upgrade", "serve_websocket", "ws_protocol"]
+
+#: The WebSocket protocols the mock serves, by the path their session opens at.
+WS_PROTOCOLS: tuple[str, ...] = ("openai-responses-ws",)
+#: The HTTP protocol whose events (and request bodies) each one carries: a
+#: Responses WebSocket message is an event of the streamed API, whole.
+WS_WIRE: dict[str, str] = {"openai-responses-ws": "openai-responses"}
+#: The largest message the mock takes from a client (a Responses body's worth).
+MAX_CLIENT_MESSAGE = 16 * 1024 * 1024
+#: How long the mock waits for a client's next bytes before it closes the session.
+SESSION_IDLE = 120.0
+
+
+def is_upgrade(request: Request) -> bool:
+    """The request asks to become a WebSocket."""
+    return request.method == "GET" and (request.header("upgrade") or "").lower() == "websocket"
+
+
+def ws_protocol(path: str) -> str | None:
+    """The WebSocket protocol a session at ``path`` speaks, or None."""
+    if path.rstrip("/").endswith("/responses"):
+        return "openai-responses-ws"
+    return None
+
+
+class _Socket:
+    """One WebSocket over a taken-over connection (``websockets``' sans-I/O
+    server protocol): the handshake, whole text messages in, messages out."""
+
+    def __init__(self, conn: Upgraded) -> None:
+        from websockets.server import ServerProtocol
+
+        self.conn = conn
+        self.protocol = ServerProtocol(max_size=MAX_CLIENT_MESSAGE)
+        self.closed = asyncio.Event()
+        self.closed_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def handshake(self, request: Request) -> bool:
+        """Answers the upgrade (``101``, or the library's refusal); whether it
+        opened. The HTTP server read the request's head: the protocol is given
+        it again, as it came, so that it parses the frames that follow."""
+        from websockets.http11 import Request as WsRequest
+
+        target = request.path + (f"?{request.query}" if request.query else "")
+        head = [f"GET {target} HTTP/1.1", *(f"{n}: {v}" for n, v in request.headers)]
+        self.protocol.receive_data(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        events = self.protocol.events_received()
+        parsed = next((e for e in events if isinstance(e, WsRequest)), None)
+        if parsed is None:
+            return False
+        response = self.protocol.accept(parsed)
+        self.protocol.send_response(response)
+        await self._flush()
+        return response.status_code == 101
+
+    async def messages(self) -> Any:
+        """Each whole message the client sends (``str`` or ``bytes``), until it
+        closes, the connection ends, or ``SESSION_IDLE`` passes without a byte."""
+        from websockets.frames import Frame, Opcode
+        from websockets.protocol import State
+
+        parts: list[bytes] = []
+        text = True
+        try:
+            while True:
+                data = await self.conn.read(SESSION_IDLE)
+                if not data:
+                    self.protocol.receive_eof()
+                else:
+                    self.protocol.receive_data(data)
+                for frame in self.protocol.events_received():
+                    if not isinstance(frame, Frame):
+                        continue
+                    if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
+                        parts, text = [bytes(frame.data)], frame.opcode is Opcode.TEXT
+                    elif frame.opcode is Opcode.CONT:
+                        parts.append(bytes(frame.data))
+                    else:
+                        continue
+                    if frame.fin:
+                        whole = b"".join(parts)
+                        parts = []
+                        yield whole.decode("utf-8", "replace") if text else whole
+                await self._flush()  # pongs, and the close's answer
+                if not data or self.protocol.state in (State.CLOSING, State.CLOSED):
+                    return
+        except (TransportError, OSError):
+            return
+        finally:
+            self._gone()
+
+    async def send(self, message: str) -> bool:
+        """Sends one text message; False once the socket is closed."""
+        if self.closed.is_set():
+            return False
+        async with self._lock:
+            try:
+                self.protocol.send_text(message.encode())
+            except Exception:  # the library's "the socket is closing": nothing to send on
+                self._gone()
+                return False
+            return await self._flush()
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        async with self._lock:
+            with contextlib.suppress(Exception):
+                self.protocol.send_close(code, reason)
+                await self._flush()
+        self._gone()
+        self.conn.close()
+
+    async def _flush(self) -> bool:
+        data = b"".join(self.protocol.data_to_send())
+        if not data:
+            return not self.closed.is_set()
+        try:
+            await self.conn.write(data)
+        except TransportError:
+            self._gone()
+            return False
+        return True
+
+    def _gone(self) -> None:
+        if not self.closed.is_set():
+            self.closed_at = time.time()
+            self.closed.set()
+
+
+def _sse_payloads(data: bytes) -> list[str]:
+    """The ``data:`` payloads of the SSE events in ``data`` (one write's)."""
+    out = []
+    for block in data.replace(b"\r\n", b"\n").split(b"\n\n"):
+        lines = [line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
+        if lines:
+            out.append(b"\n".join(lines).decode("utf-8", "replace"))
+    return out
+
+
+def _error(code: str, message: str) -> str:
+    return json.dumps(
+        {
+            "type": "error",
+            "status": 400,
+            "error": {"type": "invalid_request_error", "code": code, "message": message},
+        }
+    )
+
+
+class _ResponsesSession:
+    """A Responses WebSocket session: each ``response.create`` answered with its case."""
+
+    upstream = "openai-responses-ws"
+
+    def __init__(self, mock: MockUpstream, request: Request, socket: _Socket) -> None:
+        self.mock = mock
+        self.request = request
+        self.socket = socket
+        self.running: asyncio.Task[None] | None = None
+        self.ids: set[str] = set()
+
+    async def run(self) -> None:
+        try:
+            async for message in self.socket.messages():
+                await self._on_message(message)
+        finally:
+            if self.running is not None:
+                await asyncio.gather(self.running, return_exceptions=True)
+
+    async def _on_message(self, message: str | bytes) -> None:
+        try:
+            body = json.loads(message)
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        if not isinstance(body, dict):
+            await self.socket.send(_error("invalid_json", "a message must be a JSON object"))
+            return
+        kind = body.get("type")
+        if kind != "response.create":
+            await self.socket.send(
+                _error("unknown_event_type", f"unknown client event type {str(kind)[:80]!r}")
+            )
+            return
+        if self.running is not None and not self.running.done():
+            await self.socket.send(
+                _error(
+                    "concurrent_request",
+                    "a response is already in progress on this connection: one at a time",
+                )
+            )
+            return
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str) and previous not in self.ids:
+            await self.socket.send(
+                _error("previous_response_not_found", f"previous response {previous!r} not found")
+            )
+            return
+        received = time.time()
+        raw = message.encode() if isinstance(message, str) else message
+        self.running = asyncio.get_running_loop().create_task(self._respond(body, raw, received))
+
+    async def _respond(self, body: dict[str, Any], raw: bytes, received: float) -> None:
+        request = self.request
+        logged = Request(
+            "WS",
+            request.path,
+            request.query,
+            request.headers,
+            raw,
+            received,
+            request.peer,
+            request.connection,
+        )
+        plain = {k: v for k, v in body.items() if k != "type"}
+        chosen = await self.mock.ws_case(logged, plain, self.upstream)
+        if isinstance(chosen, str):
+            await self.socket.send(_error("model_not_found", chosen))
+            return
+        entry, writes = chosen
+        ids = [r for r in _response_ids(writes) if r]
+        self.ids.update(ids)
+        entry["status"] = 101
+        try:
+            for write in writes:
+                if write.delay:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.socket.closed.wait(), write.delay)
+                if self.socket.closed.is_set():
+                    break
+                for payload in _sse_payloads(write.data):
+                    if not await self.socket.send(payload):
+                        break
+                self.mock.log.wrote(entry, len(write.data), write.kinds, write.content)
+            else:
+                entry["completed"] = True
+        finally:
+            entry["ended_at"] = time.time()
+            if self.socket.closed.is_set():
+                entry["disconnected_at"] = self.socket.closed_at
+
+
+def _response_ids(writes: list[Write]) -> list[str]:
+    """The ids of the responses the writes create (``response.created``)."""
+    out = []
+    for write in writes:
+        for payload in _sse_payloads(write.data):
+            with contextlib.suppress(ValueError):
+                event = json.loads(payload)
+                response = event.get("response") if isinstance(event, dict) else None
+                if event.get("type") == "response.created" and isinstance(response, dict):
+                    out.append(str(response.get("id") or ""))
+    return out
+
+
+async def serve_websocket(mock: MockUpstream, request: Request, responder: Responder) -> None:
+    """The session an upgrade asks for, until the client closes it; a path
+    that is no WebSocket protocol's gets 404 over plain HTTP."""
+    protocol = ws_protocol(request.path)
+    if protocol is None:
+        body = json.dumps({"error": {"message": f"no WebSocket endpoint {request.path}"}})
+        await responder.send(404, [("content-type", "application/json")], body.encode())
+        return
+    socket = _Socket(responder.take_over())
+    try:
+        if not await socket.handshake(request):
+            return
+        await _ResponsesSession(mock, request, socket).run()
+    finally:
+        await socket.close()
