@@ -55,6 +55,7 @@ from .vocab.cases import CASE_NAMES
 from .vocab.delivery import DELIVERIES
 from .vocab.httpio import SetupError, Trust
 from .vocab.names import CLIENTS, SDKS
+from .vocab.names import WS_WIRE as WS_CLIENTS
 from .vocab.transport import DEFAULT_TRANSPORTS, parse_transports
 
 if TYPE_CHECKING:
@@ -63,15 +64,19 @@ if TYPE_CHECKING:
 __all__ = ["CHECK", "COMPARE", "MOCK_UPSTREAM", "add_parsers", "main", "parse_check"]
 
 
-def _names(known: Sequence[str], what: str) -> Any:
+def _names(known: Sequence[str], what: str, named: Sequence[str] = ()) -> Any:
+    """A parser of comma-separated names of ``known`` (``all``: every one of
+    them) and of ``named``, which ``all`` leaves out (asked for by name only)."""
+
     def parse(text: str) -> list[str]:
         if text.strip() == "all":
             return list(known)
         names = [n.strip() for n in text.split(",") if n.strip()]
-        unknown = [n for n in names if n not in known]
+        unknown = [n for n in names if n not in known and n not in named]
         if unknown or not names:
+            every = ", ".join((*known, *named))
             raise argparse.ArgumentTypeError(
-                f"unknown {what} {', '.join(unknown) or text!r}; known: {', '.join(known)}"
+                f"unknown {what} {', '.join(unknown) or text!r}; known: {every}"
             )
         return names
 
@@ -130,6 +135,7 @@ _CHECK_EPILOG = f"""\
 {_listing("cases:", CASE_NAMES)}
 {_listing("deliveries:", DELIVERIES)}
 {_listing("clients:", CLIENTS)}
+{_listing("WebSocket:", tuple(WS_CLIENTS))}
 
 examples:
   streamwire check http://127.0.0.1:4000 --mock http://127.0.0.1:9100 --client all \\
@@ -191,9 +197,10 @@ def _check_options(check: argparse.ArgumentParser) -> None:
     run = check.add_argument_group("what to run")
     run.add_argument(
         "--client",
-        type=_names(CLIENTS, "client protocol"),
+        type=_names(CLIENTS, "client protocol", tuple(WS_CLIENTS)),
         metavar="PROTOCOLS",
-        help="the protocols clients speak to the gateway, comma-separated, or all",
+        help="the protocols clients speak to the gateway, comma-separated, or all (the HTTP "
+        "ones; a WebSocket protocol, openai-responses-ws, is named)",
     )
     run.add_argument(
         "--cases",

@@ -45,11 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-def _names(text: str, known: Sequence[str], what: str) -> list[str]:
+def _names(text: str, known: Sequence[str], what: str, named: Sequence[str] = ()) -> list[str]:
     if text.strip() == "all":
         return list(known)
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in known and n not in named]
     if unknown:
         raise pytest.UsageError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)}")
     return names
@@ -59,7 +59,7 @@ def _plan(config: pytest.Config) -> CheckPlan:
     from .run.check import CheckPlan, Route
     from .vocab.cases import CASE_NAMES
     from .vocab.delivery import DELIVERIES
-    from .vocab.names import CLIENTS, SDKS
+    from .vocab.names import CLIENTS, SDKS, WS_WIRE
 
     option = config.option
     gateways: list[str] = option.sw_gateway
@@ -74,7 +74,7 @@ def _plan(config: pytest.Config) -> CheckPlan:
                 Route(url, option.sw_models, label)
                 for url, label in zip(gateways, labels or [""] * len(gateways), strict=True)
             ],
-            clients=_names(option.sw_client, CLIENTS, "client protocol"),
+            clients=_names(option.sw_client, CLIENTS, "client protocol", tuple(WS_WIRE)),
             cases=_names(option.sw_cases, CASE_NAMES, "case") if option.sw_cases else CASE_NAMES,
             deliveries=_names(option.sw_delivery, DELIVERIES, "delivery"),
             unary=option.sw_unary,

@@ -26,7 +26,7 @@ from ..vocab.cases import Case
 from ..vocab.transport import split_label
 from .raw import client_request
 
-__all__ = ["KEY_VAR", "cell_command", "curl_command", "key_variable"]
+__all__ = ["KEY_VAR", "cell_command", "curl_command", "key_variable", "websocat_command"]
 
 #: The variable a command reads the key from when the run was given none
 #: (``--key-env``): ``STREAMWIRE_KEY=... sh -c '<command>'``.
@@ -73,6 +73,26 @@ def curl_command(
     # curl waits a second for "100 Continue" before a larger body; no hop sends it.
     words += ["-H", "Expect:", "--data-binary", _word(payload, key, var)]
     return " ".join(words)
+
+
+def websocat_command(
+    url: str,
+    headers: Sequence[tuple[str, str]],
+    message: dict[str, Any],
+    *,
+    key: str | None,
+    var: str = KEY_VAR,
+) -> str:
+    """A WebSocket cell's request as ``websocat`` sends it: the upgrade to
+    ``url`` with ``headers`` (``key`` left to the shell as ``"$var"``), the
+    first message on standard input, each message the gateway sends printed
+    as it arrives."""
+    payload = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+    words = ["websocat", "-t"]
+    for name, value in headers:
+        words += ["-H", _word(f"{name}: {value}", key, var)]
+    words.append(_word(url, key, var))
+    return f"echo {_word(payload, key, var)} | " + " ".join(words)
 
 
 def cell_command(

@@ -296,6 +296,14 @@ class Observation:
     echoed: list[str] = field(default_factory=list)
     #: The watched secrets, replaced in the evidence by ``[the kit's key]``.
     secrets: tuple[str, ...] = ()
+    #: Read over a WebSocket (``client/ws.py``): its upgrade's ``101`` is the
+    #: answer's success, each message a piece, and there is no content type.
+    websocket: bool = False
+
+    @property
+    def succeeded(self) -> bool:
+        """The answer's status is its success: ``200``, or a WebSocket's ``101``."""
+        return self.status == (101 if self.websocket else 200)
 
     def times(self) -> dict[str, float | None]:
         """The request's time points, in seconds after it was sent: the

@@ -37,7 +37,7 @@ from ..vocab.buffers import hold_bound
 from ..vocab.cases import CASES, USAGE_PARTS, Case, Truth, truth
 from ..vocab.delivery import UNARY, Unit
 from ..vocab.kinds.cancel import CANCEL_TIMER
-from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder
+from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder, wire_of
 from ..vocab.names import media_type as media_type_of
 from ..vocab.toolturn import FLAG_PROTOCOLS
 from .cell import LAYERS, Check, Inputs, Reference
@@ -75,6 +75,8 @@ def reference_of(
 ) -> Reference:
     """``reference`` of a case that is not one of ``CASES`` as it stands (a
     salted one, ``cases.salted``), not kept: every stream's is its own."""
+    # A WebSocket protocol's facts are its HTTP sibling's (``names.wire_of``).
+    upstream, client = wire_of(upstream), wire_of(client)
     units = render_stream(
         case, upstream, model=f"sw-{case.name}", usage=usage_sent, attempt=attempt, silence=0.0
     )
@@ -190,7 +192,7 @@ def _http(x: Inputs) -> Check:
                 ("dropped",),
             )
         return Check("fail", f"no response: {obs.failure}", ("unreachable",))
-    if obs.status != 200:
+    if not obs.succeeded:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         if x.entry is None:
             return Check(
@@ -230,10 +232,10 @@ def _coding(name: str) -> str:
 
 def _framing(x: Inputs) -> Check:
     obs = x.obs
-    if obs.status != 200 and (x.truth.error_type is not None or x.case.kind.per_attempt):
+    if not obs.succeeded and (x.truth.error_type is not None or x.case.kind.per_attempt):
         return Check("not_applicable", f"the error arrived as HTTP {obs.status}")
     unary = x.delivery == UNARY
-    want = "application/json" if unary else media_type_of(x.client)
+    want = "application/json" if unary or obs.websocket else media_type_of(x.client)
     encoding = next((v for k, v in obs.headers if k == "content-encoding"), "identity")
     codings = [c.strip().lower() for c in encoding.split(",")]
     accepted = {a.split(";")[0].strip().lower() for a in obs.accept_encoding.split(",")}
@@ -245,7 +247,7 @@ def _framing(x: Inputs) -> Check:
             f"content-encoding {encoding!r}, which the client did not accept (it asked for "
             f"{obs.accept_encoding}): a client decodes the body as that, or fails",
         )
-    if media_type(obs.content_type) != want:
+    if not obs.websocket and media_type(obs.content_type) != want:
         body = obs.raw_head.decode("utf-8", "replace")[:300]
         kind = "an HTML page" if body.lstrip().lower().startswith("<") else "a body"
         return Check("fail", f"content type {obs.content_type!r}, not {want}: {kind}: {body}")
@@ -407,7 +409,7 @@ def _tool_results(x: Inputs) -> Check:
         return Check(
             "fail", "the follow-up request could not be built from what the client received"
         )
-    if follow.status != 200:
+    if not follow.succeeded:
         return Check(
             "fail",
             f"the follow-up was refused: HTTP {follow.status} {follow.failure or ''}".strip(),
@@ -463,7 +465,7 @@ def _completion(x: Inputs) -> Check:
         if http is not None and http.verdict == "not_applicable":
             return Check("not_applicable", http.why, http.tags)
         return Check("fail", "no stream: the HTTP layer failed", ("consequence",))
-    if t.error_type is not None and status is not None and status != 200:
+    if t.error_type is not None and status is not None and not x.obs.succeeded:
         # The gateway held the stream back and answered an HTTP error instead.
         # The head holds the error body: the first KEEP_BYTES of it.
         kind = http_error(status, to_headers(x.obs.headers), x.obs.raw_head).type
@@ -930,7 +932,7 @@ def _retries(x: Inputs) -> Check:
         return Check("fail", "; ".join(why for _, why in problems), tags, details)
     if _failed_visibly(x):
         kind = result.error.type if result is not None and result.error else None
-        if obs.status != 200:
+        if not obs.succeeded:
             said = f"HTTP {obs.status}"
         elif obs.failure:
             said = f"a broken connection ({obs.failure})"
@@ -1232,7 +1234,7 @@ def inputs(
         usage_sent = entry.get("usage_sent") is not False
         given = entry.get("attempt")
         attempt = given if isinstance(given, int) else 1
-        facts = truth(case, upstream, usage_sent=usage_sent, attempt=attempt)
+        facts = truth(case, wire_of(upstream), usage_sent=usage_sent, attempt=attempt)
         # A whole answer carries its usage whatever the client asked.
         wants = case.wants_usage or delivery == UNARY
         if CASES.get(case.name) is case:

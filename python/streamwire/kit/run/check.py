@@ -32,7 +32,7 @@ from urllib.parse import quote, urlsplit
 
 from ... import __version__
 from ...io._wire import REQUEST_ID_HEADERS
-from ..client.command import cell_command, curl_command, key_variable
+from ..client.command import cell_command, curl_command, key_variable, websocat_command
 from ..client.raw import Observation, client_request, observe
 from ..client.sdk import (
     SDK_CASES,
@@ -44,6 +44,14 @@ from ..client.sdk import (
     sdk_version,
 )
 from ..client.sdk import test_record as sdk_record
+from ..client.ws import (
+    WS_CLIENTS,
+    WS_DELIVERIES,
+    WsSession,
+    open_session,
+    ws_carries,
+    ws_request,
+)
 from ..judge.cell import LAYERS, Cell, Check, repeated
 from ..judge.rules import inputs, judge, reference
 from ..judge.sdk import compare
@@ -68,7 +76,7 @@ from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.head_of_line import BESIDE_CASE, HOL_REACH, HOL_WAIT, HeadOfLine
 from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.kinds.silence import DEFAULT_SILENCE, SHORT_SILENCE
-from ..vocab.names import CLIENTS, SDKS
+from ..vocab.names import CLIENTS, SDKS, wire_of
 from ..vocab.transport import TRANSPORTS, Transport, client_label, split_label
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
@@ -247,10 +255,11 @@ class CheckPlan:
         that runs in some deliveries only (``Case.only``) skips the others, and
         a unary case's ``unary`` cell follows its streamed ones."""
         unary = (UNARY,) if self.unary else ()
+        http = [c for c in self.clients if c not in WS_CLIENTS]
         first = [
             (route, name, client, delivery)
             for route in self.routes
-            for client in self.clients
+            for client in http
             for name in self.cases
             for delivery in (*self.deliveries, *unary)
             if delivery in (CASES[name].only or DELIVERIES)
@@ -258,17 +267,28 @@ class CheckPlan:
         ]
         if self.transports[0] != "http1":
             first = [(r, n, client_label(c, self.transports[0]), d) for r, n, c, d in first]
+        # The WebSocket clients: the cases a session carries, whole and paced.
+        sessions = [
+            (route, name, client, delivery)
+            for route in self.routes
+            for client in self.clients
+            if client in WS_CLIENTS
+            for name in self.cases
+            if ws_carries(CASES[name])
+            for delivery in self.deliveries
+            if delivery in WS_DELIVERIES and delivery in (CASES[name].only or DELIVERIES)
+        ]
         # The other transports: the plain cases, paced (or the first delivery).
         paced = "paced" if "paced" in self.deliveries else self.deliveries[0]
         others = [
             (route, name, client_label(client, transport), paced)
             for transport in self.transports[1:]
             for route in self.routes
-            for client in self.clients
+            for client in http
             for name in self.cases
             if CASES[name].kind.plain and paced in (CASES[name].only or DELIVERIES)
         ]
-        return first + others
+        return first + sessions + others
 
     @property
     def size(self) -> int:
@@ -277,7 +297,7 @@ class CheckPlan:
 
     def __post_init__(self) -> None:
         for name, given, known in (
-            ("client", self.clients, CLIENTS),
+            ("client", self.clients, (*CLIENTS, *WS_CLIENTS)),
             ("case", self.cases, CASE_NAMES),
             ("delivery", self.deliveries, DELIVERIES),
         ):
@@ -524,38 +544,62 @@ async def judged_stream(
         options["salt"] = 1
         case = salted(case, tag)
     unary = delivery == UNARY
-    url, headers, body = client_request(
-        client,
-        case,
-        model,
-        route.base_url,
-        plan.key,
-        canary=plan.canary,
-        stream=not unary,
-        accept_encoding=transport.accept_encoding,
-        cell=name,
-    )
+    websocket = client in WS_CLIENTS
+    if websocket:
+        url, headers, body = ws_request(
+            client, case, model, route.base_url, plan.key, plan.canary, cell=name
+        )
+    else:
+        url, headers, body = client_request(
+            client,
+            case,
+            model,
+            route.base_url,
+            plan.key,
+            canary=plan.canary,
+            stream=not unary,
+            accept_encoding=transport.accept_encoding,
+            cell=name,
+        )
     watched = (plan.key,) if plan.key else ()
     if options:
         await log.set_options(tag, options)
     beside = None
     if isinstance(kind, HeadOfLine):
         beside = await _ask_beside(plan, log, route, client, transport, tag)
-    obs = await observe(
-        client,
-        url,
-        headers,
-        body,
-        conduct=kind.conduct,
-        connect_timeout=plan.connect_timeout,
-        read_timeout=limits.read,
-        total_timeout=limits.total,
-        secrets=watched,
-        unary=unary,
-        decode=transport.decodes,
-        tls=plan.tls,
-        http2=transport.http2,
-    )
+    session: WsSession | None = None
+    if websocket:
+        opened = await open_session(
+            client, url, headers, connect_timeout=plan.connect_timeout, tls=plan.tls
+        )
+        if isinstance(opened, Observation):
+            obs = opened
+            obs.request = body
+        else:
+            session = opened
+            obs = await session.ask(
+                body,
+                conduct=kind.conduct,
+                read_timeout=limits.read,
+                total_timeout=limits.total,
+                secrets=watched,
+            )
+    else:
+        obs = await observe(
+            client,
+            url,
+            headers,
+            body,
+            conduct=kind.conduct,
+            connect_timeout=plan.connect_timeout,
+            read_timeout=limits.read,
+            total_timeout=limits.total,
+            secrets=watched,
+            unary=unary,
+            decode=transport.decodes,
+            tls=plan.tls,
+            http2=transport.http2,
+        )
     # No answer at all: the mock's log is read almost at once; but a client
     # that hung up before the head gives the hop its time to close too.
     answered = obs.status is not None or obs.cancelled_at is not None
@@ -573,8 +617,15 @@ async def judged_stream(
             case = salted(case, tag)
     follow_obs: Observation | None = None
     follow_entry: dict[str, Any] | None = None
-    second = kind.next_request(client, body, obs.result)
-    if second is not None:
+    second = kind.next_request(wire_of(client), body, obs.result)
+    if second is not None and session is not None:
+        # The tool's result goes on the same socket, as the next response.create.
+        follow_obs = await session.ask(
+            {**second, "type": "response.create"},
+            read_timeout=plan.read_timeout,
+            secrets=watched,
+        )
+    elif second is not None and not websocket:
         follow_obs = await observe(
             client,
             url,
@@ -587,6 +638,9 @@ async def judged_stream(
             tls=plan.tls,
             http2=transport.http2,
         )
+    if session is not None:
+        await session.close()
+    if follow_obs is not None:
         entries = await log.settled(tag, len(entries) + 1, SETTLE)
         later = [e for e in entries if first is None or e["id"] > first["id"]]
         follow_entry = later[-1] if later else None
@@ -629,7 +683,8 @@ async def judged_stream(
         }
     cell = Cell(case.name, label, x.upstream, delivery, checks, evidence, route.name)
     cell.transport = transport.name
-    cell.reproduce = curl_command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
+    command = websocat_command if websocket else curl_command
+    cell.reproduce = command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
     return cell, obs
 
 

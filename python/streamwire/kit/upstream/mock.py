@@ -60,12 +60,12 @@ from ..vocab.delivery import DELIVERIES, UNARY, Write, schedule
 from ..vocab.httpio import HttpServer, Request, Responder, TransportError, within
 from ..vocab.kinds.base import Failure
 from ..vocab.kinds.retry import DEFAULT_STALL
-from ..vocab.names import UPSTREAM_PROTOCOLS, media_type
+from ..vocab.names import UPSTREAM_PROTOCOLS, media_type, wire_of
 from ..vocab.toolturn import declared_tools
 from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
 from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
-from .ws import WS_PROTOCOLS, WS_WIRE, is_upgrade, serve_websocket
+from .ws import WS_PROTOCOLS, is_upgrade, serve_websocket
 
 __all__ = [
     "DEFAULT_STALL",
@@ -894,7 +894,7 @@ class MockUpstream:
         entry.update(case=case.name, delivery=delivery, attempt=attempt)
         if tag is not None:
             self.log.tagged(entry, tag)
-        wire = WS_WIRE[upstream]
+        wire = wire_of(upstream)
         if case.calls:
             entry["tools"] = declared_tools(wire, body)
         follow_up = entry["follow_up"] = case.kind.tool_turn(wire, body, case, entry)

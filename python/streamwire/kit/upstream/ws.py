@@ -31,17 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..vocab.delivery import Write
 from ..vocab.httpio import Request, Responder, TransportError, Upgraded
+from ..vocab.names import WS_WIRE
 
 if TYPE_CHECKING:
     from .mock import MockUpstream
 
 __all__ = ["WS_PROTOCOLS", "WS_WIRE", "is_upgrade", "serve_websocket", "ws_protocol"]
 
-#: The WebSocket protocols the mock serves, by the path their session opens at.
-WS_PROTOCOLS: tuple[str, ...] = ("openai-responses-ws",)
-#: The HTTP protocol whose events (and request bodies) each one carries: a
-#: Responses WebSocket message is an event of the streamed API, whole.
-WS_WIRE: dict[str, str] = {"openai-responses-ws": "openai-responses"}
+#: The WebSocket protocols the mock serves.
+WS_PROTOCOLS: tuple[str, ...] = tuple(WS_WIRE)
 #: The largest message the mock takes from a client (a Responses body's worth).
 MAX_CLIENT_MESSAGE = 16 * 1024 * 1024
 #: How long the mock waits for a client's next bytes before it closes the session.

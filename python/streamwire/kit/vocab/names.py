@@ -27,9 +27,11 @@ __all__ = [
     "END_EVENTS",
     "SDKS",
     "UPSTREAM_PROTOCOLS",
+    "WS_WIRE",
     "adapter",
     "encoder",
     "media_type",
+    "wire_of",
 ]
 
 #: The upstream protocols the mock speaks (the adapter names).
@@ -61,6 +63,19 @@ SDKS: dict[str, tuple[str, ...]] = {
     "google-genai": ("gemini",),
     "boto3": ("bedrock-converse", "bedrock-invoke"),
 }
+
+#: The WebSocket protocols the kit speaks (the mock serves them, the judge's
+#: client asks them), and the HTTP protocol whose request bodies and events
+#: each carries whole: a Responses WebSocket message is an event of the
+#: streamed Responses API (OpenAI "WebSocket mode", checked 2026-12-07).
+WS_WIRE: dict[str, str] = {"openai-responses-ws": "openai-responses"}
+
+
+def wire_of(protocol: str) -> str:
+    """The HTTP protocol whose facts ``protocol`` carries (itself, unless a
+    WebSocket one's): what the truth and the reference are computed in."""
+    return WS_WIRE.get(protocol, protocol)
+
 
 _stream: Callable[..., Stream] = stream
 _encode: Callable[..., Encoder] = _encoder

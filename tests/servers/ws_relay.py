@@ -1,0 +1,143 @@
+"""WebSocket hops of our own, each one behaviour, between the kit's client and the mock.
+
+A hop accepts a client's WebSocket (``websockets``' asyncio server), opens
+one to the upstream at the same path and query with the client's
+credentials, and relays messages both ways:
+
+=================== ======================================================
+behaviour           what it does
+=================== ======================================================
+``pass``            relays every message as it comes; the client's close
+                    closes the upstream's socket
+``hold``            holds the upstream's messages of a response until its
+                    last one, then sends them all
+``drop_errors``     drops the upstream's ``error`` events (the response's
+                    ``response.failed`` still goes on)
+``one_call_id``     gives every call of a response the first call's
+                    ``call_id``
+``keep_upstream``   when the client closes, keeps the upstream's socket
+                    open and reads it to its end
+=================== ======================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+__all__ = ["BEHAVIOURS", "WsRelay"]
+
+BEHAVIOURS = ("pass", "hold", "drop_errors", "one_call_id", "keep_upstream")
+_ENDS = {"response.completed", "response.incomplete", "response.failed"}
+_PASSED = ("authorization", "x-api-key")
+
+
+class WsRelay:
+    """``async with WsRelay(mock_url, behaviour) as relay: relay.url``."""
+
+    def __init__(self, upstream_url: str, behaviour: str = "pass") -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(behaviour)
+        self.upstream = upstream_url.rstrip("/").replace("http://", "ws://", 1)
+        self.behaviour = behaviour
+        self.url = ""
+        self._server: Any = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> WsRelay:
+        self._server = await serve(self._session, "127.0.0.1", 0, ping_interval=None)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _session(self, client: ServerConnection) -> None:
+        request = client.request
+        assert request is not None
+        headers = [(k, v) for k, v in request.headers.raw_items() if k.lower() in _PASSED]
+        async with connect(
+            self.upstream + request.path, additional_headers=headers, ping_interval=None
+        ) as upstream:
+            down = asyncio.ensure_future(self._down(upstream, client))
+            try:
+                async for message in client:
+                    await upstream.send(message)
+            except ConnectionClosed:
+                pass
+            if self.behaviour == "keep_upstream":
+                # The client went; the upstream is read to its end, for nobody.
+                task = asyncio.ensure_future(_drain(upstream, down))
+                self._tasks.add(task)
+                await asyncio.shield(task)
+                return
+            down.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await down
+
+    async def _down(self, upstream: Any, client: ServerConnection) -> None:
+        held: list[str] = []
+        ids: dict[str, str] = {}
+        with contextlib.suppress(ConnectionClosed):
+            async for message in upstream:
+                text = message if isinstance(message, str) else message.decode()
+                event = json.loads(text)
+                kind = event.get("type")
+                if self.behaviour == "drop_errors" and kind == "error":
+                    continue
+                if self.behaviour == "one_call_id":
+                    text = _one_call_id(event, ids) or text
+                if self.behaviour == "hold":
+                    held.append(text)
+                    if kind not in _ENDS:
+                        continue
+                    for each in held:
+                        await client.send(each)
+                    held.clear()
+                    continue
+                await client.send(text)
+
+
+def _one_call_id(event: dict[str, Any], ids: dict[str, str]) -> str | None:
+    """``event`` with every call's id the response's first (None: unchanged)."""
+    changed = False
+
+    def fix(value: Any) -> None:
+        nonlocal changed
+        if isinstance(value, dict):
+            call = value.get("call_id")
+            if isinstance(call, str):
+                first = ids.setdefault("first", call)
+                if call != first:
+                    value["call_id"] = first
+                    changed = True
+            for child in value.values():
+                fix(child)
+        elif isinstance(value, list):
+            for child in value:
+                fix(child)
+
+    if event.get("type") == "response.created":
+        ids.clear()
+    fix(event)
+    return json.dumps(event) if changed else None
+
+
+async def _drain(upstream: Any, down: asyncio.Future[None]) -> None:
+    down.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+        await down
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in upstream:
+            pass

@@ -1,0 +1,158 @@
+"""WebSocket cells (``--client openai-responses-ws``): the check through WebSocket hops of our own.
+
+The judge's client opens a session with the route (``client/ws.py``), the
+mock answers each ``response.create`` (``upstream/ws.py``), and the cells
+are judged on the layers an SSE cell is. Straight to the mock and through
+an honest relay every cell passes; each broken hop (``servers/ws_relay.py``)
+gets exactly the verdict of its cause, three runs alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import pytest
+
+from servers.ws_relay import WsRelay
+from streamwire.kit.client.ws import WS_CLIENTS, ws_carries
+from streamwire.kit.judge.verdicts import cell_verdicts
+from streamwire.kit.report.document import Report, build_report
+from streamwire.kit.run.check import CheckPlan, Route, run_check
+from streamwire.kit.upstream.mock import MockUpstream
+from streamwire.kit.vocab.cases import CASE_NAMES, CASES
+
+pytest.importorskip("websockets")
+
+WS = "openai-responses-ws"
+CARRIED = [n for n in CASE_NAMES if ws_carries(CASES[n])]
+
+
+def _check(behaviour: str | None, cases: Sequence[str], deliveries: Sequence[str]) -> Report:
+    async def go() -> Report:
+        async with MockUpstream() as mock:
+            if behaviour is None:
+                return await _run(mock.url, mock.url, "direct", cases, deliveries)
+            async with WsRelay(mock.url, behaviour) as relay:
+                return await _run(relay.url, mock.url, behaviour, cases, deliveries)
+
+    return asyncio.run(go())
+
+
+async def _run(
+    url: str, mock: str, label: str, cases: Sequence[str], deliveries: Sequence[str]
+) -> Report:
+    plan = CheckPlan(
+        routes=[Route(url, label=label, key_passthrough=True)],
+        clients=[WS],
+        cases=cases,
+        deliveries=deliveries,
+        mock_url=mock,
+        silence=2.0,
+        unary=False,
+    )
+    return build_report(await run_check(plan))
+
+
+def _verdicts(report: Report) -> dict[tuple[str, str], set[str]]:
+    out = {}
+    for cell in report.cells:
+        names = {name for name, _ in cell_verdicts(cell)}
+        if names:
+            out[cell.case, cell.delivery] = names
+    return out
+
+
+def test_a_session_carries_the_cases_it_can_and_runs_whole_and_paced() -> None:
+    plan = CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat", WS])
+    ws = [k for k in plan.keys() if k[2] == WS]
+    assert {k[1] for k in ws} == set(CARRIED)
+    assert {k[3] for k in ws} == {"whole", "paced"}  # no tiny, no unary
+    assert not {"slow-reader", "head-of-line", "retry-stall"} & set(CARRIED)
+    assert "cancel" in CARRIED and "tool-error-result" in CARRIED
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize("behaviour", [None, "pass"])
+def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
+    behaviour: str | None,
+) -> None:
+    report = _check(behaviour, CARRIED, ["whole", "paced"])
+    assert len(report.cells) == sum(
+        len([d for d in ("whole", "paced") if d in (CASES[n].only or ("whole", "paced"))])
+        for n in CARRIED
+    )
+    failing = {
+        (c.case, c.delivery): c.as_dict()["evidence"]["layers"]
+        for c in report.cells
+        if c.failed or c.degraded
+    }
+    assert not failing, failing
+    cancel = next(c for c in report.cells if c.case == "cancel")
+    assert cancel.checks["cancel"].verdict == "pass"
+    follow = next(c for c in report.cells if c.case == "tool-error-result")
+    assert follow.checks["tool_results"].verdict == "pass"
+    paced = next(c for c in report.cells if c.case == "short-text" and c.delivery == "paced")
+    assert paced.checks["streaming"].verdict == "pass"
+    assert paced.reproduce.startswith("echo ") and "websocat" in paced.reproduce
+
+
+@pytest.mark.timed
+@pytest.mark.parametrize(
+    ("behaviour", "cases", "deliveries", "verdict", "where"),
+    [
+        ("hold", ["short-text"], ["whole", "paced"], "not_streaming", ("short-text", "paced")),
+        (
+            "drop_errors",
+            ["in-stream-error", "short-text"],
+            ["whole"],
+            "error_masked",
+            ("in-stream-error", "whole"),
+        ),
+        (
+            "one_call_id",
+            ["parallel-tools", "single-tool"],
+            ["whole"],
+            "chat_only",
+            ("parallel-tools", "whole"),
+        ),
+        (
+            "keep_upstream",
+            ["cancel", "short-text"],
+            ["whole"],
+            "cancel_not_propagated",
+            ("cancel", "whole"),
+        ),
+    ],
+)
+def test_each_broken_hop_gets_the_verdict_of_its_cause_three_runs_alike(
+    behaviour: str,
+    cases: list[str],
+    deliveries: list[str],
+    verdict: str,
+    where: tuple[str, str],
+) -> None:
+    runs = [_verdicts(_check(behaviour, cases, deliveries)) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2], runs
+    # The verdict of its cause, in the cell of that cause only: the others pass.
+    assert runs[0] == {where: {verdict}}, runs[0]
+
+
+def test_the_command_line_names_a_websocket_client_and_all_leaves_it_out() -> None:
+    from streamwire.kit.cli import _names
+    from streamwire.kit.vocab.names import CLIENTS
+
+    parse = _names(CLIENTS, "client protocol", tuple(WS_CLIENTS))
+    assert parse("all") == list(CLIENTS) and WS not in parse("all")
+    assert parse(f"openai-chat,{WS}") == ["openai-chat", WS]
+    out = subprocess.run(
+        [sys.executable, "-m", "streamwire.cli", "check", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert WS in out
+    assert json.dumps(WS)  # the name is plain ASCII, as every client's
