@@ -107,6 +107,7 @@ def test_an_honest_h2_relay_passes_every_case_over_http2(background: MockInBackg
     for cell in cells.values():
         assert cell.transport == "http2"
         assert cell.evidence["client"]["http_version"] == "2"
+        assert "--http2-prior-knowledge" in (cell.reproduce or ""), cell.reproduce
         assert _firm(cell) == [], (cell.case, cell.client)
     assert not _firm_verdicts(cells.values())
 

@@ -542,7 +542,14 @@ async def judged_stream(
         }
     cell = Cell(case.name, label, x.upstream, delivery, checks, evidence, route.name)
     cell.transport = transport.name
-    cell.reproduce = curl_command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
+    cell.reproduce = curl_command(
+        url,
+        headers,
+        body,
+        key=plan.key,
+        var=key_variable(plan.key_env),
+        http2=transport.http2,
+    )
     return cell, obs
 
 
