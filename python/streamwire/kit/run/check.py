@@ -1003,8 +1003,8 @@ async def _speaking_http1(
     over HTTP/1.1 is only named: no ``--transport`` reads those over HTTP/2)."""
     over_http1 = list(dict.fromkeys(k[0] for k in keys if not split_label(k[2])[1].http2))
     wanted = list(dict.fromkeys([*over_http1, *(k[0] for k in sdk_keys)]))
-    refused: dict[str, str] = {}
-    for base_url in dict.fromkeys(route.base_url for route in wanted):
+
+    async def refusal(base_url: str) -> str | None:
         try:
             response = await within(
                 open_request(
@@ -1018,11 +1018,16 @@ async def _speaking_http1(
             )
             response.close()
         except Http2Only as exc:
-            refused[base_url] = str(exc)
-        except SetupError:
-            raise
-        except (TransportError, asyncio.TimeoutError):
-            pass  # it spoke HTTP/1.1, or failed otherwise: the cells will say
+            return str(exc)
+        except (TransportError, asyncio.TimeoutError) as exc:
+            if isinstance(exc, SetupError):
+                raise
+            # It spoke HTTP/1.1, or failed otherwise: the cells will say.
+        return None
+
+    urls = list(dict.fromkeys(route.base_url for route in wanted))
+    answers = await asyncio.gather(*map(refusal, urls))
+    refused = {url: why for url, why in zip(urls, answers, strict=True) if why is not None}
     if over_http1 and all(route.base_url in refused for route in over_http1):
         raise Http2Only(next(iter(refused.values())))
     for route in wanted:
