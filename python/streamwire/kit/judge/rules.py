@@ -905,7 +905,7 @@ def _attempt_log(attempts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "attempt": n,
                 "status": status if type(status) is int else None,
-                "failed": entry.get("failed") if isinstance(entry.get("failed"), str) else None,
+                "failed": entry["failed"][:40] if isinstance(entry.get("failed"), str) else None,
                 "at_s": round(at - first, 3) if at is not None and first is not None else None,
                 "after_s": (
                     round(at - previous_end, 3)

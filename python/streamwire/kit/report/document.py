@@ -471,7 +471,7 @@ class Report:
                 verdict = cell.checks["retries"].verdict
                 out.write(
                     f"| `{cell.case}` | {_md_code(cell.route)} ← `{cell.client}` | "
-                    f"{markdown_text(words)} | {verdict} |\n"
+                    f"{markdown_text(words.replace('->', '→'))} | {verdict} |\n"
                 )
         unsafe = self.unsafe_for_tools()
         if unsafe:
