@@ -45,8 +45,3 @@ class Refused(Kind):
         if attempt <= len(self.answers):
             return _FAILURES[self.answers[attempt - 1]]
         return _FAILURES[self.answers[-1]] if self.every and self.answers else None
-
-    @property
-    def refuses_every_attempt(self) -> bool:
-        """No attempt ever answers: what the client must get is the error."""
-        return self.every
