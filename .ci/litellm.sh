@@ -182,12 +182,15 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
 status=$?
 echo "streamwire check against LiteLLM $LITELLM_VERSION exited $status (1 expected: it has defects)"
 # Its retries: a route with num_retries 2 and a 1 s stream_timeout (a first
-# chunk later than that starts another attempt), through the retry cases.
+# chunk later than that starts another attempt), through the retry cases, and
+# the refused ones, whose attempts the mock's log times (a 429 with
+# Retry-After: 1, a 400 on every attempt, two 503s: each cell runs its
+# attempts' waits, about 3 s at most, beside the others).
 rm -f "$OUT/check-retries.json"
 python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
     --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-chat,openai-responses,anthropic \
     --models 'retry/{model}' --label retries \
-    --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool \
+    --cases retry-before-output,retry-after-text,retry-after-tool,retry-stall,truncated-tool,rate-limited,bad-request,flapping \
     --stall 3 --no-unary --transport "${KIT_TRANSPORT:-http1}" \
     --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, retries" \
     --json "$OUT/check-retries.json" --html "$OUT/check-retries.html" \

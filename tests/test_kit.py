@@ -218,6 +218,11 @@ ISSUE_NAMES = {
         "tool-no-description",
         # issue 48: a stream beside a slow non-streaming request
         "head-of-line",
+        # issue 52: the upstream refuses attempts (names fixed there: rate-limited,
+        # bad-request), and a flapping primary
+        "rate-limited",
+        "bad-request",
+        "flapping",
     ),
     "deliveries": ("whole", "tiny", "paced"),
     "clients": (
@@ -261,6 +266,10 @@ ISSUE_NAMES = {
         "compat_gate_failed",
         # issue 27: the SDK path's (name fixed there)
         "sdk_incompatible",
+        # issue 52: retry conduct, from the mock's log (names fixed there)
+        "retry_after_ignored",
+        "client_error_retried",
+        "rate_limit_masked",
     ),
     # Named in this round (docs/kit/verdicts.md): every failing layer has a verdict.
     "named": (
@@ -285,6 +294,11 @@ ISSUE_NAMES = {
         "retry_spliced",
         "failed_attempt_call",
         "attempt_left_open",
+        # issue 52: a gateway's conduct towards a failing upstream
+        "client_error_retried",
+        "retry_after_ignored",
+        "retry_storm",
+        "rate_limit_masked",
         # issue 48: a stream held behind a non-streaming request (name fixed there)
         "head_of_line_blocked",
         "events_dropped",

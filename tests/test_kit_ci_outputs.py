@@ -312,6 +312,18 @@ def test_an_sdk_cell_reproduces_with_its_protocol_s_raw_request() -> None:
         assert "k-1" not in command and '"$V"' in command and " -N " in command
 
 
+def test_a_curl_command_speaks_the_http_version_of_its_cell() -> None:
+    # curl offers h2 in ALPN over https unless told: an HTTP/1.1 cell says --http1.1.
+    def flags(url: str, http2: bool) -> list[str]:
+        words = curl_command(url, [], {}, key=None, http2=http2).split()
+        return [w for w in words if w.startswith("--http")]
+
+    assert flags("https://gw/v1", http2=False) == ["--http1.1"]
+    assert flags("http://gw/v1", http2=False) == []
+    assert flags("https://gw/v1", http2=True) == ["--http2"]
+    assert flags("http://gw/v1", http2=True) == ["--http2-prior-knowledge"]
+
+
 def test_a_curl_command_is_quoted_for_the_shell() -> None:
     body = {"model": "it's $HOME `id`", "text": "a'b"}
     command = curl_command(

@@ -229,6 +229,21 @@ def test_hostile_bodies_never_raise_and_the_problems_are_capped(body: Any, upstr
     hashed_body(body)
 
 
+@pytest.mark.parametrize("upstream", UPSTREAM_PROTOCOLS)
+@pytest.mark.parametrize("role", [["user"], {"a": 1}])
+def test_a_role_of_any_json_type_is_a_problem_never_a_crash(upstream: str, role: Any) -> None:
+    # A hypothesis example of the hostile-bodies test: a list where a role goes
+    # (membership in a set of names raised TypeError: unhashable).
+    for body in (
+        {"model": "m", "messages": [{"role": role, "content": "hi"}]},
+        {"model": "m", "input": [{"type": "message", "role": role, "content": "hi"}]},
+        {"contents": [{"role": role, "parts": [{"text": "hi"}]}]},
+        {"messages": [{"role": role, "content": [{"text": "hi"}]}]},
+    ):
+        found = problems(upstream, body, [("anthropic-version", "x")])
+        assert all(isinstance(p.message, str) for p in found)
+
+
 def test_the_log_keeps_prompts_and_arguments_as_hashes_and_lengths() -> None:
     _url, _headers, body = client_request(
         "anthropic", CASES["single-tool"], "sw-single-tool", "http://gw", canary="swc-secret1"

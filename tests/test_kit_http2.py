@@ -10,11 +10,19 @@
 * a real nghttpx (Debian's nghttp2-proxy, installed by ``.ci/run``) as an
   HTTPS front with a CA the test makes, ALPN h2: ground truth first, from a
   reader of the test's own (``h2`` driven by hand, each event timed as its
-  frame arrives), then the kit over http1 and http2.
+  frame arrives), then the kit over http1 and http2;
+* fronts that speak HTTP/2 alone, read over HTTP/1.1 (the default
+  transports): the h2c relay (its SETTINGS and GOAWAY where a status line
+  should be), the relay over TLS (ALPN agrees nothing, then HTTP/2 frames),
+  and nghttpx with h2 alone in ALPN (agrees nothing, then closes): the run
+  ends, exit 2, naming ``--transport http2``, never a gateway verdict; beside
+  a route that speaks HTTP/1.1, the front's HTTP/1.1 cells are left out and
+  named; each front read with ``--transport http2`` passes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -40,7 +48,7 @@ from servers.processes import free_port, make_ca, wait_listening
 from streamwire.kit.cli import main as kit_main
 from streamwire.kit.judge.verdicts import verdicts
 from streamwire.kit.run.check import CheckPlan, Route, run_check
-from streamwire.kit.vocab.httpio import Trust
+from streamwire.kit.vocab.httpio import Http2Only, Trust, open_request
 
 
 @pytest.fixture
@@ -99,6 +107,7 @@ def test_an_honest_h2_relay_passes_every_case_over_http2(background: MockInBackg
     for cell in cells.values():
         assert cell.transport == "http2"
         assert cell.evidence["client"]["http_version"] == "2"
+        assert "--http2-prior-knowledge" in (cell.reproduce or ""), cell.reproduce
         assert _firm(cell) == [], (cell.case, cell.client)
     assert not _firm_verdicts(cells.values())
 
@@ -179,8 +188,10 @@ def test_the_http2_transport_asks_for_h2_when_h2_is_missing(
 
 @pytest.fixture
 def nghttpx_front(
-    background: MockInBackground, tmp_path: Path
+    background: MockInBackground, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[int, dict[str, Path]]]:
+    """nghttpx on a free port, its options (``request.param``) added."""
+    options: tuple[str, ...] = getattr(request, "param", ())
     binary = shutil.which("nghttpx") or (
         "/usr/sbin/nghttpx" if Path("/usr/sbin/nghttpx").exists() else None
     )
@@ -201,6 +212,7 @@ def nghttpx_front(
             "--no-ocsp",
             f"--errorlog-file={tmp_path / 'error.log'}",
             "--accesslog-file=/dev/null",
+            *options,
             str(files["key"]),
             str(files["cert"]),
         ],
@@ -288,3 +300,122 @@ def test_nghttpx_as_an_https_h2_front_streams_and_the_kit_says_so(
     # The reset reached the mock: the cancel cells' upstream requests ended
     # as the client hung up, with the connection to nghttpx still open.
     assert not _firm_verdicts(cells.values())
+
+
+# --- fronts that speak HTTP/2 alone, read over HTTP/1.1 -------------------------------------
+
+
+def _kit(background: MockInBackground, *routes: str, options: tuple[str, ...] = ()) -> list[str]:
+    """``streamwire check``'s arguments for one paced short-text cell per route and transport."""
+    return [
+        "check", *routes, "--mock", background.mock.url, "--client", "openai-chat",
+        "--cases", "short-text", "--delivery", "paced", "--no-unary", "--quiet",
+        "--key-passthrough", *options,
+    ]  # fmt: skip
+
+
+def test_an_h2c_only_front_read_over_http1_ends_the_run_naming_transport_http2(
+    background: MockInBackground, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    relay = H2Relay(background.port)
+    url = f"http://127.0.0.1:{relay.port}"
+    report = tmp_path / "r.json"
+    try:
+        assert kit_main(_kit(background, url)) == 2  # the default transports: HTTP/1.1
+        err = capsys.readouterr().err
+        http2 = ("--transport", "http2", "--json", str(report))
+        assert kit_main(_kit(background, url, options=http2)) == 0
+    finally:
+        relay.close()
+    assert f"{url} speaks HTTP/2 alone" in err
+    assert "HTTP/2 frames (SETTINGS, GOAWAY)" in err
+    assert "check it with --transport http2" in err
+    assert "gateway_unreachable" not in err
+    cells = json.loads(report.read_text())["cells"]
+    assert [(c["transport"], c["evidence"]["client"]["http_version"]) for c in cells] == [
+        ("http2", "2")
+    ]
+
+
+def test_a_route_that_speaks_http2_alone_beside_one_that_speaks_http1_is_named(
+    background: MockInBackground, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Each route is read over what it speaks: the mock over http1 (its http2
+    # cells left out: no h2c), the relay over http2 (its http1 cells left out).
+    relay = H2Relay(background.port)
+    report = tmp_path / "r.json"
+    try:
+        argv = _kit(
+            background,
+            options=(
+                "--path", f"direct={background.mock.url}",
+                "--path", f"relay=http://127.0.0.1:{relay.port}",
+                "--transport", "http1,http2", "--json", str(report),
+            ),
+        )  # fmt: skip
+        assert kit_main(argv) == 0
+    finally:
+        relay.close()
+    err = capsys.readouterr().err
+    assert "route relay:" in err and "its HTTP/1.1 cells were not run" in err
+    assert "route direct:" in err and "its http2 cells were not run" in err
+    cells = json.loads(report.read_text())["cells"]
+    assert [(c["route"], c["transport"]) for c in cells] == [
+        ("direct", "http1"),
+        ("relay", "http2"),
+    ]
+
+
+def test_an_https_front_that_agrees_no_alpn_then_speaks_h2_is_http2_only(
+    background: MockInBackground, tmp_path: Path
+) -> None:
+    files = make_ca(tmp_path)
+    if files is None:
+        pytest.skip("openssl is not installed")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(files["cert"], files["key"])
+    context.set_alpn_protocols(["h2"])
+    relay = H2Relay(background.port, tls=context)
+    url = f"https://127.0.0.1:{relay.port}/_sw/cases"
+    trust = Trust(cafile=str(files["ca"]))
+
+    async def read(http2: bool) -> tuple[int, str]:
+        response = await open_request(url, method="GET", context=trust, http2=http2)
+        await response.read()
+        return response.status, response.http_version
+
+    try:
+        with pytest.raises(Http2Only) as refused:
+            asyncio.run(read(http2=False))
+        assert asyncio.run(read(http2=True)) == (200, "2")
+    finally:
+        relay.close()
+    message = str(refused.value)
+    assert message.startswith(f"https://127.0.0.1:{relay.port} speaks HTTP/2 alone")
+    assert "HTTP/2 frames (SETTINGS" in message and "--transport http2" in message
+
+
+@pytest.mark.parametrize("nghttpx_front", [("--npn-list=h2",)], indirect=True)
+def test_nghttpx_with_h2_alone_in_alpn_read_over_http1_ends_the_run_naming_transport_http2(
+    background: MockInBackground,
+    nghttpx_front: tuple[int, dict[str, Path]],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    # nghttpx agrees no protocol with a client that offers only http/1.1, then
+    # closes the connection without a byte: its choosing h2 is the evidence.
+    port, files = nghttpx_front
+    url = f"https://127.0.0.1:{port}"
+    trust = ("--cacert", str(files["ca"]))
+    assert kit_main(_kit(background, url, options=trust)) == 2
+    err = capsys.readouterr().err
+    assert f"{url} speaks HTTP/2 alone" in err
+    assert "chose no protocol for http/1.1 in ALPN and chooses h2" in err
+    assert "check it with --transport http2" in err
+    report = tmp_path / "r.json"
+    http2 = (*trust, "--transport", "http2", "--json", str(report))
+    assert kit_main(_kit(background, url, options=http2)) == 0
+    cells = json.loads(report.read_text())["cells"]
+    assert [(c["transport"], c["evidence"]["client"]["http_version"]) for c in cells] == [
+        ("http2", "2")
+    ]

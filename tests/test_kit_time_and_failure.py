@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
+from kit_conduct_gateways import CAREFUL_PAUSE, ConductGateway
 from kit_hops import IDLE, Hop
 from kit_retry_gateways import RetryGateway
 from servers.nginx import Nginx, find_nginx
-from streamwire.kit.judge.rules import _held
+from streamwire.kit.judge.rules import MAX_ATTEMPTS, NO_BACKOFF_S, RETRY_AFTER_MARGIN, _held
 from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
 from streamwire.kit.report.document import Report, build_report
 from streamwire.kit.run.check import CheckPlan, Route, run_check
@@ -354,6 +355,129 @@ def test_a_gateway_that_retries_wrongly(behaviour: str, case: str, verdict: str)
     _only(report, verdict)
     (cell,) = [c for c in report.cells if c.case == case]
     assert [layer for _, layer in cell_verdicts(cell)] == ["retries"]
+
+
+# --- how a gateway treats a failing upstream: the refused cases ------------------------
+
+REFUSED = ["rate-limited", "bad-request", "flapping"]
+
+
+def _conduct(behaviour: str, cases: Sequence[str]) -> Report:
+    @contextlib.asynccontextmanager
+    async def gateway(upstream: str) -> AsyncIterator[str]:
+        async with ConductGateway(upstream, behaviour) as hop:
+            yield hop.url
+
+    return asyncio.run(_report(gateway, cases, ["openai-chat"]))
+
+
+def _by_case(report: Report) -> dict[str, Any]:
+    return {c.case: c for c in report.cells}
+
+
+def _log(cell: Any) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = cell.checks["retries"].details["attempt_log"]
+    return rows
+
+
+@pytest.mark.timed
+def test_a_gateway_that_never_retries_passes_the_errors_on_and_passes() -> None:
+    report = _conduct("never_retry", [*REFUSED, "short-text"])
+    _only(report, None)
+    cells = _by_case(report)
+    for case, status in (("rate-limited", 429), ("bad-request", 400), ("flapping", 503)):
+        assert [r["status"] for r in _log(cells[case])] == [status]
+        assert cells[case].evidence["client"]["status"] == status
+    assert "retry-after: 1" in cells["rate-limited"].checks["retries"].why
+    # The matrix and the reports show each retry cell's attempts.
+    (pair,) = report.matrix["hop"]["clients"].values()
+    assert {r["case"]: r["spacing"] for r in pair["retries"]} == {
+        "rate-limited": "429",
+        "bad-request": "400",
+        "flapping": "503",
+    }
+
+
+@pytest.mark.timed
+def test_a_careful_gateway_waits_out_retry_after_and_pauses_before_a_5xx() -> None:
+    report = _conduct("careful", [*REFUSED, "retry-before-output", "short-text"])
+    _only(report, None)
+    cells = _by_case(report)
+    limited = _log(cells["rate-limited"])
+    assert [r["status"] for r in limited] == [429, 200]
+    assert limited[0]["retry_after_s"] == 1.0
+    assert limited[1]["after_s"] >= 1.0 - RETRY_AFTER_MARGIN
+    assert "attempt 2 answered" in cells["rate-limited"].checks["retries"].why
+    assert [r["status"] for r in _log(cells["bad-request"])] == [400]
+    flapping = _log(cells["flapping"])
+    assert [r["status"] for r in flapping] == [503, 503]  # once, then the 503 on
+    assert flapping[1]["after_s"] >= CAREFUL_PAUSE - 0.05
+    # Billing across attempts: the client's usage is the answering attempt's.
+    assert cells["rate-limited"].checks["usage"].verdict == "pass"
+
+
+@pytest.mark.timed
+def test_an_eager_gateway_is_judged_for_each_cause_in_its_own_cell() -> None:
+    report = _conduct("eager", [*REFUSED, "retry-before-output", "short-text"])
+    assert _verdicts(report) == {"retry_after_ignored", "client_error_retried", "retry_storm"}
+    cells = _by_case(report)
+    expected = {
+        "rate-limited": ("retry_after_ignored", [429, 200]),
+        "bad-request": ("client_error_retried", [400, 400, 400, 400]),
+        "flapping": ("retry_storm", [503, 503, 200]),
+    }
+    for case, (verdict, statuses) in expected.items():
+        cell = cells[case]
+        assert cell_verdicts(cell) == [(verdict, "retries")], cell.as_dict()["evidence"]
+        assert [r["status"] for r in _log(cell)] == statuses
+        # No backoff: each retry within the bound, by a wide margin.
+        assert all(r["after_s"] < NO_BACKOFF_S for r in _log(cell)[1:])
+    # One immediate retry of an error without Retry-After is no storm.
+    assert not cells["retry-before-output"].failed
+    assert not cells["short-text"].failed
+    storm = next(v for v in report.verdicts if v["name"] == "retry_storm")
+    assert storm["cases"] == ["flapping"] and "no backoff" in storm["why"]
+
+
+@pytest.mark.timed
+def test_a_gateway_that_answers_a_429_as_its_own_500_masks_the_rate_limit() -> None:
+    report = _conduct("mask_429", [*REFUSED, "short-text"])
+    _only(report, "rate_limit_masked")
+    cells = _by_case(report)
+    cell = cells["rate-limited"]
+    assert cell_verdicts(cell) == [("rate_limit_masked", "retries")]
+    assert "as HTTP 500" in cell.checks["retries"].why
+    # Its other failures reached the client as they came: no verdict.
+    assert not cells["bad-request"].failed and not cells["flapping"].failed
+
+
+def test_the_conduct_rules_on_logged_attempts() -> None:
+    from streamwire.kit.judge.rules import _attempt_log, _conduct
+
+    def entry(t: float, end: float, status: int, retry_after: float | None = None) -> Any:
+        return {"t": t, "ended_at": end, "status": status, "retry_after": retry_after}
+
+    def found(*entries: Any) -> list[str]:
+        return [tag for tag, _ in _conduct(_attempt_log(list(entries)))]
+
+    # Retry-After waited out, or nearly (within the margin): no finding.
+    assert found(entry(0, 0.01, 429, 1), entry(1.02, 1.1, 200)) == []
+    assert found(entry(0, 0.01, 429, 1), entry(0.8, 0.9, 200)) == []
+    assert found(entry(0, 0.01, 429, 1), entry(0.5, 0.6, 200)) == ["retry_after_ignored"]
+    # A 400 tried again; 408, 409 and 429 may be.
+    assert found(entry(0, 0.01, 400), entry(0.5, 0.6, 400)) == ["client_error_retried"]
+    for status in (408, 409):
+        assert found(entry(0, 0.01, status), entry(0.5, 0.6, 200)) == []
+    # Storms: more than the bound, or three attempts with no backoff.
+    many = [entry(i, i + 0.01, 503) for i in range(MAX_ATTEMPTS)] + [entry(9, 9.1, 200)]
+    assert found(*many) == ["retry_storm"]
+    assert found(entry(0, 0.01, 503), entry(0.02, 0.03, 503), entry(0.04, 0.1, 200)) == [
+        "retry_storm"
+    ]
+    assert found(entry(0, 0.01, 503), entry(0.5, 0.51, 503), entry(0.52, 0.6, 200)) == []
+    assert found(entry(0, 0.01, 503), entry(0.02, 0.1, 200)) == []
+    # Values of the wrong type are no figures: nothing raised, nothing found.
+    assert found({"t": "0", "ended_at": True, "status": "429", "retry_after": "1"}, {}) == []
 
 
 def test_the_log_keeps_both_ends_of_a_long_answer_and_its_content_adds_up() -> None:

@@ -5,6 +5,11 @@ thread with its own loop, with python-hyper's ``h2`` (the server half), and
 relays each stream as one HTTP/1.1 request to the upstream, its answer's
 bytes sent as DATA frames as they arrive, within the client's flow-control
 windows (a client that stops reading stops the relay's upstream reads).
+It speaks HTTP/2 alone: an HTTP/1.1 request gets what HTTP/2 servers send
+then, their SETTINGS and a GOAWAY (PROTOCOL_ERROR), and the close. With
+``tls`` (a server context whose ALPN offers h2 alone) it serves HTTPS, and
+speaks HTTP/2 whatever the handshake chose (Python's TLS agrees no protocol
+with a client that offers only http/1.1).
 
 ``on_reset`` is what it does when the client resets a stream:
 
@@ -18,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import threading
 from typing import Literal
 
 from h2.config import H2Configuration
 from h2.connection import H2Connection
+from h2.errors import ErrorCodes
 from h2.events import (
     ConnectionTerminated,
     DataReceived,
@@ -32,6 +39,7 @@ from h2.events import (
     StreamReset,
     WindowUpdated,
 )
+from h2.exceptions import ProtocolError
 
 from streamwire.kit.vocab.httpio import TransportError, open_request
 
@@ -69,6 +77,10 @@ class _Connection:
                 for event in self.h2.receive_data(data):
                     self.handle(event)
                 self.flush()
+        except ProtocolError:
+            # No HTTP/2 preface (an HTTP/1.1 request): a connection error.
+            self.h2.close_connection(error_code=ErrorCodes.PROTOCOL_ERROR)
+            self.flush()
         except (ConnectionError, OSError):
             pass
         finally:
@@ -156,8 +168,13 @@ class _Connection:
 class H2Relay:
     """The front, in a thread; ``port`` once started; ``close()``."""
 
-    def __init__(self, upstream: int, on_reset: Literal["cancel", "ignore"] = "cancel") -> None:
-        self.upstream, self.on_reset = upstream, on_reset
+    def __init__(
+        self,
+        upstream: int,
+        on_reset: Literal["cancel", "ignore"] = "cancel",
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.upstream, self.on_reset, self.tls = upstream, on_reset, tls
         self.loop = asyncio.new_event_loop()
         self.port = 0
         ready = threading.Event()
@@ -171,7 +188,9 @@ class H2Relay:
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await _Connection(reader, writer, self.upstream, self.on_reset).serve()
 
-        server = self.loop.run_until_complete(asyncio.start_server(serve, "127.0.0.1", 0))
+        server = self.loop.run_until_complete(
+            asyncio.start_server(serve, "127.0.0.1", 0, ssl=self.tls)
+        )
         self.port = server.sockets[0].getsockname()[1]
         ready.set()
         self.loop.run_forever()

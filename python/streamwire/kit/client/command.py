@@ -60,11 +60,16 @@ def curl_command(
     """``curl -N`` sending ``body`` as JSON to ``url`` with ``headers``; ``key``,
     wherever it occurs, becomes ``"$var"``. A compressed answer is decoded
     (``--compressed``, curl's own ``Accept-Encoding`` then); ``http2``: over
-    HTTP/2 (ALPN for https, prior knowledge for http)."""
+    HTTP/2 (ALPN for https, prior knowledge for http), else over HTTP/1.1
+    (``--http1.1`` for https, where curl would offer h2 in ALPN too, as the
+    kit's HTTP/1.1 client does not)."""
     payload = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
     words = ["curl", "-N", "-sS", _word(url, key, var)]
+    https = url.startswith("https:")
     if http2:
-        words.append("--http2" if url.startswith("https:") else "--http2-prior-knowledge")
+        words.append("--http2" if https else "--http2-prior-knowledge")
+    elif https:
+        words.append("--http1.1")
     for name, value in headers:
         if name.lower() == "accept-encoding" and value != "identity":
             words.append("--compressed")

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from ..._core import SseDecoder
@@ -867,6 +868,144 @@ def _failed_visibly(x: Inputs) -> bool:
     )
 
 
+#: An attempt this much sooner than the ``Retry-After`` the attempt before it
+#: gave is ``retry_after_ignored``: the mock's log times both ends on one
+#: clock, and a gateway that waits the second out is never that early, while
+#: one that does not wait is early by nearly the whole second.
+RETRY_AFTER_MARGIN = 0.25
+#: The most attempts of one client request that are no storm: the first and
+#: two retries (what the OpenAI and Anthropic SDKs default to, ``max_retries=2``).
+MAX_ATTEMPTS = 3
+#: A retry that reached the upstream this soon after the failure before it
+#: had no backoff; three attempts or more, each retry without one, are a
+#: storm. A gateway that retries at once does so within milliseconds; one
+#: that backs off waits hundreds of them.
+NO_BACKOFF_S = 0.1
+#: Client errors that a retry may cure (RFC 9110: 408 Request Timeout, 409
+#: Conflict; 429 has its own rule, ``retry_after_ignored``).
+_RETRYABLE_4XX = frozenset({408, 409, 429})
+
+
+def _number(value: Any) -> float | None:
+    """A number of the mock's log (never a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _attempt_log(attempts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each attempt as the mock logged it, in order: its status, how it failed,
+    when it reached the mock (``at_s``, from the first), how long after the
+    attempt before it ended (``after_s``) and the ``Retry-After`` it gave."""
+    rows: list[dict[str, Any]] = []
+    first = _number(attempts[0].get("t")) if attempts else None
+    previous_end: float | None = None
+    for n, entry in enumerate(attempts, 1):
+        at = _number(entry.get("t"))
+        status = entry.get("status")
+        rows.append(
+            {
+                "attempt": n,
+                "status": status if type(status) is int else None,
+                "failed": entry["failed"][:40] if isinstance(entry.get("failed"), str) else None,
+                "at_s": round(at - first, 3) if at is not None and first is not None else None,
+                "after_s": (
+                    round(at - previous_end, 3)
+                    if at is not None and previous_end is not None
+                    else None
+                ),
+                "retry_after_s": _number(entry.get("retry_after")),
+                "refused": entry.get("refused") is True,
+            }
+        )
+        previous_end = _number(entry.get("ended_at"))
+    return rows
+
+
+def _spacing(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The attempts and their spacing in words: ``429 -> 1.01 s -> 200``."""
+    parts: list[str] = []
+    for row in rows:
+        if row["after_s"] is not None:
+            parts.append(f"{row['after_s']:.2f} s")
+        status = row["status"]
+        parts.append(str(status) if status is not None else (row["failed"] or "no answer"))
+    return " -> ".join(parts)
+
+
+def _conduct(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """How the gateway treated the upstream, from the mock's log of the
+    attempts (``_attempt_log``): a client error tried again, a ``Retry-After``
+    not waited out, a storm. One cause, one finding: a storm of client errors
+    is ``client_error_retried``, one of rate limits ``retry_after_ignored``."""
+    found: list[tuple[str, str]] = []
+    for before, row in pairwise(rows):
+        status, gap = before["status"], row["after_s"]
+        if before["refused"]:
+            continue  # the request's contract refused it: ``request`` judges that
+        if status is not None and 400 <= status < 500 and status not in _RETRYABLE_4XX:
+            found.append(
+                (
+                    "client_error_retried",
+                    f"attempt {before['attempt']} got HTTP {status}, a client error, and the "
+                    f"gateway tried again (attempt {row['attempt']}, {_spacing(rows)})",
+                )
+            )
+            break
+        wait = before["retry_after_s"]
+        if wait is not None and gap is not None and gap < wait - RETRY_AFTER_MARGIN:
+            found.append(
+                (
+                    "retry_after_ignored",
+                    f"attempt {row['attempt']} reached the upstream {gap:.2f} s after its "
+                    f"HTTP {status} said Retry-After: {wait:g} ({_spacing(rows)})",
+                )
+            )
+            break
+    if found:
+        return found
+    retries = [
+        r
+        for before, r in pairwise(rows)
+        if before["status"] is not None and before["status"] >= 500
+    ]
+    if len(rows) > MAX_ATTEMPTS:
+        found.append(
+            (
+                "retry_storm",
+                f"{len(rows)} attempts of one request, more than {MAX_ATTEMPTS} ({_spacing(rows)})",
+            )
+        )
+    elif (
+        len(rows) >= MAX_ATTEMPTS
+        and len(retries) == len(rows) - 1
+        and all(r["after_s"] is not None and r["after_s"] < NO_BACKOFF_S for r in retries)
+    ):
+        found.append(
+            (
+                "retry_storm",
+                f"{len(rows)} attempts with no backoff between them, each retry within "
+                f"{NO_BACKOFF_S * 1000:.0f} ms of the failure before it ({_spacing(rows)})",
+            )
+        )
+    return found
+
+
+#: Where a client finds when to try again: the ``Retry-After`` header (RFC
+#: 9110), OpenAI's ``retry-after-ms``, Google's ``RetryInfo`` in the body.
+_RETRY_HEADERS = ("retry-after", "retry-after-ms")
+
+
+def _retry_information(obs: Observation) -> str | None:
+    """Where the client's answer says when to try again, or None."""
+    for name, value in obs.headers:
+        if name.lower() in _RETRY_HEADERS:
+            return f"{name.lower()}: {value[:20]}"
+    if b"retryDelay" in obs.raw_head:
+        return "the body's retryDelay"
+    return None
+
+
 def _retries(x: Inputs) -> Check:
     """A retry case: one clean answer from one attempt, or an error that says
     what failed; never two attempts in one stream, never a failed attempt's
@@ -874,10 +1013,13 @@ def _retries(x: Inputs) -> Check:
     obs, result = x.obs, x.obs.result
     attempts = x.attempts
     exposed = sorted({k for k, _ in obs.headers if any(word in k for word in _EXPOSING)})
+    rows = _attempt_log(attempts)
     details: dict[str, Any] = {
         "attempts": len(attempts),
         "failed": [e.get("failed") for e in attempts],
         "exposed_headers": exposed,
+        "attempt_log": rows,
+        "spacing": _spacing(rows),
     }
     if not attempts:
         return Check("not_applicable", "the gateway never called the mock")
@@ -927,9 +1069,30 @@ def _retries(x: Inputs) -> Check:
                         f"streamed it to its end {ran_on:.1f} s after the client's answer ended",
                     )
                 )
+    problems += _conduct(rows)
     if problems:
         tags = tuple(dict.fromkeys(tag for tag, _ in problems))
         return Check("fail", "; ".join(why for _, why in problems), tags, details)
+    last = rows[-1]
+    whole = used is not None and text == "".join(x.case.text_of(used))
+    if last["retry_after_s"] is not None and not whole and obs.status is not None:
+        # The gateway gave up on a rate limit: the client must get the 429
+        # and when to try again.
+        info = _retry_information(obs)
+        if obs.status == 429 and info is not None:
+            return Check(
+                "pass", f"the upstream's 429 reached the client, with {info}", details=details
+            )
+        said = f"HTTP {obs.status}" if obs.status is not None else "no response"
+        if obs.status == 429:
+            said += " without a Retry-After, retry-after-ms or retryDelay"
+        return Check(
+            "fail",
+            f"the upstream's 429 (Retry-After: {last['retry_after_s']:g}) reached the client "
+            f"as {said}: neither the answer nor the rate limit with its retry information",
+            ("rate_limit_masked",),
+            details,
+        )
     if _failed_visibly(x):
         kind = result.error.type if result is not None and result.error else None
         if not obs.succeeded:

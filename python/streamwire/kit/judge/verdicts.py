@@ -240,6 +240,37 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "upstream generates, and bills, for nobody; close an attempt you abandon",
     ),
     VerdictRule(
+        "client_error_retried",
+        _layer("retries", "client_error_retried"),
+        "the gateway tried a request again after the upstream refused it with a client error "
+        "(4xx other than 408, 409 and 429): the same request fails the same way, and each "
+        "attempt costs the provider's quota; pass a 4xx on to the client at once (LiteLLM: "
+        "retry_policy's BadRequestErrorRetries: 0)",
+    ),
+    VerdictRule(
+        "retry_after_ignored",
+        _layer("retries", "retry_after_ignored"),
+        "the gateway tried a rate-limited request again sooner than the Retry-After the "
+        "upstream gave: the provider counts the early attempt against the limit, and the "
+        "outage lasts longer; wait at least Retry-After (or retry-after-ms) before the next "
+        "attempt, or pass the 429 with its Retry-After on to the client",
+    ),
+    VerdictRule(
+        "retry_storm",
+        _layer("retries", "retry_storm"),
+        "the gateway hammered a failing upstream: more than three attempts of one request, "
+        "or three with no backoff between them; bound the retries (two at most) and back "
+        "off between them (exponential, with jitter, from a few hundred milliseconds)",
+    ),
+    VerdictRule(
+        "rate_limit_masked",
+        _layer("retries", "rate_limit_masked"),
+        "the upstream's 429 reached the client as another status (the gateway's own 500, a "
+        "502) or without its Retry-After: clients cannot tell a rate limit from an outage, nor "
+        "when to try again; pass the 429 on with its Retry-After (and retry-after-ms), or "
+        "retry after that wait yourself",
+    ),
+    VerdictRule(
         "head_of_line_blocked",
         _layer("head_of_line", "head_of_line"),
         "a stream waited as long as a non-streaming request beside it waited on its "
@@ -391,7 +422,8 @@ ACCEPTABLE = frozenset({"semantic_downgrade", "sdk_limit"})
 #: The verdicts by what they cost a user, worst first: reports list them in
 #: this order (the rules' order is precedence, which is another matter).
 #: Corrupted tool calls and content, crossed answers and leaked keys; then
-#: errors and cuts a client cannot see; then streaming; usage; and last what
+#: errors and cuts a client cannot see; then a gateway that hammers a failing
+#: upstream; then streaming; usage; and last what
 #: only observability or a declared loss costs.
 COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     (
@@ -427,11 +459,16 @@ COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
                 "upstream_not_called",
                 "gateway_unreachable",
                 "response_dropped",
+                "rate_limit_masked",
                 "compat_gate_failed",
                 "keepalive_broke_stream",
                 "layer_failed",
             }
         ),
+    ),
+    (
+        "retries and the upstream's limits",
+        frozenset({"client_error_retried", "retry_after_ignored", "retry_storm"}),
     ),
     (
         "streaming",
@@ -735,7 +772,31 @@ def matrix(cells: Sequence[Cell], found: Sequence[Mapping[str, Any]]) -> dict[st
                 "non_streaming": _mode([c for c in group if c.delivery == UNARY]),
                 "tools": tool_safety(group),
             }
+            attempts = _attempts(group)
+            if attempts:
+                row["clients"][client]["retries"] = attempts
         out[route] = row
+    return out
+
+
+def _attempts(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    """Each retry cell of a pair with its attempts as the mock logged them:
+    the count, the statuses and the seconds between them (``spacing``), and
+    the ``retries`` layer's verdict."""
+    out = []
+    for cell in cells:
+        check = cell.checks.get("retries")
+        if check is None or not isinstance(check.details.get("spacing"), str):
+            continue
+        out.append(
+            {
+                "case": cell.case,
+                "delivery": cell.delivery,
+                "attempts": check.details.get("attempts"),
+                "spacing": check.details["spacing"],
+                "verdict": check.verdict,
+            }
+        )
     return out
 
 

@@ -224,6 +224,18 @@ class Report:
             if pair.get("tools", {}).get("safe") is False
         ]
 
+    def attempt_rows(self) -> list[tuple[Cell, str]]:
+        """(cell, its attempts and their spacing in words, ``429 -> 1.01 s ->
+        200``, from the mock's log) of every cell the ``retries`` layer
+        judged with attempts, in plan order."""
+        out = []
+        for cell in self.cells:
+            check = cell.checks.get("retries")
+            words = check.details.get("spacing") if check is not None else None
+            if isinstance(words, str) and words:
+                out.append((cell, words))
+        return out
+
     def reproductions(self) -> dict[tuple[str, str, str], str]:
         """(verdict, route, client) -> the ``curl`` command of the first
         failing cell that raised it (``reproduce.by_verdict``)."""
@@ -323,6 +335,13 @@ class Report:
                 out.write(f"  {terminal_text(name)}:\n")
                 for line in lines:
                     out.write(wrap.fill("    " + terminal_text(line)) + "\n")
+        attempts = self.attempt_rows()
+        if attempts:
+            out.write("\nattempts per retry cell (the upstream's statuses, the seconds between):\n")
+            for cell, words in attempts:
+                place = f"{cell.case} {terminal_text(cell.route)} <- {cell.client}"
+                verdict = cell.checks["retries"].verdict
+                out.write(wrap.fill(f"  {place}: {words} ({verdict})") + "\n")
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\nunsafe for tool execution (turn tool routing off, serve chat only):\n")
@@ -442,6 +461,18 @@ class Report:
                 out.write(f"* {_md_code(name)}\n")
                 for line in lines:
                     out.write(f"  * {markdown_text(line)}\n")
+        attempts = self.attempt_rows()
+        if attempts:
+            out.write("\n## Attempts per retry cell\n\n")
+            out.write("The upstream's status for each attempt, and the seconds between one ")
+            out.write("attempt's end and the next, from the mock's log:\n\n")
+            out.write("| case | route ← client | attempts | retries |\n|---|---|---|---|\n")
+            for cell, words in attempts:
+                verdict = cell.checks["retries"].verdict
+                out.write(
+                    f"| `{cell.case}` | {_md_code(cell.route)} ← `{cell.client}` | "
+                    f"{markdown_text(words.replace('->', '→'))} | {verdict} |\n"
+                )
         unsafe = self.unsafe_for_tools()
         if unsafe:
             out.write("\n## Unsafe for tool execution\n\n")

@@ -305,6 +305,19 @@ def write_html(report: Report, out: TextIO, title: str = "streamwire check") -> 
     )
     out.write("<h2>Capability matrix</h2>" + _matrix(report))
     out.write(_paths(report))
+    attempts = report.attempt_rows()
+    if attempts:
+        out.write("<h2>Attempts per retry cell</h2><p>The upstream's status for each attempt, ")
+        out.write("and the seconds between one attempt's end and the next (the mock's log):</p>")
+        out.write("<table><tr><th>case</th><th>route ← client</th><th>attempts</th>")
+        out.write("<th>retries</th></tr>")
+        for cell, words in attempts:
+            out.write(
+                f"<tr><td><code>{escape(cell.case)}</code></td>"
+                f"<td><code>{escape(cell.route)} ← {escape(cell.client)}</code></td>"
+                f"<td>{escape(words)}</td><td>{escape(cell.checks['retries'].verdict)}</td></tr>"
+            )
+        out.write("</table>")
     unsafe = report.unsafe_for_tools()
     if unsafe:
         out.write("<h2>Unsafe for tool execution</h2><p>Turn tool routing off on these ")

@@ -70,7 +70,15 @@ from ..vocab.cases import (
 )
 from ..vocab.delivery import DELIVERIES, UNARY
 from ..vocab.h2io import require as require_h2
-from ..vocab.httpio import Http2Unsupported, SetupError, TransportError, Trust, open_request
+from ..vocab.httpio import (
+    Http2Only,
+    Http2Unsupported,
+    SetupError,
+    TransportError,
+    Trust,
+    open_request,
+    within,
+)
 from ..vocab.kinds.base import Limits
 from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.head_of_line import BESIDE_CASE, HOL_REACH, HOL_WAIT, HeadOfLine
@@ -683,8 +691,13 @@ async def judged_stream(
         }
     cell = Cell(case.name, label, x.upstream, delivery, checks, evidence, route.name)
     cell.transport = transport.name
-    command = websocat_command if websocket else curl_command
-    cell.reproduce = command(url, headers, body, key=plan.key, var=key_variable(plan.key_env))
+    var = key_variable(plan.key_env)
+    if websocket:
+        cell.reproduce = websocat_command(url, headers, body, key=plan.key, var=var)
+    else:
+        cell.reproduce = curl_command(
+            url, headers, body, key=plan.key, var=var, http2=transport.http2
+        )
     return cell, obs
 
 
@@ -1025,6 +1038,60 @@ class _Exclusive:
 
 Progress = Callable[[Cell], None]
 _Key = tuple[Route, str, str, str]
+_SdkKey = tuple[Route, str, str, str, str]
+
+
+async def _speaking_http1(
+    plan: CheckPlan,
+    keys: list[_Key],
+    sdk_keys: list[_SdkKey],
+    on_notice: Callable[[str], None] | None,
+) -> tuple[list[_Key], list[_SdkKey]]:
+    """``keys`` and ``sdk_keys`` less the cells read over HTTP/1.1 (the http1
+    transports', and the SDKs', whose clients speak it) on routes whose front
+    speaks HTTP/2 alone (one request, ``GET`` its base URL over HTTP/1.1,
+    tells: ``Http2Only``), each such route named to ``on_notice``; Http2Only
+    when none of the routes the http1 transports read speaks it, as
+    ``_speaking_h2`` does for HTTP/2 (a route whose SDK cells alone read it
+    over HTTP/1.1 is only named: no ``--transport`` reads those over HTTP/2)."""
+    over_http1 = list(dict.fromkeys(k[0] for k in keys if not split_label(k[2])[1].http2))
+    wanted = list(dict.fromkeys([*over_http1, *(k[0] for k in sdk_keys)]))
+
+    async def refusal(base_url: str) -> str | None:
+        try:
+            response = await within(
+                open_request(
+                    base_url,
+                    method="GET",
+                    connect_timeout=plan.connect_timeout,
+                    read_timeout=plan.read_timeout,
+                    context=plan.tls,
+                ),
+                plan.connect_timeout + plan.read_timeout,  # a head that trickles in, too
+            )
+            response.close()
+        except Http2Only as exc:
+            return str(exc)
+        except (TransportError, asyncio.TimeoutError) as exc:
+            if isinstance(exc, SetupError):
+                raise
+            # It spoke HTTP/1.1, or failed otherwise: the cells will say.
+        return None
+
+    urls = list(dict.fromkeys(route.base_url for route in wanted))
+    answers = await asyncio.gather(*map(refusal, urls))
+    refused = {url: why for url, why in zip(urls, answers, strict=True) if why is not None}
+    if over_http1 and all(route.base_url in refused for route in over_http1):
+        raise Http2Only(next(iter(refused.values())))
+    for route in wanted:
+        if route.base_url in refused and on_notice is not None:
+            on_notice(
+                f"route {route.name}: {refused[route.base_url]}; its HTTP/1.1 cells were not run"
+            )
+    return (
+        [k for k in keys if not (k[0].base_url in refused and not split_label(k[2])[1].http2)],
+        [k for k in sdk_keys if k[0].base_url not in refused],
+    )
 
 
 async def _speaking_h2(
@@ -1079,7 +1146,8 @@ async def run_check(
 ) -> list[Cell]:
     """Runs every cell of ``plan`` and returns them in plan order.
     ``on_notice``: told of cells the run leaves out, and why (the http2 cells
-    of a route that speaks no HTTP/2: ``_speaking_h2``)."""
+    of a route that speaks no HTTP/2: ``_speaking_h2``; the HTTP/1.1 cells of
+    one that speaks HTTP/2 alone: ``_speaking_http1``)."""
     mock: MockUpstream | None = None
     async with contextlib.AsyncExitStack() as stack:
         if plan.mock_url is None:
@@ -1154,7 +1222,8 @@ async def run_check(
                 cell = again
             return cell
 
-        keys = await _speaking_h2(plan, plan.keys(), on_notice)
+        keys, sdk_keys = await _speaking_http1(plan, plan.keys(), plan.sdk_keys(), on_notice)
+        keys = await _speaking_h2(plan, keys, on_notice)
         cells: dict[int, Cell] = {}
         # The silence cells wait more than they read: they run from the start,
         # beside the phases, in slots of their own, enough for every probe of
@@ -1234,7 +1303,6 @@ async def run_check(
         # timings.
         semaphore = asyncio.Semaphore(max(1, plan.concurrency))
         sdk_quiet = _Exclusive(semaphore, max(1, plan.concurrency))
-        sdk_keys = plan.sdk_keys()
         sdk_cells: dict[int, Cell] = {}
         for paced in (True, False):
             batch = [i for i, k in enumerate(sdk_keys) if (k[4] == "paced") is paced]

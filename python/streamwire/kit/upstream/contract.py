@@ -40,6 +40,13 @@ _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "fu
 _RESPONSES_ROLES = frozenset({"system", "developer", "user", "assistant"})
 _TURN_ROLES = frozenset({"user", "assistant"})
 _GEMINI_ROLES = frozenset({"user", "model"})
+
+
+def _one_of(value: object, names: frozenset[str]) -> bool:
+    """``value`` is one of ``names`` (a list or an object, hashable or not, is none)."""
+    return isinstance(value, str) and value in names
+
+
 _FUNCTION_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _CHAT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: Converse content blocks: each holds exactly one of these.
@@ -246,7 +253,7 @@ def _chat(body: dict[str, Any], headers: dict[str, str]) -> Found:
             yield Problem(where, f"must be an object, got {_show(message)}")
             continue
         role = message.get("role")
-        if role not in _CHAT_ROLES:
+        if not _one_of(role, _CHAT_ROLES):
             yield Problem(f"{where}.role", f"must be one of {', '.join(sorted(_CHAT_ROLES))}")
             continue
         content = message.get("content")
@@ -337,7 +344,7 @@ def _responses(body: dict[str, Any], headers: dict[str, str]) -> Found:
             continue
         kind = item.get("type", "message")
         if kind == "message":
-            if item.get("role") not in _RESPONSES_ROLES:
+            if not _one_of(item.get("role"), _RESPONSES_ROLES):
                 roles = ", ".join(sorted(_RESPONSES_ROLES))
                 yield Problem(f"{where}.role", f"must be one of {roles}")
             if not isinstance(item.get("content"), str | list):
@@ -400,7 +407,7 @@ def _claude_messages(body: dict[str, Any]) -> Found:
             yield Problem(where, "must be an object")
             continue
         role = message.get("role")
-        if role not in _TURN_ROLES:
+        if not _one_of(role, _TURN_ROLES):
             yield Problem(
                 f"{where}.role",
                 f"Unexpected role {_show(role)}: the roles are user and assistant "
@@ -535,7 +542,7 @@ def _converse(body: dict[str, Any], headers: dict[str, str]) -> Found:
     uses: set[str] = set()
     for i, message in enumerate(turns):
         where = f"messages[{i}]"
-        if not isinstance(message, dict) or message.get("role") not in _TURN_ROLES:
+        if not isinstance(message, dict) or not _one_of(message.get("role"), _TURN_ROLES):
             yield Problem(f"{where}.role", "must be user or assistant")
             continue
         content = message.get("content")
@@ -612,7 +619,7 @@ def _gemini(body: dict[str, Any], headers: dict[str, str]) -> Found:
             yield Problem(where, "must be an object")
             continue
         role = content.get("role")
-        if role is not None and role not in _GEMINI_ROLES:
+        if role is not None and not _one_of(role, _GEMINI_ROLES):
             yield Problem(
                 f"{where}.role", f"Please use a valid role: user, model (got {_show(role)})"
             )

@@ -64,7 +64,7 @@ from ..vocab.names import UPSTREAM_PROTOCOLS, media_type, wire_of
 from ..vocab.toolturn import declared_tools
 from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
-from .wire import render_json, render_stream, retry_error, slow_reader_deltas, usage_requested
+from .wire import failure_answer, render_json, render_stream, slow_reader_deltas, usage_requested
 from .ws import WS_PROTOCOLS, is_upgrade, serve_websocket
 
 __all__ = [
@@ -351,10 +351,22 @@ async def _whole_answer(
         entry["ended_at"] = time.time()
         return
     if failure is not None and not failure.stall:
-        entry["failed"] = failure.name
-        await _answer(responder, entry, coder, *retry_error(upstream))
+        await _fail(responder, entry, coder, upstream, failure)
         return
     await _answer(responder, entry, coder, *render())
+
+
+async def _fail(
+    responder: Responder, entry: dict[str, Any], coder: Encoder, upstream: str, failure: Failure
+) -> None:
+    """Answers an attempt that fails before any byte with the provider's error
+    (``wire.failure_answer``), and logs how it failed and the ``Retry-After``
+    it gave (seconds, None without one): the judge holds the next attempt to it."""
+    entry["failed"] = failure.name
+    status, headers, body = failure_answer(upstream, failure.answer)
+    wait = next((v for k, v in headers if k == "retry-after"), None)
+    entry["retry_after"] = float(wait) if wait is not None else None
+    await _answer(responder, entry, coder, status, headers, body)
 
 
 async def _hung_up_within(responder: Responder, seconds: float) -> bool:
@@ -408,6 +420,7 @@ _ENTRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "tools": (list, _NONE),
     "attempt": (int,),
     "failed": (str, _NONE),
+    "retry_after": (*_NUMBER, _NONE),
     "credentials": (list, _NONE),
     "request_problems": (list, _NONE),
     "request_id": (str, _NONE),
@@ -521,6 +534,7 @@ class RequestLog:
             "ended_at": None,
             "attempt": 1,
             "failed": None,
+            "retry_after": None,
             "connection": request.connection,
         }
         self._entries.append(entry)
@@ -832,7 +846,7 @@ class MockUpstream:
         if failure is not None:
             entry["failed"] = failure.name
             if failure.before_output:
-                await _answer(responder, entry, coder, *retry_error(upstream))
+                await _fail(responder, entry, coder, upstream, failure)
                 return
         units = render_stream(
             case,

@@ -25,8 +25,10 @@ it (API references checked 2026-12-01):
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
@@ -75,8 +77,11 @@ from .eventstream import (
 
 __all__ = [
     "DEFAULT_SILENCE",
+    "FAILURE_ANSWERS",
+    "RETRY_AFTER_S",
     "RETRY_ERRORS",
     "Unit",
+    "failure_answer",
     "render_json",
     "render_stream",
     "retry_error",
@@ -455,6 +460,197 @@ def retry_error(upstream: str) -> tuple[int, list[tuple[str, str]], bytes]:
     """The answer of a retry case's first attempt that fails before any byte."""
     status, kind, code, message = RETRY_ERRORS[upstream]
     return _error_body(upstream, status, kind, code, message)
+
+
+#: The seconds a rate-limited attempt's answer asks the client to wait
+#: (``Retry-After``; OpenAI's ``retry-after-ms`` says the same in ms).
+RETRY_AFTER_S = 1
+
+#: The refused cases' answers (``kinds/refused.py``): (status, type, code,
+#: message) as each provider answers a rate limit, an invalid request and an
+#: overload before any byte. Rate limits: OpenAI "Error codes" (429
+#: ``rate_limit_exceeded``, its type the limit's unit), Anthropic "Errors"
+#: (429 ``rate_limit_error``), Gemini "API troubleshooting" (429
+#: ``RESOURCE_EXHAUSTED``), Bedrock ``ThrottlingException`` (429). Invalid
+#: requests: OpenAI 400 ``invalid_request_error``, Anthropic 400
+#: ``invalid_request_error``, Gemini 400 ``INVALID_ARGUMENT``, Bedrock
+#: ``ValidationException`` (400). Overloads: OpenAI 503 "The engine is
+#: currently overloaded", Anthropic 529 ``overloaded_error`` (Anthropic
+#: documents no 503: its overload is 529), Gemini 503 ``UNAVAILABLE``,
+#: Bedrock ``ServiceUnavailableException`` (503). Checked 2026-12-07.
+FAILURE_ANSWERS: Mapping[str, Mapping[str, tuple[int, str, str | int | None, str]]] = {
+    "rate_limited": {
+        "openai-chat": (
+            429,
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached for requests per min (RPM): Limit 60, Used 60, Requested 1. "
+            "Please try again in 1s.",
+        ),
+        "openai-responses": (
+            429,
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached for requests per min (RPM): Limit 60, Used 60, Requested 1. "
+            "Please try again in 1s.",
+        ),
+        "anthropic": (
+            429,
+            "rate_limit_error",
+            None,
+            "Number of requests has exceeded your per-minute rate limit.",
+        ),
+        "gemini": (
+            429,
+            "RESOURCE_EXHAUSTED",
+            429,
+            "Resource has been exhausted (e.g. check quota).",
+        ),
+        "gemini-json": (
+            429,
+            "RESOURCE_EXHAUSTED",
+            429,
+            "Resource has been exhausted (e.g. check quota).",
+        ),
+        "bedrock-converse": (
+            429,
+            "throttlingException",
+            None,
+            "Too many requests, please wait before trying again.",
+        ),
+        "bedrock-invoke": (
+            429,
+            "throttlingException",
+            None,
+            "Too many requests, please wait before trying again.",
+        ),
+    },
+    "bad_request": {
+        "openai-chat": (
+            400,
+            "invalid_request_error",
+            None,
+            "Invalid request: the streamwire bad-request case refuses every attempt.",
+        ),
+        "openai-responses": (
+            400,
+            "invalid_request_error",
+            None,
+            "Invalid request: the streamwire bad-request case refuses every attempt.",
+        ),
+        "anthropic": (
+            400,
+            "invalid_request_error",
+            None,
+            "Invalid request: the streamwire bad-request case refuses every attempt.",
+        ),
+        "gemini": (400, "INVALID_ARGUMENT", 400, "Request contains an invalid argument."),
+        "gemini-json": (400, "INVALID_ARGUMENT", 400, "Request contains an invalid argument."),
+        "bedrock-converse": (
+            400,
+            "validationException",
+            None,
+            "Invalid request: the streamwire bad-request case refuses every attempt.",
+        ),
+        "bedrock-invoke": (
+            400,
+            "validationException",
+            None,
+            "Invalid request: the streamwire bad-request case refuses every attempt.",
+        ),
+    },
+    "overloaded": {
+        "openai-chat": (
+            503,
+            "server_error",
+            None,
+            "The engine is currently overloaded, please try again later.",
+        ),
+        "openai-responses": (
+            503,
+            "server_error",
+            None,
+            "The engine is currently overloaded, please try again later.",
+        ),
+        "anthropic": (529, "overloaded_error", None, "Overloaded"),
+        "gemini": (503, "UNAVAILABLE", 503, "The model is overloaded. Please try again later."),
+        "gemini-json": (
+            503,
+            "UNAVAILABLE",
+            503,
+            "The model is overloaded. Please try again later.",
+        ),
+        "bedrock-converse": (
+            503,
+            "serviceUnavailableException",
+            None,
+            "Bedrock is unable to process your request.",
+        ),
+        "bedrock-invoke": (
+            503,
+            "serviceUnavailableException",
+            None,
+            "Bedrock is unable to process your request.",
+        ),
+    },
+}
+
+
+def _rate_limit_headers(upstream: str) -> list[tuple[str, str]]:
+    """A rate-limited answer's headers: ``Retry-After`` for every provider,
+    and each provider's own limits: OpenAI "Rate limits" (``x-ratelimit-
+    limit|remaining|reset-requests|tokens``, resets as durations) and the
+    ``retry-after-ms`` its SDKs read; Anthropic "Rate limits"
+    (``anthropic-ratelimit-requests|tokens-limit|remaining|reset``, resets as
+    RFC 3339 times). Gemini and Bedrock document no limit headers (Gemini's
+    retry information is in the body). Checked 2026-12-07."""
+    headers = [("retry-after", str(RETRY_AFTER_S))]
+    if upstream.startswith("openai"):
+        headers += [
+            ("retry-after-ms", str(RETRY_AFTER_S * 1000)),
+            ("x-ratelimit-limit-requests", "60"),
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", f"{RETRY_AFTER_S}s"),
+            ("x-ratelimit-limit-tokens", "150000"),
+            ("x-ratelimit-remaining-tokens", "149984"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ]
+    elif upstream == "anthropic":
+        reset = datetime.fromtimestamp(time.time() + RETRY_AFTER_S, timezone.utc)
+        when = reset.isoformat(timespec="seconds").replace("+00:00", "Z")
+        headers += [
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", when),
+            ("anthropic-ratelimit-tokens-limit", "40000"),
+            ("anthropic-ratelimit-tokens-remaining", "39988"),
+            ("anthropic-ratelimit-tokens-reset", when),
+        ]
+    return headers
+
+
+def failure_answer(upstream: str, answer: str | None) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The answer of an attempt that fails before any byte: ``answer``'s
+    (``FAILURE_ANSWERS``, a rate limit with its headers and, from Gemini, its
+    ``RetryInfo``), or the retry cases' own (``retry_error``) when None."""
+    if answer is None:
+        return retry_error(upstream)
+    status, kind, code, message = FAILURE_ANSWERS[answer][upstream]
+    status, headers, body = _error_body(upstream, status, kind, code, message)
+    if answer != "rate_limited":
+        return status, headers, body
+    if upstream.startswith("gemini"):
+        # Google's error model: the wait in a RetryInfo detail ("API
+        # troubleshooting", google.rpc.RetryInfo; checked 2026-12-07).
+        error = json.loads(body)
+        error["error"]["details"] = [
+            {
+                "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                "retryDelay": f"{RETRY_AFTER_S}s",
+            }
+        ]
+        body = _dumps(error).encode()
+    return status, [*headers, *_rate_limit_headers(upstream)], body
 
 
 def _error_body(

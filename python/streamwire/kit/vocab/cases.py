@@ -56,6 +56,7 @@ from .kinds.base import PLAIN, Kind
 from .kinds.cancel import Cancel
 from .kinds.follow_up import FollowUp
 from .kinds.head_of_line import HOL_WAIT, HeadOfLine
+from .kinds.refused import Refused
 from .kinds.retry import Mode, Retry
 from .kinds.silence import Silence, Where
 from .kinds.slow_reader import (
@@ -513,6 +514,33 @@ CASES: Mapping[str, Case] = {
             f"{HOL_WAIT:g} s on its upstream beside it: the stream is not held for that wait",
             text=("Not ", "held ", "behind ", "the ", "other."),
             kind=HeadOfLine(),
+            only=("whole",),
+        ),
+        # Appended: existing reports keep their cases' order.
+        Case(
+            "rate-limited",
+            "the first attempt gets HTTP 429 with Retry-After: 1 and the provider's rate-limit "
+            "error and headers, a later one the answer: the answer, after a wait of at least "
+            "that, or the 429 with its retry information",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            kind=Refused(("rate_limited",)),
+            only=("whole",),
+        ),
+        Case(
+            "bad-request",
+            "every attempt gets HTTP 400 with the provider's invalid-request error: never "
+            "tried again, the 400 reaches the client",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            kind=Refused(("bad_request",), every=True),
+            only=("whole",),
+        ),
+        Case(
+            "flapping",
+            "a flapping primary: the first two attempts get the provider's overloaded answer "
+            "(503; Anthropic's 529 overloaded_error), the third the answer: at most three "
+            "attempts, with a pause between them, or the error",
+            text=("Attempt {attempt}: ", "two plus two ", "is four."),
+            kind=Refused(("overloaded", "overloaded")),
             only=("whole",),
         ),
     )

@@ -16,6 +16,7 @@ __all__ = [
     "READ_SIZE",
     "BodySource",
     "CertificateError",
+    "Http2Only",
     "Http2Unsupported",
     "HttpTimeout",
     "SetupError",
@@ -62,6 +63,11 @@ class CertificateError(SetupError):
 
 class Http2Unsupported(SetupError):
     """HTTP/2 was asked for and the server does not speak it (h2c over http)."""
+
+
+class Http2Only(SetupError):
+    """HTTP/1.1 was asked for and the server speaks HTTP/2 alone: it answered
+    with HTTP/2 frames, or its TLS chose h2 and refused http/1.1."""
 
 
 class HttpTimeout(TransportError):

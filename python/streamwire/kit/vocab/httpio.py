@@ -13,7 +13,10 @@ part of HTTP/1.1 (RFC 9112, checked 2026-12-01) that a streaming API needs:
   context it gives);
 * content codings undone on the client as the body arrives (``_coding``);
 * HTTP/2 on the client, in ``h2io`` with python-hyper's ``h2`` (optional):
-  the body sources differ (``BodySource``), the rest is shared.
+  the body sources differ (``BodySource``), the rest is shared;
+* a front that speaks HTTP/2 alone told apart on the HTTP/1.1 client
+  (``Http2Only``), on evidence only: HTTP/2 frames where the status line
+  should be, or TLS's ALPN refusing http/1.1 and choosing h2.
 
 Every read has a timeout and every buffer a cap: a request head of at most
 ``MAX_HEAD_BYTES``, a request body of at most ``MAX_BODY_BYTES``; nothing here
@@ -42,6 +45,7 @@ from .httpbase import (
     READ_SIZE,
     BodySource,
     CertificateError,
+    Http2Only,
     Http2Unsupported,
     HttpTimeout,
     SetupError,
@@ -55,6 +59,7 @@ __all__ = [
     "BodySource",
     "CertificateError",
     "ClientResponse",
+    "Http2Only",
     "Http2Unsupported",
     "HttpServer",
     "HttpTimeout",
@@ -699,6 +704,97 @@ def _trust_context(trust: Trust, alpn: tuple[str, ...]) -> ssl.SSLContext:
 _ALPN_HTTP1 = ("http/1.1",)
 _ALPN_HTTP2 = ("h2", "http/1.1")
 
+#: HTTP/2's frame types (RFC 9113 section 6), as the evidence names them.
+_FRAME_TYPES = {
+    0x0: "DATA",
+    0x1: "HEADERS",
+    0x3: "RST_STREAM",
+    0x4: "SETTINGS",
+    0x6: "PING",
+    0x7: "GOAWAY",
+    0x8: "WINDOW_UPDATE",
+}
+_SETTINGS, _GOAWAY = 0x4, 0x7
+_FRAME_HEAD = 9
+#: The largest frame a peer sends before it knows the other's settings (RFC 9113 section 4.2).
+_FRAME_MAX = 16_384
+
+
+def _h2_frames(answer: bytes) -> list[str]:
+    """The types of the whole HTTP/2 frames ``answer`` begins with, when its
+    first is what an HTTP/2 server sends first (RFC 9113 section 3.4): its
+    preface, a SETTINGS frame, or a GOAWAY (a server that read no client
+    preface may send only that), on stream 0. Empty for anything else: a
+    status line, or bytes that are no server's HTTP/2."""
+    frames: list[str] = []
+    at = 0
+    while at + _FRAME_HEAD <= len(answer):
+        length = int.from_bytes(answer[at : at + 3], "big")
+        kind, flags = answer[at + 3], answer[at + 4]
+        stream = int.from_bytes(answer[at + 5 : at + 9], "big") & 0x7FFF_FFFF
+        if length > _FRAME_MAX or at + _FRAME_HEAD + length > len(answer):
+            break
+        if at == 0:
+            settings = kind == _SETTINGS and length % 6 == 0
+            goaway = kind == _GOAWAY and length >= 8
+            if stream != 0 or flags != 0 or not (settings or goaway):
+                return []
+        frames.append(_FRAME_TYPES.get(kind, f"type {kind}"))
+        at += _FRAME_HEAD + length
+    return frames
+
+
+def _refused_alpn(exc: ssl.SSLError) -> bool:
+    """Whether a TLS handshake failed on the server's ``no_application_protocol``
+    alert: it speaks none of the protocols the client offered in ALPN."""
+    return exc.reason == "TLSV1_ALERT_NO_APPLICATION_PROTOCOL" or (
+        "alert no application protocol" in str(exc)
+    )
+
+
+async def _chooses_h2(host: str, port: int, trust: Trust, timeout: float) -> bool:
+    """Whether the server at ``host:port`` chooses h2 when a client offers it
+    alone in TLS's ALPN: one more connection, its handshake and nothing else."""
+    try:
+        _, writer = await within(
+            asyncio.open_connection(host, port, ssl=trust.context(("h2",))), timeout
+        )
+    except (asyncio.TimeoutError, OSError):
+        return False
+    chosen = writer.get_extra_info("ssl_object")
+    writer.close()
+    return chosen is not None and chosen.selected_alpn_protocol() == "h2"
+
+
+def _http2_only(origin: str, evidence: str) -> Http2Only:
+    return Http2Only(
+        f"{origin} speaks HTTP/2 alone: {evidence}; check it with --transport http2 "
+        "(http1 and http1-gzip speak HTTP/1.1)"
+    )
+
+
+async def _answered_in_http2(
+    answer: bytes, origin: str, probe: Callable[[], Awaitable[bool]] | None
+) -> Http2Only | None:
+    """Http2Only when what a server answered an HTTP/1.1 request (``answer``:
+    the bytes where the status line should be) shows that it speaks HTTP/2
+    alone: HTTP/2 frames; or nothing at all where TLS's ALPN chose no
+    protocol for the client's http/1.1, from a server that chooses h2 when
+    offered it (``probe``: given only then). None for any other answer: the
+    server's own failure."""
+    frames = _h2_frames(answer)
+    if frames:
+        return _http2_only(
+            origin, f"it answered an HTTP/1.1 request with HTTP/2 frames ({', '.join(frames)})"
+        )
+    if answer or probe is None or not await probe():
+        return None
+    return _http2_only(
+        origin,
+        "its TLS chose no protocol for http/1.1 in ALPN and chooses h2, and it answered an "
+        "HTTP/1.1 request with nothing",
+    )
+
 
 async def open_request(
     url: str,
@@ -724,17 +820,27 @@ async def open_request(
     ``http2``: HTTP/2 (``h2io``), offered in ALPN over TLS (a server that
     chooses HTTP/1.1 is read over HTTP/1.1, as a browser would:
     ``ClientResponse.http_version`` says which), with prior knowledge (h2c)
-    over http."""
+    over http. Over HTTP/1.1, Http2Only when the server shows that it speaks
+    HTTP/2 alone (``_answered_in_http2``, or its TLS refusing the client's
+    http/1.1 with an alert where it chooses h2)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise TransportError(f"not an http(s) URL: {url!r}")
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
+    default_port = 443 if parts.scheme == "https" else 80
+    netloc = host if port == default_port else f"{host}:{port}"
+    origin = f"{parts.scheme}://{netloc}"
     tls: ssl.SSLContext | None = None
+    # Whether the server chooses h2 in ALPN, asked on a connection of its own
+    # (not with a caller's context: its ALPN offer is the caller's).
+    probe: Callable[[], Awaitable[bool]] | None = None
     if parts.scheme == "https":
         trust = context if isinstance(context, Trust) else Trust()
         alpn = _ALPN_HTTP2 if http2 else _ALPN_HTTP1
         tls = context if isinstance(context, ssl.SSLContext) else trust.context(alpn)
+        if not http2 and not isinstance(context, ssl.SSLContext):
+            probe = functools.partial(_chooses_h2, host, port, trust, connect_timeout)
     try:
         reader, writer = await within(_connect(host, port, tls, recv_buffer), connect_timeout)
     except asyncio.TimeoutError:
@@ -745,14 +851,19 @@ async def open_request(
             "give the CA that signed it with --cacert FILE, or skip the check with --insecure"
         ) from None
     except (OSError, ssl.SSLError) as exc:
+        if isinstance(exc, ssl.SSLError) and _refused_alpn(exc) and probe and await probe():
+            raise _http2_only(
+                origin,
+                "its TLS refused http/1.1 in ALPN (alert no_application_protocol) and chooses h2",
+            ) from None
         raise TransportError(f"cannot connect to {host}:{port}: {exc}") from None
     if on_connect is not None:
         on_connect()
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    default_port = 443 if parts.scheme == "https" else 80
-    netloc = host if port == default_port else f"{host}:{port}"
+    if probe is not None and writer.get_extra_info("ssl_object").selected_alpn_protocol():
+        probe = None  # ALPN chose http/1.1: the server said it speaks it
     if http2:
         chosen = writer.get_extra_info("ssl_object")
         protocol = chosen.selected_alpn_protocol() if chosen is not None else "h2"
@@ -776,6 +887,8 @@ async def open_request(
     lines += [f"{name}: {value}" for name, value in headers or []]
     lines += [f"content-length: {len(body)}", "connection: close"]
     conn = _Buffered(reader)
+    failure: TransportError | None = None
+    head: bytes | None = None
     try:
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
         await within(writer.drain(), read_timeout)
@@ -784,11 +897,9 @@ async def open_request(
         writer.close()
         raise HttpTimeout(f"sending the request took over {read_timeout} s") from None
     except (ConnectionError, OSError) as exc:
-        writer.close()
-        raise TransportError(f"connection failed: {exc!r}") from None
-    except TransportError:
-        writer.close()
-        raise
+        failure = TransportError(f"connection failed: {exc!r}")
+    except TransportError as exc:
+        failure = exc
     except asyncio.CancelledError:
         transport = writer.transport
         if transport is not None:
@@ -796,13 +907,19 @@ async def open_request(
         raise
     if head is None:
         writer.close()
-        raise TransportError("the server closed the connection without a response")
+        if failure is None:
+            failure = TransportError("the server closed the connection without a response")
+        answer = bytes(conn.buf)  # what came of a head that failed is all still there
+        refusal = None if http2 else await _answered_in_http2(answer, origin, probe)
+        raise refusal or failure from None
     head_at = time.time()
     status_line, *rest = head.split(b"\r\n")
     fields = status_line.decode("latin-1").split(" ", 2)
     if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not _STATUS.fullmatch(fields[1]):
         writer.close()
-        raise TransportError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+        answer = head + b"\r\n\r\n" + bytes(conn.buf)
+        refusal = None if http2 else await _answered_in_http2(answer, origin, probe)
+        raise refusal or TransportError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
     headers_ = _headers(rest)
     return ClientResponse(
         int(fields[1]),

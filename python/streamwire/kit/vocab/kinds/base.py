@@ -42,6 +42,10 @@ class Failure:
     stall: bool = False
     #: The connection resets after this many text events.
     reset_after_texts: int | None = None
+    #: Which of the provider's error answers a failure before any byte sends
+    #: (``wire.FAILURE_ANSWERS``: ``rate_limited``, ``bad_request``,
+    #: ``overloaded``); None: the retry cases' own (``wire.retry_error``).
+    answer: str | None = None
 
     def cut(self, units: list[Unit]) -> list[Unit]:
         """The units written before the reset (all of them without one)."""
