@@ -75,15 +75,26 @@ def test_a_session_carries_the_cases_it_can_and_runs_whole_and_paced() -> None:
     assert "cancel" in CARRIED and "tool-error-result" in CARRIED
 
 
+#: Through the honest relay: text, calls, a tool's result, an error, a hang-up, usage.
+RELAYED = [
+    "short-text",
+    "parallel-tools",
+    "tool-error-result",
+    "in-stream-error",
+    "cancel",
+    "usage",
+]
+
+
 @pytest.mark.timed
-@pytest.mark.parametrize("behaviour", [None, "pass"])
+@pytest.mark.parametrize(("behaviour", "cases"), [(None, CARRIED), ("pass", RELAYED)])
 def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
-    behaviour: str | None,
+    behaviour: str | None, cases: list[str]
 ) -> None:
-    report = _check(behaviour, CARRIED, ["whole", "paced"])
+    report = _check(behaviour, cases, ["whole", "paced"])
     assert len(report.cells) == sum(
         len([d for d in ("whole", "paced") if d in (CASES[n].only or ("whole", "paced"))])
-        for n in CARRIED
+        for n in cases
     )
     failing = {
         (c.case, c.delivery): c.as_dict()["evidence"]["layers"]
@@ -100,11 +111,18 @@ def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
     assert paced.reproduce.startswith("echo ") and "websocat" in paced.reproduce
 
 
-@pytest.mark.timed
 @pytest.mark.parametrize(
     ("behaviour", "cases", "deliveries", "verdict", "where"),
     [
-        ("hold", ["short-text"], ["whole", "paced"], "not_streaming", ("short-text", "paced")),
+        # The timed ones (a hold, a close) are judged by clocks: run alone.
+        pytest.param(
+            "hold",
+            ["short-text"],
+            ["whole", "paced"],
+            "not_streaming",
+            ("short-text", "paced"),
+            marks=pytest.mark.timed,
+        ),
         (
             "drop_errors",
             ["in-stream-error", "short-text"],
@@ -119,12 +137,13 @@ def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
             "chat_only",
             ("parallel-tools", "whole"),
         ),
-        (
+        pytest.param(
             "keep_upstream",
             ["cancel", "short-text"],
             ["whole"],
             "cancel_not_propagated",
             ("cancel", "whole"),
+            marks=pytest.mark.timed,
         ),
     ],
 )
