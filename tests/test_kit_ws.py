@@ -175,3 +175,49 @@ def test_the_command_line_names_a_websocket_client_and_all_leaves_it_out() -> No
     ).stdout
     assert WS in out
     assert json.dumps(WS)  # the name is plain ASCII, as every client's
+
+
+#: What a hostile gateway sends back: bytes, JSON of no event's shape, a
+#: deep and a large message.
+HOSTILE: list[list[str | bytes]] = [
+    [b"\xff\xfe binary", "not json", "[1, 2]", '{"type": 7}'],
+    [
+        '{"type": "response.created", "response": "nope"}',
+        '{"type": "response.output_text.delta", "delta": {"a": 1}}',
+        '{"type": "response.completed"}',
+    ],
+    ["{" * 5000, json.dumps({"type": "response.created", "response": {"id": None}}), "x" * 300_000],
+]
+
+
+@pytest.mark.parametrize("messages", HOSTILE)
+def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
+    messages: list[str | bytes],
+) -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def gateway(ws: ServerConnection) -> None:
+        async for _ in ws:
+            for message in messages:
+                await ws.send(message)
+            await ws.close(1011, "gone")
+
+    async def go() -> Report:
+        async with MockUpstream() as mock, serve(gateway, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            plan = CheckPlan(
+                routes=[Route(f"http://127.0.0.1:{port}", label="hostile")],
+                clients=[WS],
+                cases=["short-text", "cancel", "tool-error-result"],
+                deliveries=["whole"],
+                mock_url=mock.url,
+                read_timeout=1.0,
+                unary=False,
+            )
+            return build_report(await run_check(plan))
+
+    report = asyncio.run(go())
+    assert len(report.cells) == 3
+    for cell in report.cells:
+        assert cell.failed or cell.inconclusive, cell.as_dict()
+        assert cell.upstream is None  # the gateway never called the mock
