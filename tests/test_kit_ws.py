@@ -160,6 +160,15 @@ def test_each_broken_hop_gets_the_verdict_of_its_cause_three_runs_alike(
     assert runs[0] == {where: {verdict}}, runs[0]
 
 
+def test_a_run_without_the_websockets_library_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "websockets.asyncio.client", None)
+    with pytest.raises(ValueError, match=r"streamwire\[kit-ws\]"):
+        CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=[WS])
+    CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat"])  # not needed
+
+
 def test_the_command_line_names_a_websocket_client_and_all_leaves_it_out() -> None:
     from streamwire.kit.cli import _names
     from streamwire.kit.vocab.names import CLIENTS

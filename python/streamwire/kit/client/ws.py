@@ -36,10 +36,12 @@ from ..vocab.names import WS_WIRE, adapter
 from .raw import KEEP_BYTES, MAX_TIMES, Observation, _content_of, _event_dict, _Sample
 
 __all__ = [
+    "MISSING",
     "WS_CLIENTS",
     "WS_DELIVERIES",
     "WsSession",
     "open_session",
+    "require",
     "ws_carries",
     "ws_request",
 ]
@@ -47,6 +49,8 @@ __all__ = [
 #: The client protocols the judge speaks over a WebSocket, and the HTTP
 #: protocol whose request body (and events) each carries.
 WS_CLIENTS: dict[str, str] = WS_WIRE
+#: What a run asking a WebSocket client without the library is told.
+MISSING = "the WebSocket clients need the websockets library: pip install 'streamwire[kit-ws]'"
 #: The deliveries a session's cells run in: a message is whole whatever the
 #: delivery, so ``tiny`` (bytes cut anywhere) has no WebSocket form, and a
 #: session has no ``unary`` request.
@@ -56,6 +60,14 @@ _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed
 #: The largest message the client takes (a Responses done event repeats the
 #: whole answer's text).
 MAX_MESSAGE = 256 * 1024 * 1024
+
+
+def require() -> None:
+    """Raises ValueError (``MISSING``) when ``websockets`` cannot be imported."""
+    try:
+        import websockets.asyncio.client  # noqa: F401
+    except ImportError:
+        raise ValueError(MISSING) from None
 
 
 def ws_carries(case: Case) -> bool:

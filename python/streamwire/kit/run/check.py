@@ -52,6 +52,9 @@ from ..client.ws import (
     ws_carries,
     ws_request,
 )
+from ..client.ws import (
+    require as require_ws,
+)
 from ..judge.cell import LAYERS, Cell, Check, repeated
 from ..judge.rules import inputs, judge, reference
 from ..judge.sdk import compare
@@ -321,6 +324,8 @@ class CheckPlan:
             )
         if any(TRANSPORTS[t].http2 for t in self.transports):
             require_h2()
+        if any(c in WS_CLIENTS for c in self.clients):
+            require_ws()
         unknown = [s for s in self.sdks if s not in SDKS]
         if unknown:
             raise ValueError(f"unknown SDK {', '.join(unknown)}; known: {', '.join(SDKS)}")

@@ -295,6 +295,13 @@ async def serve_websocket(mock: MockUpstream, request: Request, responder: Respo
         body = json.dumps({"error": {"message": f"no WebSocket endpoint {request.path}"}})
         await responder.send(404, [("content-type", "application/json")], body.encode())
         return
+    try:
+        import websockets.server  # noqa: F401
+    except ImportError:
+        message = "the mock's WebSocket sessions need: pip install 'streamwire[kit-ws]'"
+        body = json.dumps({"error": {"message": message}})
+        await responder.send(501, [("content-type", "application/json")], body.encode())
+        return
     socket = _Socket(responder.take_over())
     try:
         if not await socket.handshake(request):
