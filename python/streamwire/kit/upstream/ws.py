@@ -27,14 +27,23 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..vocab.delivery import Write
 from ..vocab.httpio import Request, Responder, TransportError, Upgraded
 from ..vocab.names import WS_WIRE
 
-if TYPE_CHECKING:
-    from .mock import MockUpstream
+
+class Mock(Protocol):
+    """What a session asks of the mock (``MockUpstream``): each response's
+    case, log entry and writes, and the log to note each write in."""
+
+    log: Any
+
+    async def ws_case(
+        self, request: Request, body: dict[str, Any], upstream: str
+    ) -> tuple[dict[str, Any], list[Write]] | str: ...
+
 
 __all__ = ["WS_PROTOCOLS", "WS_WIRE", "is_upgrade", "serve_websocket", "ws_protocol"]
 
@@ -187,7 +196,7 @@ class _ResponsesSession:
 
     upstream = "openai-responses-ws"
 
-    def __init__(self, mock: MockUpstream, request: Request, socket: _Socket) -> None:
+    def __init__(self, mock: Mock, request: Request, socket: _Socket) -> None:
         self.mock = mock
         self.request = request
         self.socket = socket
@@ -287,7 +296,7 @@ def _response_ids(writes: list[Write]) -> list[str]:
     return out
 
 
-async def serve_websocket(mock: MockUpstream, request: Request, responder: Responder) -> None:
+async def serve_websocket(mock: Mock, request: Request, responder: Responder) -> None:
     """The session an upgrade asks for, until the client closes it; a path
     that is no WebSocket protocol's gets 404 over plain HTTP."""
     protocol = ws_protocol(request.path)
