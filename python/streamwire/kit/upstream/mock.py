@@ -874,7 +874,7 @@ class MockUpstream:
         )
 
     async def ws_case(
-        self, request: Request, body: dict[str, Any], upstream: str, delivery_default: str = "whole"
+        self, request: Request, body: dict[str, Any], upstream: str
     ) -> tuple[dict[str, Any], list[Write]] | str:
         """One response of a WebSocket session (``upstream/ws.py``): its log
         entry and its writes, or the error message the session sends instead
