@@ -193,6 +193,25 @@ def prompt_cell(body: Any) -> str | None:
     return None
 
 
+def _chosen(entry: dict[str, Any], model: str, body: Any) -> tuple[Case, str, str | None] | None:
+    """The (case, delivery, tag) the model names, or, for a gateway that sends
+    one fixed model, the prompt (noted in ``entry``); None when neither does.
+    Raises ``ModelError`` for a model or prompt that breaks the grammar."""
+    chosen = parse_model(model)
+    if chosen is None and (named := prompt_cell(body)) is not None:
+        chosen = parse_model(named)
+        entry["case_from"] = "prompt"
+    return chosen
+
+
+def _no_case(model: str) -> str:
+    """What a request whose model and prompt name no case is told."""
+    return (
+        f"model {model!r} is not a case, and no prompt names one: use sw-<case>, one "
+        f"of {', '.join(CASE_NAMES)}, or a prompt '{PROMPT_LEAD}sw-<case>...'"
+    )
+
+
 def redact_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The headers with the values of credentials replaced by ``[removed]`` (the
     names kept, to show what was sent); which headers are credentials is the
@@ -781,20 +800,12 @@ class MockUpstream:
             # Unique to this mock and request: the judge looks for it in the answer.
             entry["request_id"] = f"req_sw{self._id_prefix}{entry['id']}"
         try:
-            chosen = parse_model(model)
-            if chosen is None and (named := prompt_cell(body)) is not None:
-                # A gateway that sends one fixed model: the prompt names the cell.
-                chosen = parse_model(named)
-                entry["case_from"] = "prompt"
+            chosen = _chosen(entry, model, body)
         except ModelError as exc:
             await _refuse(responder, entry, coder, 400, "invalid_request_error", str(exc))
             return
         if chosen is None:
-            message = (
-                f"model {model!r} is not a case, and no prompt names one: use sw-<case>, one "
-                f"of {', '.join(CASE_NAMES)}, or a prompt '{PROMPT_LEAD}sw-<case>...'"
-            )
-            await _refuse(responder, entry, coder, 404, "not_found_error", message)
+            await _refuse(responder, entry, coder, 404, "not_found_error", _no_case(model))
             return
         case, delivery, tag = chosen
         options = self._tag_options.get(tag or "", {})
@@ -813,14 +824,7 @@ class MockUpstream:
             )
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
-        attempt = (
-            1 + sum(1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name)
-            if tag is not None
-            else 1
-        )
-        entry.update(case=case.name, delivery=delivery, attempt=attempt)
-        if tag is not None:
-            self.log.tagged(entry, tag)
+        attempt = self._entered(entry, case, delivery, tag)
         found: list[Problem] = problems(upstream, body, request.headers)
         entry["request_problems"] = [p.as_list() for p in found]
         if found and not self.lenient:
@@ -873,6 +877,19 @@ class MockUpstream:
             responder, upstream, writes, entry, coder, stall=stall or 0.0, reset=reset
         )
 
+    def _entered(self, entry: dict[str, Any], case: Case, delivery: str, tag: str | None) -> int:
+        """Logs ``entry`` as an attempt at the tag's ``case``, and returns its
+        number (1 + the tag's earlier entries of the same case)."""
+        attempt = 1
+        if tag is not None:
+            attempt += sum(
+                1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name
+            )
+        entry.update(case=case.name, delivery=delivery, attempt=attempt)
+        if tag is not None:
+            self.log.tagged(entry, tag)
+        return attempt
+
     async def ws_case(
         self, request: Request, body: dict[str, Any], upstream: str
     ) -> tuple[dict[str, Any], list[Write]] | str:
@@ -885,14 +902,11 @@ class MockUpstream:
         model = given if isinstance(given, str) else ""
         entry.update(upstream=upstream, stream=True, model=model)
         try:
-            chosen = parse_model(model)
-            if chosen is None and (named := prompt_cell(body)) is not None:
-                chosen = parse_model(named)
-                entry["case_from"] = "prompt"
+            chosen = _chosen(entry, model, body)
         except ModelError as exc:
             chosen, refused = None, str(exc)
         else:
-            refused = f"model {model!r} is not a case, and no prompt names one"
+            refused = _no_case(model)
         if chosen is None:
             entry.update(status=400, refused=True, ended_at=time.time())
             return refused
@@ -900,14 +914,7 @@ class MockUpstream:
         options = self._tag_options.get(tag or "", {})
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
-        attempt = (
-            1 + sum(1 for e in self.log.entries(tag) if e is not entry and e["case"] == case.name)
-            if tag is not None
-            else 1
-        )
-        entry.update(case=case.name, delivery=delivery, attempt=attempt)
-        if tag is not None:
-            self.log.tagged(entry, tag)
+        attempt = self._entered(entry, case, delivery, tag)
         wire = wire_of(upstream)
         if case.calls:
             entry["tools"] = declared_tools(wire, body)
