@@ -62,6 +62,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kit_processes import free_port, make_ca, processes, wait_listening
 
@@ -71,21 +72,38 @@ ROOT = Path(__file__).resolve().parent.parent
 #: them those that a clock decides (reported, gated only with --strict).
 EXPECTED: dict[str, set[str]] = {
     "direct": set(),
-    "nginx": {"slow_reader_buffered"},
+    "nginx": {"slow_reader_buffered", "idle_timeout"},
     "nginx-tuned": set(),
-    "nginx-gzip": {"slow_reader_buffered", "compression_buffered"},
-    "nginx-gzip-fixed": {"slow_reader_buffered"},
+    "nginx-gzip": {
+        "slow_reader_buffered",
+        "compression_buffered",
+        "stream_delayed",
+        "idle_timeout",
+    },
+    "nginx-gzip-fixed": {"slow_reader_buffered", "idle_timeout"},
     "caddy": {"error_masked"},
-    "caddy-encode": {"error_masked", "stream_delayed"},
+    "caddy-encode": {"error_masked", "stream_delayed", "compression_buffered"},
     "haproxy": {"stream_delayed"},
     "haproxy-no-delay": set(),
-    "nghttpx": set(),
+    "nghttpx": {"idle_timeout", "response_dropped"},
 }
 TIMED = {"stream_delayed", "not_streaming", "arguments_buffered", "compression_buffered"}
 #: The proxies the check reaches over https.
 HTTPS = {"nghttpx"}
-#: The case that raises each expected firm verdict (a run without it expects none).
-CAUSE = {"slow_reader_buffered": "slow-reader", "error_masked": "retry-after-text"}
+#: What must have run for each expected firm verdict (a run without it
+#: expects none): its case, and the client protocols it shows on (None: any).
+#: nghttpx drops the client's connection without a response when the upstream
+#: resets an EventStream answer mid-way (it relays an SSE one's cut).
+CAUSE: dict[str, tuple[str, set[str] | None]] = {
+    "slow_reader_buffered": ("slow-reader", None),
+    "error_masked": ("retry-after-text", None),
+    "response_dropped": ("retry-after-text", {"bedrock-converse", "bedrock-invoke"}),
+    "idle_timeout": ("silence-start", None),
+}
+#: nginx's ``proxy_read_timeout`` and nghttpx's ``backend-read-timeout``, by
+#: default: a run's idle-timeout probes (``--silence``, each route's first
+#: client) find them when they are at least this long.
+IDLE_TIMEOUT = 60.0
 
 _NGINX = """\
 daemon off;
@@ -219,11 +237,21 @@ def _versions(proxies: list[str]) -> dict[str, str]:
     return {s: first_line([_binary(s), commands[s]]) for s in commands if s in servers}
 
 
+def _caused(verdict: str, cells: list[dict[str, Any]]) -> bool:
+    """Whether a cell ran that raises ``verdict`` on a proxy that has it (``CAUSE``)."""
+    case, clients = CAUSE.get(verdict, ("", None))
+    for cell in cells:
+        if cell["case"] != case or (clients is not None and cell["client"] not in clients):
+            continue
+        if verdict != "idle_timeout" or cell["evidence"].get("silence_s", 0) >= IDLE_TIMEOUT:
+            return True
+    return False
+
+
 def _judge(report_path: Path, strict: bool) -> int:
     """0 when the firm verdicts are exactly the expected ones (of the cases run)
     and no cell was inconclusive; the clock-decided ones gate with ``strict``."""
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    ran = {c["case"] for c in report["cells"]}
     routes = {c["route"] for c in report["cells"]}
     status = 0
     found: dict[str, set[str]] = {}
@@ -236,7 +264,7 @@ def _judge(report_path: Path, strict: bool) -> int:
     for route, expected in EXPECTED.items():
         if route not in routes:
             continue  # a proxy this run did not start (--proxies)
-        expected = {v for v in expected if v in TIMED or CAUSE.get(v, "") in ran}
+        expected = {v for v in expected if v in TIMED or _caused(v, report["cells"])}
         got = found.get(route, set())
         firm_got, firm_want = got - TIMED, expected - TIMED
         if firm_got != firm_want:
