@@ -185,3 +185,18 @@ def test_a_client_that_closes_mid_answer_ends_the_response_in_the_log() -> None:
     entry = asyncio.run(go())
     assert entry["completed"] is False and entry["disconnected_at"] is not None
     assert entry["ended_at"] - entry["disconnected_at"] < 1.0
+
+
+def test_an_upgrade_at_a_path_with_no_session_is_logged_and_refused() -> None:
+    async def go() -> tuple[int, list[dict[str, Any]]]:
+        async with MockUpstream() as mock:
+            url = mock.url.replace("http://", "ws://") + "/v1/realtime?model=sw-short-text"
+            with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+                async with connect(url, ping_interval=None):
+                    pass
+            return refused.value.response.status_code, mock.entries()
+
+    status, entries = asyncio.run(go())
+    assert status == 404
+    (entry,) = entries
+    assert entry["method"] == "GET" and entry["path"] == "/v1/realtime" and entry["status"] == 404

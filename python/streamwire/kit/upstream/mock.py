@@ -65,7 +65,7 @@ from ..vocab.toolturn import declared_tools
 from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
 from .wire import failure_answer, render_json, render_stream, slow_reader_deltas, usage_requested
-from .ws import WS_PROTOCOLS, is_upgrade, serve_websocket
+from .ws import WS_PROTOCOLS, is_upgrade, serve_websocket, ws_protocol
 
 __all__ = [
     "DEFAULT_STALL",
@@ -774,6 +774,14 @@ class MockUpstream:
 
     async def _handle(self, request: Request, responder: Responder) -> None:
         if is_upgrade(request):
+            if ws_protocol(request.path) is None:
+                # Logged, as every request is: a gateway's upgrade at a path the
+                # mock serves no session at (OpenAI Realtime's, Gemini Live's).
+                entry = self.log.add(request, None)
+                message = f"no WebSocket endpoint {request.path}"
+                coder = Encoder(None, vary=False)
+                await _refuse(responder, entry, coder, 404, "not_found_error", message)
+                return
             await serve_websocket(self, request, responder)
             return
         if request.method == "GET":
