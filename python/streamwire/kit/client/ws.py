@@ -188,7 +188,8 @@ class WsSession:
         except ConnectionClosed as exc:
             if obs.cancelled_at is None:
                 obs.failure = f"the gateway closed the socket ({_closed(exc)})"
-                stream.connection_closed(_code(exc), _reason(exc))
+                for event in stream.connection_closed(_code(exc), _reason(exc)):
+                    unified.add(event)
         except (OSError, ValueError) as exc:
             obs.failure = f"the socket failed: {exc!r}"
         obs.ended_at = time.time()
