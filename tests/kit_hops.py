@@ -35,7 +35,7 @@ behaviour          what it does                                                 
                    buffer over ``DROP_OVER``), and goes on
 ``buffer_all``     reads the upstream as fast as it comes, whatever the client  (a worse one)
                    takes: a slow client's answer piles up in the hop
-``buffer_slowly``  reads the upstream at a quarter of the hold bound a second,   varnish (a hop
+``buffer_slowly``  reads the upstream at 1/3.5 of the hold bound a second,     varnish (a hop
                    whatever the client takes: at the end of a slow reader's     that piles up,
                    pause it holds less than the bound, the upstream never        resumed before
                    having blocked                                               the bound)
@@ -43,6 +43,8 @@ behaviour          what it does                                                 
                    upstream byte, as if the answer were whole
 ``idle_reset``     resets the client's connection after ``IDLE`` seconds         nginx's
                    without an upstream byte                                    proxy_read_timeout
+``silence_reset``  resets the client's connection ``SOON`` after the upstream  LiteLLM's Bedrock
+                   falls silent: too soon for any idle timer                   pass-through
 ``completed_incomplete`` (SSE, Responses) ends a cut answer with                LiteLLM's bridge
                    ``response.completed`` carrying ``status: "incomplete"``
                    instead of ``response.incomplete``
@@ -160,6 +162,7 @@ BEHAVIOURS = (
     "buffer_slowly",
     "idle_end",
     "idle_reset",
+    "silence_reset",
     "openai_tools",
     "echo_key",
     "drop_cached",
@@ -197,6 +200,8 @@ _TEXT_EVENT = re.compile(rb'"content":"[^"]|"text_delta"')
 DROP_OVER = 256 * 1024
 #: ``idle_end`` and ``idle_reset``'s idle timeout.
 IDLE = 1.0
+#: ``silence_reset`` resets the client's connection this soon into a silence.
+SOON = 0.1
 _REASONING = ("reasoning_effort", "reasoning", "thinking", "thinkingConfig")
 
 
@@ -341,8 +346,8 @@ class Hop:
         elif behaviour == "buffer_all":
             pump = self._buffer_all(up_reader, writer)
         elif behaviour == "buffer_slowly":
-            pump = self._buffer_all(up_reader, writer, rate=hold_bound() / 4)
-        elif behaviour in ("idle_end", "idle_reset"):
+            pump = self._buffer_all(up_reader, writer, rate=hold_bound() / 3.5)
+        elif behaviour in ("idle_end", "idle_reset", "silence_reset"):
             pump = self._idle(up_reader, writer)
         elif behaviour == "drop_request_id":
             pump = self._without_ids(up_reader, writer)
@@ -455,9 +460,11 @@ class Hop:
         writer.write(head)
         while True:
             try:
-                data = await asyncio.wait_for(up.read(65536), IDLE)
+                data = await asyncio.wait_for(
+                    up.read(65536), SOON if self.behaviour == "silence_reset" else IDLE
+                )
             except asyncio.TimeoutError:
-                if self.behaviour == "idle_reset":
+                if self.behaviour in ("idle_reset", "silence_reset"):
                     writer.transport.abort()
                     return
                 writer.write(b"0\r\n\r\n")  # a clean end, mid-answer

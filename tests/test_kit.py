@@ -1066,6 +1066,34 @@ def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
     assert _expect(tmp_path, report(other), doc) == 1, "cases changed"
 
 
+def test_the_proxies_example_gates_only_what_no_clock_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # caddy, honest, once held 19.9 MB for a slow reader with the mock's writes
+    # blocked 0.2 s of the pause: the kit's `unblocked` finding, clock-decided
+    # (its cases are all timed), is reported and never gated.
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "examples"))
+    from kit_proxies import _judge
+
+    cells = [
+        {"route": "caddy", "case": case, "client": "gemini"}
+        for case in ("slow-reader", "retry-after-text")
+    ]
+    masked = {"name": "error_masked", "route": "caddy", "cases": ["retry-after-text"]}
+    held = {"name": "slow_reader_buffered", "route": "caddy", "cases": ["slow-reader"]}
+
+    def gate(*verdicts: dict[str, Any]) -> int:
+        path = tmp_path / "check.json"
+        path.write_text(json.dumps({"cells": cells, "verdicts": list(verdicts)}))
+        return _judge(path, strict=False)
+
+    firm = {"timed_cases": []}
+    assert gate({**masked, **firm}) == 0
+    assert gate({**masked, **firm}, {**held, "timed_cases": ["slow-reader"]}) == 0
+    assert gate({**masked, **firm}, {**held, **firm}) == 1, "a firm hold caddy never had"
+    assert gate() == 1, "the kit stopped finding caddy's masked error"
+
+
 def test_usage_evidence_says_what_the_upstream_reported_in_its_own_terms() -> None:
     from streamwire.kit.judge.rules import _as_reported, _in_convention
 

@@ -285,6 +285,17 @@ def test_a_hop_that_cuts_a_silent_stream(behaviour: str, verdict: str) -> None:
     assert IDLE * 0.8 < cut < IDLE + 1.0, cell.checks["completion"]
 
 
+@pytest.mark.timed
+def test_a_stream_cut_as_its_silence_begins_is_no_idle_timeout() -> None:
+    # Cut 0.1 s into the silence: no idle timer fires that soon (LiteLLM's
+    # Bedrock pass-through did this), so the advice to raise one would be wrong.
+    report = _check("hop", "silence_reset", ["silence-start", "short-text"], ["openai-chat"])
+    _only(report, "stream_cut")
+    (cell,) = [c for c in report.cells if c.case == "silence-start"]
+    assert "cut_after_s" not in cell.checks["completion"].details
+    assert cell.checks["completion"].tags == ("broken",), cell.checks["completion"]
+
+
 #: nginx streaming, its proxy_read_timeout shorter than the upstream's silence.
 SHORT_READ_TIMEOUT = """\
         location / {

@@ -239,3 +239,38 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
     for cell in report.cells:
         assert cell.failed or cell.inconclusive, cell.as_dict()
         assert cell.upstream is None  # the gateway never called the mock
+
+
+def test_a_session_that_never_ends_or_echoes_the_key_everywhere_is_read_within_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from streamwire.kit.client import ws
+    from streamwire.kit.client.raw import MAX_ECHOES
+
+    monkeypatch.setattr(ws, "MAX_READ_BYTES", 100_000)
+    key = "sk-the-kits-own-key"
+
+    async def gateway(connection: ServerConnection) -> None:
+        await connection.recv()
+        await connection.send(json.dumps({"type": "response.created", "response": {"id": "r"}}))
+        while True:  # deltas that carry the key, and no end
+            delta = {"type": "response.output_text.delta", "delta": key, "output_index": 0}
+            await connection.send(json.dumps(delta))
+            await asyncio.sleep(0)  # the client shares this loop
+
+    async def go() -> ws.Observation:
+        async with serve(gateway, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            session = await ws.open_session(WS, f"ws://127.0.0.1:{port}/v1/responses", [])
+            assert isinstance(session, ws.WsSession), session
+            obs = await session.ask({"type": "response.create"}, secrets=(key,))
+            session.connection.transport.abort()  # its queue is full: no closing handshake
+            return obs
+
+    obs = asyncio.run(go())
+    assert obs.kit_limit == "max_read_bytes", obs.failure
+    assert 100_000 < obs.raw_bytes < 101_000
+    assert len(obs.echoed) == MAX_ECHOES
+    assert obs.result is not None and obs.result.text.startswith(key)

@@ -33,7 +33,16 @@ from ..vocab.kinds.cancel import Cancel
 from ..vocab.kinds.follow_up import FollowUp
 from ..vocab.kinds.silence import Silence
 from ..vocab.names import WS_WIRE, adapter
-from .raw import KEEP_BYTES, MAX_TIMES, Observation, _content_of, _event_dict, _Sample
+from .raw import (
+    KEEP_BYTES,
+    MAX_ECHOES,
+    MAX_READ_BYTES,
+    MAX_TIMES,
+    Observation,
+    _content_of,
+    _event_dict,
+    _Sample,
+)
 
 __all__ = [
     "MISSING",
@@ -123,7 +132,8 @@ class WsSession:
         secrets: tuple[str, ...] = (),
     ) -> Observation:
         """Sends ``message`` and reads the response it starts (see the module
-        docstring); never raises for what the gateway does."""
+        docstring), within ``total_timeout`` and ``raw.MAX_READ_BYTES``;
+        never raises for what the gateway does."""
         from websockets.exceptions import ConnectionClosed
 
         obs = _observation(self, message, secrets)
@@ -159,7 +169,11 @@ class WsSession:
                     obs.pieces.append((at, len(raw)))
                 if len(head) < KEEP_BYTES:
                     head += raw[: KEEP_BYTES - len(head)] + b"\n"
-                if secrets and any(s and s.encode() in raw for s in secrets):
+                if (
+                    secrets
+                    and len(obs.echoed) < MAX_ECHOES
+                    and any(s and s.encode() in raw for s in secrets)
+                ):
                     obs.echoed.append(f"message {obs.piece_count}")
                 parsed = _parsed(raw)
                 wire.add(parsed if parsed is not None else {"not_json": raw[:200].decode()})
@@ -184,6 +198,12 @@ class WsSession:
                 if at > deadline:
                     obs.failure = f"the response was still running after {total_timeout} s"
                     obs.timed_out, obs.kit_limit = True, "total_timeout"
+                    break
+                if obs.raw_bytes > MAX_READ_BYTES:
+                    obs.failure = (
+                        f"the answer passed {MAX_READ_BYTES} bytes; the judge stopped reading"
+                    )
+                    obs.kit_limit = "max_read_bytes"
                     break
         except ConnectionClosed as exc:
             if obs.cancelled_at is None:
