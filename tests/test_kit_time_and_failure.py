@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -520,3 +521,37 @@ def test_the_log_keeps_both_ends_of_a_long_answer_and_its_content_adds_up() -> N
     assert writes[-2][3] == {kind_of(total - 2): total - 2}
     times = [w[0] for w in writes]
     assert times == sorted(times)
+
+
+def test_a_mock_that_answers_its_log_late_is_asked_again_not_taken_for_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A mock over HTTP busy writing large answers once answered its log late:
+    # the cell was judged without its entry ("no stream to read").
+    from streamwire.kit.run import check
+
+    monkeypatch.setattr(check, "LOG_TIMEOUTS", (0.2, 0.2, 2.0))
+    entry = {"id": 1, "tag": "t1", "path": "/v1/chat/completions", "ended_at": 1.0}
+    asks: list[float] = []
+
+    async def mock(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        asks.append(time.monotonic())
+        if len(asks) < 3:
+            await asyncio.sleep(1.0)  # later than the ask's read timeout
+        body = json.dumps({"requests": [entry]}).encode()
+        head = f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+        with contextlib.suppress(OSError):
+            writer.write(head + body)
+            await writer.drain()
+            writer.close()
+
+    async def go() -> list[dict[str, Any]]:
+        server = await asyncio.start_server(mock, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            return await check._Log(None, f"http://127.0.0.1:{port}").entries("t1")
+
+    monkeypatch.setattr(check, "is_entry", lambda e: isinstance(e, dict))
+    assert asyncio.run(go()) == [entry]
+    assert len(asks) == 3

@@ -363,6 +363,13 @@ def run_record(plan: CheckPlan) -> dict[str, Any]:
     }
 
 
+#: Each ask of a mock over HTTP for a tag's log entries, its read timeout: a
+#: mock writing many large answers at once (the slow reader's, 48 to 83 MB,
+#: to several buffering proxies) was seen not answering within 5 s, and its
+#: cells then judged without the log ("no stream to read").
+LOG_TIMEOUTS = (5.0, 10.0, 20.0)
+
+
 class _Log:
     """The mock's log: in-process, or over HTTP."""
 
@@ -373,17 +380,22 @@ class _Log:
         self.poll = poll
 
     async def entries(self, tag: str) -> list[dict[str, Any]]:
+        """The tag's entries; [] when a mock over HTTP did not answer
+        ``LOG_TRIES`` asks (a busy mock answers late: "no answer" is not
+        "no entry" until then)."""
         if self.mock is not None:
             return self.mock.entries(tag)
-        try:
-            response = await open_request(
-                f"{self.url}/_sw/log?tag={quote(tag)}", method="GET", read_timeout=5.0
-            )
-            data = json.loads(await response.read())
-        except (TransportError, ValueError):
-            return []
-        requests = data.get("requests") if isinstance(data, dict) else None
-        return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
+        for timeout in LOG_TIMEOUTS:
+            try:
+                response = await open_request(
+                    f"{self.url}/_sw/log?tag={quote(tag)}", method="GET", read_timeout=timeout
+                )
+                data = json.loads(await response.read())
+            except (TransportError, ValueError):
+                continue
+            requests = data.get("requests") if isinstance(data, dict) else None
+            return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
+        return []
 
     async def state(self) -> dict[str, Any] | None:
         """The mock's open connections and requests in flight (``MockUpstream.load_state``);
