@@ -1,10 +1,11 @@
-"""WebSocket cells (``--client openai-responses-ws``): the check through WebSocket hops of our own.
+"""WebSocket cells (``--client openai-responses-ws``, ``openai-realtime``) through hops of our own.
 
 The judge's client opens a session with the route (``client/ws.py``), the
-mock answers each ``response.create`` (``upstream/ws.py``), and the cells
-are judged on the layers an SSE cell is. Straight to the mock and through
-an honest relay every cell passes; each broken hop (``servers/ws_relay.py``)
-gets exactly the verdict of its cause, three runs alike.
+mock answers each ``response.create`` (``upstream/ws.py``,
+``upstream/ws_realtime.py``), and the cells are judged on the layers an SSE
+cell is. For each client, straight to the mock and through an honest relay
+every cell passes; each broken hop (``servers/ws_relay.py``) gets exactly
+the verdict of its cause, three runs alike.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from servers.ws_relay import WsRelay
 from streamwire.kit.client.ws import WS_CLIENTS, ws_carries
+from streamwire.kit.judge.cell import Cell
 from streamwire.kit.judge.verdicts import cell_verdicts
 from streamwire.kit.report.document import Report, build_report
 from streamwire.kit.run.check import CheckPlan, Route, run_check
@@ -28,30 +30,50 @@ from streamwire.kit.vocab.cases import CASE_NAMES, CASES
 pytest.importorskip("websockets")
 
 WS = "openai-responses-ws"
-CARRIED = [n for n in CASE_NAMES if ws_carries(CASES[n])]
+RT = "openai-realtime"
 
 
-def _check(behaviour: str | None, cases: Sequence[str], deliveries: Sequence[str]) -> Report:
-    return asyncio.run(_run_hop(behaviour, cases, deliveries))
+def _carried(client: str) -> list[str]:
+    return [n for n in CASE_NAMES if ws_carries(CASES[n], client)]
+
+
+CARRIED = _carried(WS)
+
+
+def _check(
+    behaviour: str | None,
+    cases: Sequence[str],
+    deliveries: Sequence[str],
+    clients: Sequence[str] = (WS,),
+) -> Report:
+    return asyncio.run(_run_hop(behaviour, cases, deliveries, clients))
 
 
 async def _run_hop(
-    behaviour: str | None, cases: Sequence[str], deliveries: Sequence[str]
+    behaviour: str | None,
+    cases: Sequence[str],
+    deliveries: Sequence[str],
+    clients: Sequence[str] = (WS,),
 ) -> Report:
     """A check through the hop (None: straight to the mock), each its own."""
     async with MockUpstream() as mock:
         if behaviour is None:
-            return await _run(mock.url, mock.url, "direct", cases, deliveries)
+            return await _run(mock.url, mock.url, "direct", cases, deliveries, clients)
         async with WsRelay(mock.url, behaviour) as relay:
-            return await _run(relay.url, mock.url, behaviour, cases, deliveries)
+            return await _run(relay.url, mock.url, behaviour, cases, deliveries, clients)
 
 
 async def _run(
-    url: str, mock: str, label: str, cases: Sequence[str], deliveries: Sequence[str]
+    url: str,
+    mock: str,
+    label: str,
+    cases: Sequence[str],
+    deliveries: Sequence[str],
+    clients: Sequence[str],
 ) -> Report:
     plan = CheckPlan(
         routes=[Route(url, label=label, key_passthrough=True)],
-        clients=[WS],
+        clients=list(clients),
         cases=cases,
         deliveries=deliveries,
         mock_url=mock,
@@ -70,13 +92,20 @@ def _verdicts(report: Report) -> dict[tuple[str, str], set[str]]:
     return out
 
 
+def _whole_and_paced(name: str) -> list[str]:
+    return [d for d in ("whole", "paced") if d in (CASES[name].only or ("whole", "paced"))]
+
+
 def test_a_session_carries_the_cases_it_can_and_runs_whole_and_paced() -> None:
-    plan = CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat", WS])
-    ws = [k for k in plan.keys() if k[2] == WS]
-    assert {k[1] for k in ws} == set(CARRIED)
-    assert {k[3] for k in ws} == {"whole", "paced"}  # no tiny, no unary
+    plan = CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat", WS, RT])
+    for client in (WS, RT):
+        ws = [k for k in plan.keys() if k[2] == client]
+        assert {k[1] for k in ws} == set(_carried(client))
+        assert {k[3] for k in ws} == {"whole", "paced"}  # no tiny, no unary
     assert not {"slow-reader", "head-of-line", "retry-stall"} & set(CARRIED)
     assert "cancel" in CARRIED and "tool-error-result" in CARRIED
+    # Realtime has no reasoning: no cell judges a loss the protocol forces.
+    assert set(CARRIED) - set(_carried(RT)) == {"reasoning"}
 
 
 #: Through the honest relay: text, calls, a tool's result, an error, a hang-up, usage.
@@ -95,63 +124,101 @@ RELAYED = [
 def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
     behaviour: str | None, cases: list[str]
 ) -> None:
-    report = _check(behaviour, cases, ["whole", "paced"])
-    assert len(report.cells) == sum(
-        len([d for d in ("whole", "paced") if d in (CASES[n].only or ("whole", "paced"))])
-        for n in cases
-    )
-    failing = {
-        (c.case, c.delivery): c.as_dict()["evidence"]["layers"]
-        for c in report.cells
-        if c.failed or c.degraded
-    }
-    assert not failing, failing
-    cancel = next(c for c in report.cells if c.case == "cancel")
-    assert cancel.checks["cancel"].verdict == "pass"
-    follow = next(c for c in report.cells if c.case == "tool-error-result")
+    # Both clients in one run, their cells side by side.
+    report = _check(behaviour, cases, ["whole", "paced"], (WS, RT))
+    for client in (WS, RT):
+        carried = [n for n in cases if ws_carries(CASES[n], client)]
+        cells = [c for c in report.cells if c.client == client]
+        assert len(cells) == sum(len(_whole_and_paced(n)) for n in carried), client
+        failing = {
+            (c.case, c.delivery): c.as_dict()["evidence"]["layers"]
+            for c in cells
+            if c.failed or c.degraded
+        }
+        assert not failing, (client, failing)
+        _hung_up_and_answered(client, cells)
+
+
+def _hung_up_and_answered(client: str, cells: list[Cell]) -> None:
+    """The hang-ups, the tool's result and the paced stream of ``client``'s cells."""
+    cancels = {c.delivery: c for c in cells if c.case == "cancel"}
+    assert {c.checks["cancel"].verdict for c in cancels.values()} == {"pass"}
+    follow = next(c for c in cells if c.case == "tool-error-result")
     assert follow.checks["tool_results"].verdict == "pass"
-    paced = next(c for c in report.cells if c.case == "short-text" and c.delivery == "paced")
+    # Realtime hangs up in ``paced`` by response.cancel, the socket open:
+    # the mock's response ended by it, not by a closed connection.
+    ended = {
+        d: (c.evidence["mock"]["cancelled_at"], c.evidence["mock"]["disconnected_at"])
+        for d, c in cancels.items()
+    }
+    assert ended["whole"][0] is None and ended["whole"][1] is not None, ended
+    if client == RT:
+        assert ended["paced"][0] is not None and ended["paced"][1] is None, ended
+    else:
+        assert ended["paced"][0] is None and ended["paced"][1] is not None, ended
+    paced = next(c for c in cells if c.case == "short-text" and c.delivery == "paced")
     assert paced.checks["streaming"].verdict == "pass"
-    assert paced.reproduce.startswith("echo ") and "websocat" in paced.reproduce
+    assert "websocat" in paced.reproduce
+    if client == WS:
+        assert paced.reproduce.startswith("echo ")
+    else:  # session.update, the user's item, response.create: a line each
+        assert paced.reproduce.startswith("printf ") and "/v1/realtime?model=" in paced.reproduce
+        assert paced.reproduce.count("conversation.item.create") == 1
+
+
+#: (behaviour, cases, deliveries, verdict, the cell of its cause, timed): the
+#: timed ones (a hold, a close, a cancel) are judged by clocks: run alone.
+HOPS = [
+    ("hold", ["short-text"], ["whole", "paced"], "not_streaming", ("short-text", "paced"), True),
+    (
+        "drop_errors",
+        ["in-stream-error", "short-text"],
+        ["whole"],
+        "error_masked",
+        ("in-stream-error", "whole"),
+        False,
+    ),
+    (
+        "one_call_id",
+        ["parallel-tools", "single-tool"],
+        ["whole"],
+        "chat_only",
+        ("parallel-tools", "whole"),
+        False,
+    ),
+    (
+        "keep_upstream",
+        ["cancel", "short-text"],
+        ["whole"],
+        "cancel_not_propagated",
+        ("cancel", "whole"),
+        True,
+    ),
+]
+#: Realtime's own: a hop that drops response.cancel fails the cell that
+#: cancels so (``paced``), not the one that closes the socket (``whole``).
+RT_HOPS = [
+    (
+        "drop_cancel",
+        ["cancel"],
+        ["whole", "paced"],
+        "cancel_not_propagated",
+        ("cancel", "paced"),
+        True,
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "cases", "deliveries", "verdict", "where"),
+    ("client", "behaviour", "cases", "deliveries", "verdict", "where"),
     [
-        # The timed ones (a hold, a close) are judged by clocks: run alone.
-        pytest.param(
-            "hold",
-            ["short-text"],
-            ["whole", "paced"],
-            "not_streaming",
-            ("short-text", "paced"),
-            marks=pytest.mark.timed,
-        ),
-        (
-            "drop_errors",
-            ["in-stream-error", "short-text"],
-            ["whole"],
-            "error_masked",
-            ("in-stream-error", "whole"),
-        ),
-        (
-            "one_call_id",
-            ["parallel-tools", "single-tool"],
-            ["whole"],
-            "chat_only",
-            ("parallel-tools", "whole"),
-        ),
-        pytest.param(
-            "keep_upstream",
-            ["cancel", "short-text"],
-            ["whole"],
-            "cancel_not_propagated",
-            ("cancel", "whole"),
-            marks=pytest.mark.timed,
-        ),
+        pytest.param(client, *hop[:5], marks=[pytest.mark.timed] if hop[5] else [])
+        for client, hops in ((WS, HOPS), (RT, HOPS + RT_HOPS))
+        for hop in hops
     ],
 )
 def test_each_broken_hop_gets_the_verdict_of_its_cause_three_runs_alike(
+    client: str,
     behaviour: str,
     cases: list[str],
     deliveries: list[str],
@@ -160,7 +227,7 @@ def test_each_broken_hop_gets_the_verdict_of_its_cause_three_runs_alike(
 ) -> None:
     # Three runs at once, each with a mock and a hop of its own.
     async def three() -> list[Report]:
-        runs = (_run_hop(behaviour, cases, deliveries) for _ in range(3))
+        runs = (_run_hop(behaviour, cases, deliveries, (client,)) for _ in range(3))
         return list(await asyncio.gather(*runs))
 
     runs = [_verdicts(report) for report in asyncio.run(three())]
@@ -205,6 +272,15 @@ HOSTILE: list[list[str | bytes]] = [
         '{"type": "response.completed"}',
     ],
     ["{" * 5000, json.dumps({"type": "response.created", "response": {"id": None}}), "x" * 300_000],
+    # Realtime's events, of no sane shape.
+    [
+        '{"type": "session.created", "session": [1]}',
+        '{"type": "response.created", "response": {"id": 5}}',
+        '{"type": "response.output_audio.delta", "response_id": "r", "delta": "%%not base64"}',
+        '{"type": "response.function_call_arguments.delta", "response_id": "r", "call_id": 3}',
+        '{"type": "response.done", "response": {"status": ["failed"], "status_details": 1}}',
+        '{"type": "response.done", "response": "done"}',
+    ],
 ]
 
 
@@ -225,7 +301,7 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
             port = server.sockets[0].getsockname()[1]
             plan = CheckPlan(
                 routes=[Route(f"http://127.0.0.1:{port}", label="hostile")],
-                clients=[WS],
+                clients=[WS, RT],
                 cases=["short-text", "cancel", "tool-error-result"],
                 deliveries=["whole"],
                 mock_url=mock.url,
@@ -235,7 +311,7 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
             return build_report(await run_check(plan))
 
     report = asyncio.run(go())
-    assert len(report.cells) == 3
+    assert len(report.cells) == 6
     for cell in report.cells:
         assert cell.failed or cell.inconclusive, cell.as_dict()
         assert cell.upstream is None  # the gateway never called the mock

@@ -190,7 +190,8 @@ def test_a_client_that_closes_mid_answer_ends_the_response_in_the_log() -> None:
 def test_an_upgrade_at_a_path_with_no_session_is_logged_and_refused() -> None:
     async def go() -> tuple[int, list[dict[str, Any]]]:
         async with MockUpstream() as mock:
-            url = mock.url.replace("http://", "ws://") + "/v1/realtime?model=sw-short-text"
+            path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+            url = mock.url.replace("http://", "ws://") + path
             with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
                 async with connect(url, ping_interval=None):
                     pass
@@ -199,4 +200,5 @@ def test_an_upgrade_at_a_path_with_no_session_is_logged_and_refused() -> None:
     status, entries = asyncio.run(go())
     assert status == 404
     (entry,) = entries
-    assert entry["method"] == "GET" and entry["path"] == "/v1/realtime" and entry["status"] == 404
+    assert entry["method"] == "GET" and entry["path"].endswith("BidiGenerateContent")
+    assert entry["status"] == 404

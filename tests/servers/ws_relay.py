@@ -12,12 +12,17 @@ behaviour           what it does
 ``hold``            holds the upstream's messages of a response until its
                     last one, then sends them all
 ``drop_errors``     drops the upstream's ``error`` events (the response's
-                    ``response.failed`` still goes on)
+                    ``response.failed`` still goes on) and the error a
+                    Realtime ``response.done`` carries (its status kept)
 ``one_call_id``     gives every call of a response the first call's
                     ``call_id``
 ``keep_upstream``   when the client closes, keeps the upstream's socket
                     open and reads it to its end
+``drop_cancel``     drops the client's ``response.cancel`` (Realtime)
 =================== ======================================================
+
+The paths are the client's (``/v1/responses``, ``/v1/realtime?model=...``):
+a hop relays either protocol.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from websockets.exceptions import ConnectionClosed
 
 __all__ = ["BEHAVIOURS", "WsRelay"]
 
-BEHAVIOURS = ("pass", "hold", "drop_errors", "one_call_id", "keep_upstream")
-_ENDS = {"response.completed", "response.incomplete", "response.failed"}
+BEHAVIOURS = ("pass", "hold", "drop_errors", "one_call_id", "keep_upstream", "drop_cancel")
+_ENDS = {"response.completed", "response.incomplete", "response.failed", "response.done"}
 _PASSED = ("authorization", "x-api-key")
 
 
@@ -73,6 +78,8 @@ class WsRelay:
             down = asyncio.ensure_future(self._down(upstream, client))
             try:
                 async for message in client:
+                    if self.behaviour == "drop_cancel" and '"response.cancel"' in str(message):
+                        continue
                     await upstream.send(message)
             except ConnectionClosed:
                 pass
@@ -96,6 +103,10 @@ class WsRelay:
                 kind = event.get("type")
                 if self.behaviour == "drop_errors" and kind == "error":
                     continue
+                if self.behaviour == "drop_errors" and kind == "response.done":
+                    details = event["response"].get("status_details") or {}
+                    if details.pop("error", None) is not None:
+                        text = json.dumps(event)
                 if self.behaviour == "one_call_id":
                     text = _one_call_id(event, ids) or text
                 if self.behaviour == "hold":

@@ -83,21 +83,27 @@ def curl_command(
 def websocat_command(
     url: str,
     headers: Sequence[tuple[str, str]],
-    message: dict[str, Any],
+    message: dict[str, Any] | Sequence[dict[str, Any]],
     *,
     key: str | None,
     var: str = KEY_VAR,
 ) -> str:
     """A WebSocket cell's request as ``websocat`` sends it: the upgrade to
     ``url`` with ``headers`` (``key`` left to the shell as ``"$var"``), the
-    first message on standard input, each message the gateway sends printed
-    as it arrives."""
-    payload = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+    request's messages on standard input, a line each (``echo`` for one,
+    ``printf`` for several), each message the gateway sends printed as it
+    arrives."""
+    messages = [message] if isinstance(message, dict) else list(message)
+    payloads = [
+        _word(json.dumps(m, ensure_ascii=True, separators=(",", ":")), key, var) for m in messages
+    ]
     words = ["websocat", "-t"]
     for name, value in headers:
         words += ["-H", _word(f"{name}: {value}", key, var)]
     words.append(_word(url, key, var))
-    return f"echo {_word(payload, key, var)} | " + " ".join(words)
+    if len(payloads) == 1:
+        return f"echo {payloads[0]} | " + " ".join(words)
+    return "printf '%s\\n' " + " ".join(payloads) + " | " + " ".join(words)
 
 
 def cell_command(

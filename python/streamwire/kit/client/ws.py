@@ -2,19 +2,32 @@
 
 ``open_session`` makes the upgrade (the ``websockets`` library's asyncio
 client: nothing here frames a message) and ``WsSession.ask`` sends one
-request message and reads the response it starts, message by message, into
-an ``Observation`` as ``raw.observe`` fills one for a streamed HTTP answer:
-each message's arrival time and size (``pieces``), the content each
+request's messages and reads the response they start, message by message,
+into an ``Observation`` as ``raw.observe`` fills one for a streamed HTTP
+answer: each message's arrival time and size (``pieces``), the content each
 carried (``content``, the keys the mock logs its writes by), the events
 streamwire's adapter read from them, the result. A follow-up (a tool's
 result) is a second ``ask`` on the same socket, as a client sends it.
 
-What the protocols need of the session (OpenAI's Responses API in WebSocket
-mode, checked 2026-12-07): the request is the HTTP body with ``"type":
-"response.create"``; a response ends with ``response.completed``,
-``response.incomplete`` or ``response.failed``; an ``error`` event before
-any ``response.created`` refuses the request. The client's hang-up is
-closing the socket (the Responses API has no cancel message).
+What the protocols need of the session (checked 2026-12-08):
+
+* OpenAI's Responses API in WebSocket mode: the request is the HTTP body
+  with ``"type": "response.create"``; a response ends with
+  ``response.completed``, ``response.incomplete`` or ``response.failed``;
+  the tool's result is the next ``response.create``, its ``input`` the
+  history. The client's hang-up is closing the socket (the API has no
+  cancel message).
+* OpenAI Realtime (GA): the URL names the model (``/v1/realtime?model=``);
+  the request is ``session.update`` (instructions, tools, output
+  modalities), a ``conversation.item.create`` of the user's message and
+  ``response.create`` (the output limit in its ``response``); a response
+  ends with ``response.done``; the tool's result is a
+  ``conversation.item.create`` of a ``function_call_output``, then
+  ``response.create`` (the session keeps the conversation). The client
+  hangs up by closing the socket, or by ``response.cancel`` (``HANG_UPS``).
+
+For both, an ``error`` event before any ``response.created`` refuses the
+request.
 """
 
 from __future__ import annotations
@@ -23,16 +36,18 @@ import asyncio
 import json
 import ssl
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import quote
 
+from ...result import StreamResult
 from ..vocab.cases import Case
 from ..vocab.httpio import Trust
-from ..vocab.kinds.base import Conduct
+from ..vocab.kinds.base import Conduct, Kind
 from ..vocab.kinds.cancel import Cancel
 from ..vocab.kinds.follow_up import FollowUp
 from ..vocab.kinds.silence import Silence
-from ..vocab.names import WS_WIRE, adapter
+from ..vocab.names import WS_LOSSES, WS_WIRE, adapter
 from .raw import (
     KEEP_BYTES,
     MAX_ECHOES,
@@ -45,13 +60,17 @@ from .raw import (
 )
 
 __all__ = [
+    "HANG_UPS",
     "MISSING",
     "WS_CLIENTS",
     "WS_DELIVERIES",
+    "HangUp",
     "WsSession",
+    "hang_up_form",
     "open_session",
     "require",
     "ws_carries",
+    "ws_follow_up",
     "ws_request",
 ]
 
@@ -64,8 +83,22 @@ MISSING = "the WebSocket clients need the websockets library: pip install 'strea
 #: delivery, so ``tiny`` (bytes cut anywhere) has no WebSocket form, and a
 #: session has no ``unary`` request.
 WS_DELIVERIES = ("whole", "paced")
-#: The events that end a Responses response.
-_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+#: The events that end a response, by client.
+_ENDS: dict[str, frozenset[str]] = {
+    "openai-responses-ws": frozenset(
+        {"response.completed", "response.incomplete", "response.failed"}
+    ),
+    "openai-realtime": frozenset({"response.done"}),
+}
+#: How a client hangs up: ``close`` (the socket) or ``cancel`` (Realtime's
+#: ``response.cancel``, the socket left open).
+HangUp = Literal["close", "cancel"]
+#: The (client, delivery) cells that hang up otherwise than by ``close``: a
+#: Realtime ``cancel`` cell closes in ``whole``, cancels in ``paced``.
+HANG_UPS: dict[tuple[str, str], HangUp] = {("openai-realtime", "paced"): "cancel"}
+#: How long, after ``response.cancel``, the client reads on (unjudged) for
+#: the response's ``response.done`` before it leaves the socket be.
+CANCEL_DRAIN = 5.0
 #: The largest message the client takes (a Responses done event repeats the
 #: whole answer's text).
 MAX_MESSAGE = 256 * 1024 * 1024
@@ -79,11 +112,20 @@ def require() -> None:
         raise ValueError(MISSING) from None
 
 
-def ws_carries(case: Case) -> bool:
-    """Whether a session carries ``case``: one with no conduct, a hang-up, a
-    tool's result sent back or a silence (not a retry's failed attempts, a
-    slow reader's window, or a request beside it: the HTTP cells judge those)."""
+def ws_carries(case: Case, client: str = "openai-responses-ws") -> bool:
+    """Whether a session of ``client`` carries ``case``: one with no conduct,
+    a hang-up, a tool's result sent back or a silence (not a retry's failed
+    attempts, a slow reader's window, or a request beside it: the HTTP cells
+    judge those), and nothing the protocol has no field for (Realtime: the
+    model's reasoning)."""
+    if "reasoning" in WS_LOSSES.get(client, ()) and (case.reasoning or case.wants_reasoning):
+        return False
     return case.kind.plain or isinstance(case.kind, Cancel | FollowUp | Silence)
+
+
+def hang_up_form(client: str, delivery: str) -> HangUp:
+    """How ``client``'s cell in ``delivery`` hangs up (``HANG_UPS``)."""
+    return HANG_UPS.get((client, delivery), "close")
 
 
 def ws_request(
@@ -95,10 +137,13 @@ def ws_request(
     canary: str | None = None,
     *,
     cell: str | None = None,
-) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
-    """(``ws://`` URL, upgrade headers, first message) of ``case``'s request
-    in the WebSocket protocol ``client``: the HTTP protocol's body as its
-    message (``client_request``), its credentials as the upgrade's headers."""
+    delivery: str = "whole",
+) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
+    """(``ws://`` URL, upgrade headers, messages) of ``case``'s request in
+    the WebSocket protocol ``client``: the HTTP protocol's body
+    (``client_request``) as its messages, its credentials as the upgrade's
+    headers. A Realtime cell in ``paced`` asks for audio (its transcript is
+    the text judged), in ``whole`` for text."""
     from .raw import client_request
 
     url, headers, body = client_request(
@@ -107,8 +152,53 @@ def ws_request(
     scheme, _, rest = url.partition("://")
     ws_url = ("wss" if scheme == "https" else "ws") + "://" + rest
     kept = [(k, v) for k, v in headers if k.lower() in ("authorization", "x-api-key")]
-    message = {"type": "response.create", **{k: v for k, v in body.items() if k != "stream"}}
-    return ws_url, kept, message
+    plain = {k: v for k, v in body.items() if k != "stream"}
+    if client != "openai-realtime":
+        return ws_url, kept, [{"type": "response.create", **plain}]
+    root = ws_url.rsplit("/v1/responses", 1)[0]
+    realtime_url = f"{root}/v1/realtime?model={quote(model, safe='')}"
+    return realtime_url, kept, _realtime_messages(plain, audio=delivery == "paced")
+
+
+def _realtime_messages(body: dict[str, Any], *, audio: bool) -> list[dict[str, Any]]:
+    """A Responses body's request as Realtime client events: the session's
+    settings, the user's message, and the response asked for."""
+    session: dict[str, Any] = {
+        "type": "realtime",
+        "output_modalities": ["audio"] if audio else ["text"],
+    }
+    if body.get("tools"):
+        session["tools"] = body["tools"]
+        session["tool_choice"] = "auto"
+    text = body.get("input")
+    item = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text if isinstance(text, str) else ""}],
+    }
+    create: dict[str, Any] = {"type": "response.create"}
+    if isinstance(body.get("max_output_tokens"), int):
+        create["response"] = {"max_output_tokens": body["max_output_tokens"]}
+    return [
+        {"type": "session.update", "session": session},
+        {"type": "conversation.item.create", "item": item},
+        create,
+    ]
+
+
+def ws_follow_up(
+    client: str, kind: Kind, messages: list[dict[str, Any]], result: StreamResult | None
+) -> list[dict[str, Any]] | None:
+    """The messages of the follow-up ``kind`` asks for once the first
+    response (``result``) ended, or None: Responses, the next
+    ``response.create`` with the history; Realtime, the result's
+    ``conversation.item.create`` (``sw.tool_result``), then ``response.create``."""
+    if client == "openai-realtime":
+        answer = kind.next_request(client, {}, result)
+        return None if answer is None else [answer, {"type": "response.create"}]
+    first = {k: v for k, v in messages[0].items() if k != "type"}
+    second = kind.next_request(WS_CLIENTS[client], first, result)
+    return None if second is None else [{**second, "type": "response.create"}]
 
 
 @dataclass
@@ -122,32 +212,43 @@ class WsSession:
     headers: list[tuple[str, str]]
     connected_at: float
 
+    #: The session's own events (``session.created``, ``session.updated``),
+    #: the latest few: each ``ask``'s adapter reads them first.
+    opening: list[str | bytes] = field(default_factory=list)
+
     async def ask(
         self,
-        message: dict[str, Any],
+        messages: dict[str, Any] | list[dict[str, Any]],
         *,
         conduct: Conduct | None = None,
+        hang_up: HangUp = "close",
         read_timeout: float = 20.0,
         total_timeout: float = 120.0,
         secrets: tuple[str, ...] = (),
     ) -> Observation:
-        """Sends ``message`` and reads the response it starts (see the module
-        docstring), within ``total_timeout`` and ``raw.MAX_READ_BYTES``;
-        never raises for what the gateway does."""
+        """Sends ``messages`` and reads the response they start (see the
+        module docstring), within ``total_timeout`` and ``raw.MAX_READ_BYTES``;
+        ``hang_up``: how the conduct's hang-up is made (``HANG_UPS``). Never
+        raises for what the gateway does."""
         from websockets.exceptions import ConnectionClosed
 
-        obs = _observation(self, message, secrets)
+        sent = [messages] if isinstance(messages, dict) else list(messages)
+        obs = _observation(self, sent, secrets)
         stream: Any = adapter(self.client)  # a WebSocketSession: messages, not bytes
+        for known in self.opening:
+            stream.feed_message(known)
         wire = _Sample(lambda d: d)
         unified = _Sample(_event_dict)
         head = bytearray()
         texts, created = 0, False
+        ends = _ENDS.get(self.client, _ENDS["openai-responses-ws"])
         deadline = obs.sent_at + total_timeout
         conduct = conduct or Conduct()
         hang_up_after = conduct.hang_up_after
         hang_up_at = obs.sent_at + conduct.hang_up_timer if hang_up_after is not None else None
         try:
-            await self.connection.send(json.dumps(message, ensure_ascii=False))
+            for message in sent:
+                await self.connection.send(json.dumps(message, ensure_ascii=False))
             while True:
                 wait = read_timeout
                 if hang_up_at is not None:
@@ -156,7 +257,7 @@ class WsSession:
                     data = await asyncio.wait_for(self.connection.recv(), wait)
                 except asyncio.TimeoutError:
                     if hang_up_at is not None and time.time() >= hang_up_at:
-                        await self._hang_up(obs, "timer")
+                        await self._hang_up(obs, "timer", hang_up)
                         break
                     obs.failure = f"no message within {read_timeout} s"
                     obs.timed_out, obs.kit_limit = True, "read_timeout"
@@ -189,11 +290,13 @@ class WsSession:
                         if len(obs.content) < MAX_TIMES:
                             obs.content.append((at, key, chars))
                 kind = parsed.get("type") if parsed is not None else None
+                if kind in ("session.created", "session.updated") and len(raw) <= KEEP_BYTES:
+                    self.opening = [*self.opening[-3:], data]
                 created = created or kind == "response.created"
-                if kind in _ENDS or (kind == "error" and not created):
+                if kind in ends or (kind == "error" and not created):
                     break
                 if hang_up_after is not None and texts >= hang_up_after:
-                    await self._hang_up(obs, "deltas")
+                    await self._hang_up(obs, "deltas", hang_up)
                     break
                 if at > deadline:
                     obs.failure = f"the response was still running after {total_timeout} s"
@@ -221,11 +324,34 @@ class WsSession:
         obs.events, obs.event_count = unified.items(), unified.count
         results = getattr(stream, "results", None)
         obs.result = results[0] if results else stream.result
+        if obs.cancelled_at is not None and hang_up == "cancel":
+            await self._drain(ends, read_timeout)
         return obs
 
-    async def _hang_up(self, obs: Observation, reason: str) -> None:
+    async def _hang_up(self, obs: Observation, reason: str, form: HangUp) -> None:
         obs.cancelled_at, obs.cancel_reason = time.time(), reason
+        if form == "cancel":
+            try:
+                await self.connection.send(json.dumps({"type": "response.cancel"}))
+            except Exception:  # a socket already gone: the hang-up is made
+                pass
+            return
         await self.close()
+
+    async def _drain(self, ends: frozenset[str], read_timeout: float) -> None:
+        """Reads on after ``response.cancel``, unjudged, to the response's end
+        (or ``CANCEL_DRAIN``): the gateway's messages are taken off the
+        socket, as a client that cancelled takes them."""
+        deadline = time.time() + CANCEL_DRAIN
+        try:
+            while time.time() < deadline:
+                wait = max(0.0, min(read_timeout, deadline - time.time()))
+                data = await asyncio.wait_for(self.connection.recv(), wait)
+                event = _parsed(data.encode() if isinstance(data, str) else bytes(data))
+                if event is not None and event.get("type") in ends:
+                    return
+        except Exception:  # a timeout, or the socket closed: either ends the drain
+            return
 
     async def close(self) -> None:
         """Closes the socket (a normal closure); never raises."""
@@ -287,9 +413,11 @@ async def open_session(
 
 
 def _observation(
-    session: WsSession, message: dict[str, Any], secrets: tuple[str, ...]
+    session: WsSession, messages: list[dict[str, Any]], secrets: tuple[str, ...]
 ) -> Observation:
-    obs = Observation(session.client, session.url, message, time.time(), secrets=secrets)
+    # The request as the evidence shows it: the one message, or all of them.
+    request = messages[0] if len(messages) == 1 else {"messages": messages}
+    obs = Observation(session.client, session.url, request, time.time(), secrets=secrets)
     obs.status, obs.headers = session.status, session.headers
     obs.connected_at = obs.head_at = session.connected_at
     obs.websocket = True

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -33,12 +33,13 @@ from ...result import StreamResult, Usage
 from ...translate._usage import INPUT_INCLUDES_CACHE, figures
 from ..client.raw import Observation
 from ..upstream.eventstream import converse_units, invoke_units
+from ..upstream.realtime import RealtimeWriter, sse_payloads
 from ..upstream.wire import render_stream
 from ..vocab.buffers import hold_bound
 from ..vocab.cases import CASES, USAGE_PARTS, Case, Truth, truth
 from ..vocab.delivery import UNARY, Unit
 from ..vocab.kinds.cancel import CANCEL_TIMER
-from ..vocab.names import BEDROCK_CLIENTS, adapter, encoder, wire_of
+from ..vocab.names import BEDROCK_CLIENTS, WS_LOSSES, adapter, encoder, wire_of
 from ..vocab.names import media_type as media_type_of
 from ..vocab.toolturn import FLAG_PROTOCOLS
 from .cell import LAYERS, Check, Inputs, Reference
@@ -77,6 +78,7 @@ def reference_of(
     """``reference`` of a case that is not one of ``CASES`` as it stands (a
     salted one, ``cases.salted``), not kept: every stream's is its own."""
     # A WebSocket protocol's facts are its HTTP sibling's (``names.wire_of``).
+    asked = client
     upstream, client = wire_of(upstream), wire_of(client)
     units = render_stream(
         case, upstream, model=f"sw-{case.name}", usage=usage_sent, attempt=attempt, silence=0.0
@@ -90,10 +92,39 @@ def reference_of(
     for unit in units:
         body += enc.feed(source.feed(unit.data))
     body += enc.feed(source.close()) + enc.close()
+    lost = {d.feature: d.detail for d in enc.downgrades}
+    if asked == "openai-realtime":
+        # Realtime's answer is the Responses one in Realtime's events, as the
+        # mock writes them (``upstream/realtime.py``), read back.
+        return Reference(_realtime_back(bytes(body)), lost)
     back = adapter(client)
     back.feed(bytes(body))
     back.close()
-    return Reference(back.result, {d.feature: d.detail for d in enc.downgrades})
+    return Reference(back.result, lost)
+
+
+def _realtime_back(body: bytes) -> StreamResult:
+    writer = RealtimeWriter()
+    back: Any = adapter("openai-realtime")
+    back.feed_message(json.dumps({"type": "session.created", "session": {}}))
+    for payload in sse_payloads(body):
+        for event in writer.events(payload):
+            back.feed_message(json.dumps(event))
+    back.close()
+    results = back.results
+    result: StreamResult = results[0] if results else back.result
+    return result
+
+
+def carried(facts: Truth, upstream: str) -> Truth:
+    """The facts of a case as ``upstream`` (a WebSocket protocol's name, or
+    an HTTP one's) can stream them: its HTTP sibling's, less what it has no
+    field for (``names.WS_LOSSES``: Realtime sends no reasoning, nor a
+    reasoning token count)."""
+    if "reasoning" not in WS_LOSSES.get(upstream, ()):
+        return facts
+    parts = tuple(p for p in facts.usage_parts if p[0] != "reasoning")
+    return replace(facts, reasoning="", signature=None, usage_parts=parts)
 
 
 def _bedrock_reference(client: str, source: Stream, units: Sequence[Unit]) -> Reference:
@@ -1414,6 +1445,7 @@ def inputs(
         given = entry.get("attempt")
         attempt = given if isinstance(given, int) else 1
         facts = truth(case, wire_of(upstream), usage_sent=usage_sent, attempt=attempt)
+        facts = carried(facts, upstream)
         # A whole answer carries its usage whatever the client asked.
         wants = case.wants_usage or delivery == UNARY
         if CASES.get(case.name) is case:

@@ -395,7 +395,10 @@ def cancel(x: Inputs) -> Check:
         "hung_up_on": obs.cancel_reason,
         "writes_after_hang_up": len(after_hang_up),
     }
-    gone = entry.get("disconnected_at")
+    # The upstream request ended: its connection closed, or (a Realtime
+    # response) the mock took the client's ``response.cancel``.
+    ends = [entry.get(k) for k in ("disconnected_at", "cancelled_at")]
+    gone = min((t for t in ends if isinstance(t, int | float)), default=None)
     if gone is None:
         ran = (writes[-1][0] - hung_up) if writes else 0.0
         how = "to the end of its answer" if entry.get("completed") else "on"

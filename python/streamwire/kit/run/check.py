@@ -48,8 +48,10 @@ from ..client.ws import (
     WS_CLIENTS,
     WS_DELIVERIES,
     WsSession,
+    hang_up_form,
     open_session,
     ws_carries,
+    ws_follow_up,
     ws_request,
 )
 from ..client.ws import (
@@ -87,7 +89,7 @@ from ..vocab.kinds.cancel import CANCEL_WAIT
 from ..vocab.kinds.head_of_line import BESIDE_CASE, HOL_REACH, HOL_WAIT, HeadOfLine
 from ..vocab.kinds.retry import DEFAULT_STALL
 from ..vocab.kinds.silence import DEFAULT_SILENCE, SHORT_SILENCE
-from ..vocab.names import CLIENTS, SDKS, wire_of
+from ..vocab.names import CLIENTS, SDKS
 from ..vocab.transport import TRANSPORTS, Transport, client_label, split_label
 
 __all__ = ["CheckPlan", "Route", "run_check", "run_record", "sdk_clients"]
@@ -285,7 +287,7 @@ class CheckPlan:
             for client in self.clients
             if client in WS_CLIENTS
             for name in self.cases
-            if ws_carries(CASES[name])
+            if ws_carries(CASES[name], client)
             for delivery in self.deliveries
             if delivery in WS_DELIVERIES and delivery in (CASES[name].only or DELIVERIES)
         ]
@@ -570,10 +572,12 @@ async def judged_stream(
         case = salted(case, tag)
     unary = delivery == UNARY
     websocket = client in WS_CLIENTS
+    messages: list[dict[str, Any]] = []
     if websocket:
-        url, headers, body = ws_request(
-            client, case, model, route.base_url, plan.key, plan.canary, cell=name
+        url, headers, messages = ws_request(
+            client, case, model, route.base_url, plan.key, plan.canary, cell=name, delivery=delivery
         )
+        body = messages[0] if len(messages) == 1 else {"messages": messages}
     else:
         url, headers, body = client_request(
             client,
@@ -603,8 +607,9 @@ async def judged_stream(
         else:
             session = opened
             obs = await session.ask(
-                body,
+                messages,
                 conduct=kind.conduct,
+                hang_up=hang_up_form(client, delivery),
                 read_timeout=limits.read,
                 total_timeout=limits.total,
                 secrets=watched,
@@ -642,15 +647,13 @@ async def judged_stream(
             case = salted(case, tag)
     follow_obs: Observation | None = None
     follow_entry: dict[str, Any] | None = None
-    second = kind.next_request(wire_of(client), body, obs.result)
-    if second is not None and session is not None:
-        # The tool's result goes on the same socket, as the next response.create.
-        follow_obs = await session.ask(
-            {**second, "type": "response.create"},
-            read_timeout=plan.read_timeout,
-            secrets=watched,
-        )
-    elif second is not None and not websocket:
+    if session is not None:
+        # The tool's result goes on the same socket, as the protocol sends it.
+        again = ws_follow_up(client, kind, messages, obs.result)
+        if again is not None:
+            follow_obs = await session.ask(again, read_timeout=plan.read_timeout, secrets=watched)
+    second = None if websocket else kind.next_request(client, body, obs.result)
+    if second is not None:
         follow_obs = await observe(
             client,
             url,
@@ -710,7 +713,7 @@ async def judged_stream(
     cell.transport = transport.name
     var = key_variable(plan.key_env)
     if websocket:
-        cell.reproduce = websocat_command(url, headers, body, key=plan.key, var=var)
+        cell.reproduce = websocat_command(url, headers, messages, key=plan.key, var=var)
     else:
         cell.reproduce = curl_command(
             url, headers, body, key=plan.key, var=var, http2=transport.http2
@@ -922,6 +925,8 @@ def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | N
         "last_write_at": rel(writes[-1][0]) if writes else None,
         "completed": entry.get("completed"),
         "disconnected_at": rel(entry.get("disconnected_at")),
+        # A Realtime response the client's response.cancel ended.
+        "cancelled_at": rel(entry.get("cancelled_at")),
         "usage_sent": entry.get("usage_sent"),
         "attempt": entry.get("attempt"),
         "failed": entry.get("failed"),

@@ -1,4 +1,4 @@
-"""The mock's WebSocket sessions: OpenAI's Responses API in WebSocket mode.
+"""The mock's WebSocket sessions: OpenAI's Responses API in WebSocket mode, and Realtime.
 
 A ``GET`` that asks to upgrade (``Upgrade: websocket``) at a path ending in
 ``/responses`` is a Responses WebSocket session (OpenAI "WebSocket mode",
@@ -16,6 +16,10 @@ a message that is not a JSON object, or of an unknown type, gets an
 ``error`` event and the socket stays open; the client closing the socket
 ends the response in flight (``disconnected_at`` in its entry).
 
+An upgrade at a path ending in ``/realtime`` is an OpenAI Realtime session
+(``ws_realtime.py``: its own client events, the same cases as Realtime
+server events).
+
 The framing is the ``websockets`` library's sans-I/O protocol
 (``websockets.server.ServerProtocol``) over the connection the HTTP server
 hands over (``Responder.take_over``): nothing here frames a message.
@@ -32,6 +36,8 @@ from typing import Any, Protocol
 from ..vocab.delivery import Write
 from ..vocab.httpio import Request, Responder, TransportError, Upgraded
 from ..vocab.names import WS_WIRE
+from .realtime import sse_payloads
+from .ws_realtime import RealtimeSession
 
 
 class Mock(Protocol):
@@ -62,8 +68,11 @@ def is_upgrade(request: Request) -> bool:
 
 def ws_protocol(path: str) -> str | None:
     """The WebSocket protocol a session at ``path`` speaks, or None."""
-    if path.rstrip("/").endswith("/responses"):
+    path = path.rstrip("/")
+    if path.endswith("/responses"):
         return "openai-responses-ws"
+    if path.endswith("/realtime"):
+        return "openai-realtime"
     return None
 
 
@@ -171,16 +180,6 @@ class _Socket:
             self.closed.set()
 
 
-def _sse_payloads(data: bytes) -> list[str]:
-    """The ``data:`` payloads of the SSE events in ``data`` (one write's)."""
-    out = []
-    for block in data.replace(b"\r\n", b"\n").split(b"\n\n"):
-        lines = [line[5:].lstrip(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
-        if lines:
-            out.append(b"\n".join(lines).decode("utf-8", "replace"))
-    return out
-
-
 def _error(code: str, message: str) -> str:
     return json.dumps(
         {
@@ -271,7 +270,7 @@ class _ResponsesSession:
                         await asyncio.wait_for(self.socket.closed.wait(), write.delay)
                 if self.socket.closed.is_set():
                     break
-                for payload in _sse_payloads(write.data):
+                for payload in sse_payloads(write.data):
                     if not await self.socket.send(payload):
                         break
                 self.mock.log.wrote(entry, len(write.data), write.kinds, write.content)
@@ -287,7 +286,7 @@ def _response_ids(writes: list[Write]) -> list[str]:
     """The ids of the responses the writes create (``response.created``)."""
     out = []
     for write in writes:
-        for payload in _sse_payloads(write.data):
+        for payload in sse_payloads(write.data):
             with contextlib.suppress(ValueError):
                 event = json.loads(payload)
                 response = event.get("response") if isinstance(event, dict) else None
@@ -315,6 +314,9 @@ async def serve_websocket(mock: Mock, request: Request, responder: Responder) ->
     try:
         if not await socket.handshake(request):
             return
-        await _ResponsesSession(mock, request, socket).run()
+        if protocol == "openai-realtime":
+            await RealtimeSession(mock, request, socket).run()
+        else:
+            await _ResponsesSession(mock, request, socket).run()
     finally:
         await socket.close()

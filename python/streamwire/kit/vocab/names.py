@@ -27,6 +27,7 @@ __all__ = [
     "END_EVENTS",
     "SDKS",
     "UPSTREAM_PROTOCOLS",
+    "WS_LOSSES",
     "WS_WIRE",
     "adapter",
     "encoder",
@@ -65,10 +66,21 @@ SDKS: dict[str, tuple[str, ...]] = {
 }
 
 #: The WebSocket protocols the kit speaks (the mock serves them, the judge's
-#: client asks them), and the HTTP protocol whose request bodies and events
-#: each carries whole: a Responses WebSocket message is an event of the
-#: streamed Responses API (OpenAI "WebSocket mode", checked 2026-12-07).
-WS_WIRE: dict[str, str] = {"openai-responses-ws": "openai-responses"}
+#: client asks them), and the HTTP protocol whose facts each carries: a
+#: Responses WebSocket message is an event of the streamed Responses API
+#: (OpenAI "WebSocket mode", checked 2026-12-07); a Realtime response
+#: carries a Responses answer's text, calls, stop and usage in events of its
+#: own (``upstream/realtime.py``), in the same usage convention (its
+#: ``input_tokens`` count the cached ones) and with the same stop reasons
+#: as streamwire's adapters read them (``completed``: stop or tool calls;
+#: ``incomplete`` for ``max_output_tokens``: length; ``failed``: error).
+WS_WIRE: dict[str, str] = {
+    "openai-responses-ws": "openai-responses",
+    "openai-realtime": "openai-responses",
+}
+#: What a WebSocket protocol has no field for of its HTTP sibling's facts:
+#: Realtime carries no reasoning (no reasoning items, no reasoning tokens).
+WS_LOSSES: dict[str, frozenset[str]] = {"openai-realtime": frozenset({"reasoning"})}
 
 
 def wire_of(protocol: str) -> str:

@@ -267,11 +267,16 @@ def assistant_turn(client: str, result: StreamResult) -> Any:
 
 def follow_up_request(client: str, first: dict[str, Any], result: StreamResult) -> dict[str, Any]:
     """The second request: ``first``'s body plus the assistant's turn and a
-    failed result for its first call (ValueError when the stream had no call)."""
+    failed result for its first call (ValueError when the stream had no call);
+    for an ``openai-realtime`` client, the result's client event alone."""
     if not result.tool_calls:
         raise ValueError("the gateway streamed no tool call to answer")
     call = result.tool_calls[0]
     answer = tool_result(result, call.id or "", ERROR_OUTPUT, is_error=True)
+    if client == "openai-realtime":
+        # The session keeps the conversation: the result alone, as its item
+        # (``conversation.item.create``); ``response.create`` follows it.
+        return answer
     body: dict[str, Any] = json.loads(json.dumps(first))
     turn = assistant_turn(client, result)
     if client == "openai-chat":
