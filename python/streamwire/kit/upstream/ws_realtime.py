@@ -40,14 +40,12 @@ import itertools
 import json
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
 from ..vocab.httpio import Request
 from .realtime import RealtimeWriter, sse_payloads
-
-if TYPE_CHECKING:
-    from .ws import Mock, _Socket
+from .ws_socket import Mock, Socket
 
 __all__ = ["RealtimeSession"]
 
@@ -96,7 +94,7 @@ class RealtimeSession:
 
     upstream = "openai-realtime"
 
-    def __init__(self, mock: Mock, request: Request, socket: _Socket) -> None:
+    def __init__(self, mock: Mock, request: Request, socket: Socket) -> None:
         self.mock = mock
         self.request = request
         self.socket = socket
