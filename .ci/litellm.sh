@@ -32,7 +32,8 @@
 #
 # The run: the mock upstream and the proxy on loopback, every provider pointed at
 # the mock (config below), then the kit through the proxy's chat, responses,
-# messages and Gemini endpoints on five upstream routes. LiteLLM has defects the
+# messages and Gemini endpoints on five upstream routes, its Bedrock pass-through
+# and its Realtime WebSocket route. LiteLLM has defects the
 # kit finds, so the check's own exit status is 1; this script fails when the run
 # is not whole or the kit finds other facts than the worked example documents,
 # clock-measured verdicts aside (.ci/kit_expect.py states the rule and why).
@@ -210,6 +211,19 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet
 echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
+# Its Realtime route (/v1/realtime, a WebSocket): LiteLLM relays the session
+# to the openai/* model's api_base host at /v1/realtime?model=..., every
+# event re-serialized (docs/kit/running.md, WebSocket routes).
+rm -f "$OUT/check-realtime.json"
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-realtime \
+    --models 'openai/{model}' --label realtime \
+    --cases "${KIT_CASES:-all}" --delivery whole,paced \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Realtime" \
+    --json "$OUT/check-realtime.json" --html "$OUT/check-realtime.html" \
+    --markdown "$OUT/check-realtime.md" --quiet
+echo "streamwire check against LiteLLM's Realtime route exited $?"
 # LiteLLM's own process crashing (a clean-clone CI run saw it die of SIGSEGV
 # inside libpython, mid-check, once) leaves every later cell
 # failing against a closed port: no verdict about LiteLLM's streaming, nor
@@ -227,7 +241,7 @@ set -e
 if [ -n "$UPGRADE" ]; then
     # Every change from the pin's published report, not gated: the upgrade's
     # worked comparison (its Markdown is docs/kit/examples-litellm-upgrade.md's).
-    for part in "" -retries -bedrock; do
+    for part in "" -retries -bedrock -realtime; do
         gunzip -c "docs/kit/litellm${part}-report.json.gz" > "$OUT/published$part.json"
         python3 -m streamwire.cli compare "$OUT/published$part.json" "$OUT/check$part.json" \
             --no-gate-timing --markdown "$OUT/compare$part.md" --json "$OUT/compare$part.json" \
@@ -236,6 +250,7 @@ if [ -n "$UPGRADE" ]; then
 elif [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
     { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"
+      echo; cat "$OUT/check-realtime.md"
       cat <<'PAGE'
 
 # The same LiteLLM, compared
@@ -246,14 +261,14 @@ elif [ "${LITELLM_DOCS:-}" = 1 ]; then
   and through each proxy in front of it (`bash .ci/litellm.sh --paths`).
 PAGE
     } > docs/kit/examples-litellm.md
-    for part in "" -retries -bedrock; do
+    for part in "" -retries -bedrock -realtime; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json" \
             --write
         # The whole report, evidence and all, published (gzip, no name or time in it).
         gzip -9 -n -c "$OUT/check$part.json" > "docs/kit/litellm${part}-report.json.gz"
     done
 else
-    for part in "" -retries -bedrock; do
+    for part in "" -retries -bedrock -realtime; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json"
         # ... and cell by cell against the published report: a change in
         # LiteLLM's behaviour at the pin, or in the kit's judgement, fails CI

@@ -297,6 +297,19 @@ def test_a_stream_cut_as_its_silence_begins_is_no_idle_timeout() -> None:
     assert cell.checks["completion"].tags == ("broken",), cell.checks["completion"]
 
 
+@pytest.mark.timed
+def test_a_bedrock_keepalive_cell_cut_in_its_silence_is_no_keep_alive_s_doing() -> None:
+    # An EventStream has no keep-alive: its keep-alive case is the silence
+    # alone, so a cut there (LiteLLM's Bedrock pass-through did this) is a cut,
+    # though short-text, its twin, passes.
+    clients = ["bedrock-converse", "bedrock-invoke"]
+    report = _check("hop", "silence_reset", ["keepalive", "short-text"], clients)
+    _only(report, "stream_cut")
+    assert {(c.case, c.client) for c in report.cells if c.failed} == {
+        ("keepalive", client) for client in clients
+    }
+
+
 #: nginx streaming, its proxy_read_timeout shorter than the upstream's silence.
 SHORT_READ_TIMEOUT = """\
         location / {

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..vocab.cases import CASES
 from ..vocab.delivery import UNARY
-from ..vocab.names import END_EVENTS
+from ..vocab.names import END_EVENTS, NO_KEEPALIVE
 from .cell import Cell, Check
 from .timed import clock_decided
 
@@ -77,6 +77,15 @@ def _case(case: str, *layers: str) -> Match:
         return cell.case == case and name in layers and check.verdict == "fail"
 
     return match
+
+
+_KEEPALIVE_CASE = _case("keepalive", "http", "framing", "deltas", "completion")
+
+
+def _keepalives_broke(cell: Cell, name: str, check: Check) -> bool:
+    # An upstream without keep-alives sent none (its keep-alive case is the
+    # silence alone): what broke its stream is judged as any other cut.
+    return cell.upstream not in NO_KEEPALIVE and _KEEPALIVE_CASE(cell, name, check)
 
 
 #: The cases whose answer ends in the upstream's error (``Case.error``): each kind's.
@@ -201,7 +210,7 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
     ),
     VerdictRule(
         "keepalive_broke_stream",
-        _case("keepalive", "http", "framing", "deltas", "completion"),
+        _keepalives_broke,
         "the upstream's keep-alives (SSE comments, Anthropic pings, blank lines) broke the "
         "stream: skip them, never end the stream or drop the text after them",
     ),
@@ -520,6 +529,8 @@ def cell_verdicts(cell: Cell, control: Cell | None = None) -> list[tuple[str, st
         if check.verdict not in ("fail", "degraded") or "consequence" in check.tags:
             continue
         cause = CAUSED_BY.get(cell.case, ("", None))[1]
+        if cause == "keepalive_broke_stream" and cell.upstream in NO_KEEPALIVE:
+            cause = None  # none was sent (``_keepalives_broke``)
         if cause is not None and check.verdict == "fail" and control is not None:
             other = control.checks.get(layer)
             if other is not None and other.verdict in ("pass", "not_applicable"):

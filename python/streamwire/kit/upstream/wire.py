@@ -65,7 +65,7 @@ from ..vocab.cases import (
 )
 from ..vocab.delivery import Unit
 from ..vocab.kinds.silence import DEFAULT_SILENCE
-from ..vocab.names import adapter, encoder
+from ..vocab.names import NO_KEEPALIVE, adapter, encoder
 from .eventstream import (
     converse_units,
     converse_usage,
@@ -252,9 +252,7 @@ def _gemini_array(elements: list[str]) -> list[Unit]:
 
 
 def _keepalives(upstream: str) -> list[Unit]:
-    if upstream in ("bedrock-converse", "bedrock-invoke"):
-        return [Unit(b"", "keepalive", KEEPALIVE_PAUSE * 3)]
-    if upstream == "gemini-json":
+    if upstream in NO_KEEPALIVE:
         return [Unit(b"", "keepalive", KEEPALIVE_PAUSE * 3)]
     pieces = [b": keepalive\n\n", b"\n", b": keepalive\n\n"]
     if upstream == "anthropic":

@@ -25,6 +25,7 @@ __all__ = [
     "BEDROCK_CLIENTS",
     "CLIENTS",
     "END_EVENTS",
+    "NO_KEEPALIVE",
     "SDKS",
     "UPSTREAM_PROTOCOLS",
     "WS_LOSSES",
@@ -64,6 +65,11 @@ SDKS: dict[str, tuple[str, ...]] = {
     "google-genai": ("gemini",),
     "boto3": ("bedrock-converse", "bedrock-invoke"),
 }
+
+#: The upstreams whose streams have no keep-alive (an EventStream, Gemini's
+#: JSON array): their keep-alive cases are the silence alone, and nothing
+#: they send can break a stream.
+NO_KEEPALIVE = frozenset({"bedrock-converse", "bedrock-invoke", "gemini-json"})
 
 #: The WebSocket protocols the kit speaks (the mock serves them, the judge's
 #: client asks them), and the HTTP protocol whose facts each carries: a
