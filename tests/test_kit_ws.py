@@ -1,8 +1,9 @@
-"""WebSocket cells (``--client openai-responses-ws``, ``openai-realtime``) through hops of our own.
+"""WebSocket cells (``--client`` ``openai-responses-ws``, ``openai-realtime``,
+``gemini-live``) through hops of our own.
 
 The judge's client opens a session with the route (``client/ws.py``), the
 mock answers each ``response.create`` (``upstream/ws.py``,
-``upstream/ws_realtime.py``), and the cells are judged on the layers an SSE
+``upstream/ws_realtime.py``, ``upstream/ws_live.py``), and the cells are judged on the layers an SSE
 cell is. For each client, straight to the mock and through an honest relay
 every cell passes; each broken hop (``servers/ws_relay.py``) gets exactly
 the verdict of its cause, three runs alike.
@@ -31,6 +32,7 @@ pytest.importorskip("websockets")
 
 WS = "openai-responses-ws"
 RT = "openai-realtime"
+LV = "gemini-live"
 
 
 def _carried(client: str) -> list[str]:
@@ -97,8 +99,8 @@ def _whole_and_paced(name: str) -> list[str]:
 
 
 def test_a_session_carries_the_cases_it_can_and_runs_whole_and_paced() -> None:
-    plan = CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat", WS, RT])
-    for client in (WS, RT):
+    plan = CheckPlan(routes=[Route("http://127.0.0.1:1")], clients=["openai-chat", WS, RT, LV])
+    for client in (WS, RT, LV):
         ws = [k for k in plan.keys() if k[2] == client]
         assert {k[1] for k in ws} == set(_carried(client))
         assert {k[3] for k in ws} == {"whole", "paced"}  # no tiny, no unary
@@ -106,6 +108,8 @@ def test_a_session_carries_the_cases_it_can_and_runs_whole_and_paced() -> None:
     assert "cancel" in CARRIED and "tool-error-result" in CARRIED
     # Realtime has no reasoning: no cell judges a loss the protocol forces.
     assert set(CARRIED) - set(_carried(RT)) == {"reasoning"}
+    # Live has no end for the output limit: its truncated cases are left out.
+    assert set(CARRIED) - set(_carried(LV)) == {"truncated", "truncated-tool"}
 
 
 #: Through the honest relay: text, calls, a tool's result, an error, a hang-up, usage.
@@ -124,9 +128,9 @@ RELAYED = [
 def test_straight_to_the_mock_and_through_an_honest_relay_every_cell_passes(
     behaviour: str | None, cases: list[str]
 ) -> None:
-    # Both clients in one run, their cells side by side.
-    report = _check(behaviour, cases, ["whole", "paced"], (WS, RT))
-    for client in (WS, RT):
+    # The clients in one run, their cells side by side.
+    report = _check(behaviour, cases, ["whole", "paced"], (WS, RT, LV))
+    for client in (WS, RT, LV):
         carried = [n for n in cases if ws_carries(CASES[n], client)]
         cells = [c for c in report.cells if c.client == client]
         assert len(cells) == sum(len(_whole_and_paced(n)) for n in carried), client
@@ -161,6 +165,9 @@ def _hung_up_and_answered(client: str, cells: list[Cell]) -> None:
     assert "websocat" in paced.reproduce
     if client == WS:
         assert paced.reproduce.startswith("echo ")
+    elif client == LV:  # setup, then the user's turn: a line each
+        assert paced.reproduce.startswith("printf ") and "BidiGenerateContent" in paced.reproduce
+        assert paced.reproduce.count('"clientContent"') == 1
     else:  # session.update, the user's item, response.create: a line each
         assert paced.reproduce.startswith("printf ") and "/v1/realtime?model=" in paced.reproduce
         assert paced.reproduce.count("conversation.item.create") == 1
@@ -213,7 +220,7 @@ RT_HOPS = [
     ("client", "behaviour", "cases", "deliveries", "verdict", "where"),
     [
         pytest.param(client, *hop[:5], marks=[pytest.mark.timed] if hop[5] else [])
-        for client, hops in ((WS, HOPS), (RT, HOPS + RT_HOPS))
+        for client, hops in ((WS, HOPS), (RT, HOPS + RT_HOPS), (LV, HOPS))
         for hop in hops
     ],
 )
@@ -258,7 +265,7 @@ def test_the_command_line_names_a_websocket_client_and_all_leaves_it_out() -> No
         text=True,
         check=True,
     ).stdout
-    assert WS in out
+    assert WS in out and LV in out
     assert json.dumps(WS)  # the name is plain ASCII, as every client's
 
 
@@ -281,6 +288,16 @@ HOSTILE: list[list[str | bytes]] = [
         '{"type": "response.done", "response": {"status": ["failed"], "status_details": 1}}',
         '{"type": "response.done", "response": "done"}',
     ],
+    # Live's messages, of no sane shape.
+    [
+        '{"setupComplete": []}',
+        '{"serverContent": {"modelTurn": {"parts": "text"}}}',
+        '{"serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": 5}}]}}}',
+        '{"toolCall": {"functionCalls": [{"id": 3, "name": null, "args": "{"}]}}',
+        '{"usageMetadata": {"promptTokenCount": "many"}, "serverContent": 1}',
+        '{"serverContent": {"turnComplete": "yes", "interrupted": 1}}',
+        b'{"toolCall": {}}',
+    ],
 ]
 
 
@@ -301,7 +318,7 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
             port = server.sockets[0].getsockname()[1]
             plan = CheckPlan(
                 routes=[Route(f"http://127.0.0.1:{port}", label="hostile")],
-                clients=[WS, RT],
+                clients=[WS, RT, LV],
                 cases=["short-text", "cancel", "tool-error-result"],
                 deliveries=["whole"],
                 mock_url=mock.url,
@@ -311,7 +328,7 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
             return build_report(await run_check(plan))
 
     report = asyncio.run(go())
-    assert len(report.cells) == 6
+    assert len(report.cells) == 9
     for cell in report.cells:
         assert cell.failed or cell.inconclusive, cell.as_dict()
         assert cell.upstream is None  # the gateway never called the mock

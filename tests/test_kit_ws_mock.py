@@ -190,8 +190,7 @@ def test_a_client_that_closes_mid_answer_ends_the_response_in_the_log() -> None:
 def test_an_upgrade_at_a_path_with_no_session_is_logged_and_refused() -> None:
     async def go() -> tuple[int, list[dict[str, Any]]]:
         async with MockUpstream() as mock:
-            path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
-            url = mock.url.replace("http://", "ws://") + path
+            url = mock.url.replace("http://", "ws://") + "/v1/audio/speech/stream"
             with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
                 async with connect(url, ping_interval=None):
                     pass
@@ -200,5 +199,5 @@ def test_an_upgrade_at_a_path_with_no_session_is_logged_and_refused() -> None:
     status, entries = asyncio.run(go())
     assert status == 404
     (entry,) = entries
-    assert entry["method"] == "GET" and entry["path"].endswith("BidiGenerateContent")
+    assert entry["method"] == "GET" and entry["path"] == "/v1/audio/speech/stream"
     assert entry["status"] == 404

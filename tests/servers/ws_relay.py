@@ -8,21 +8,25 @@ credentials, and relays messages both ways:
 behaviour           what it does
 =================== ======================================================
 ``pass``            relays every message as it comes; the client's close
-                    closes the upstream's socket
+                    closes the upstream's socket, the upstream's closes the
+                    client's with its code and reason
 ``hold``            holds the upstream's messages of a response until its
-                    last one, then sends them all
+                    last one (a Live turn's: until ``turnComplete`` or the
+                    ``toolCall``), then sends them all
 ``drop_errors``     drops the upstream's ``error`` events (the response's
                     ``response.failed`` still goes on) and the error a
-                    Realtime ``response.done`` carries (its status kept)
+                    Realtime ``response.done`` carries (its status kept);
+                    a Live upstream's error close becomes a
+                    ``turnComplete``, then a normal closure
 ``one_call_id``     gives every call of a response the first call's
-                    ``call_id``
+                    ``call_id`` (a Live ``toolCall``'s, its first ``id``)
 ``keep_upstream``   when the client closes, keeps the upstream's socket
                     open and reads it to its end
 ``drop_cancel``     drops the client's ``response.cancel`` (Realtime)
 =================== ======================================================
 
-The paths are the client's (``/v1/responses``, ``/v1/realtime?model=...``):
-a hop relays either protocol.
+The paths are the client's (``/v1/responses``, ``/v1/realtime?model=...``,
+Live's ``.../BidiGenerateContent``): a hop relays each protocol.
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ __all__ = ["BEHAVIOURS", "WsRelay"]
 
 BEHAVIOURS = ("pass", "hold", "drop_errors", "one_call_id", "keep_upstream", "drop_cancel")
 _ENDS = {"response.completed", "response.incomplete", "response.failed", "response.done"}
-_PASSED = ("authorization", "x-api-key")
+_PASSED = ("authorization", "x-api-key", "x-goog-api-key")
+#: The close codes that are no error (RFC 6455).
+_NORMAL = (1000, 1005)
 
 
 class WsRelay:
@@ -111,13 +117,27 @@ class WsRelay:
                     text = _one_call_id(event, ids) or text
                 if self.behaviour == "hold":
                     held.append(text)
-                    if kind not in _ENDS:
+                    if kind not in _ENDS and not _live_end(event):
                         continue
                     for each in held:
                         await client.send(each)
                     held.clear()
                     continue
                 await client.send(text)
+        code, reason = upstream.close_code, upstream.close_reason
+        if self.behaviour == "drop_errors" and code not in (None, *_NORMAL):
+            # A Live error (its close) masked as the turn's end.
+            await client.send(json.dumps({"serverContent": {"turnComplete": True}}))
+            code, reason = 1000, ""
+        with contextlib.suppress(ConnectionClosed):
+            await client.close(code if code not in (None, 1005, 1006) else 1000, reason or "")
+
+
+def _live_end(event: dict[str, Any]) -> bool:
+    """A Live message that ends the model's turn (``turnComplete``, ``toolCall``)."""
+    content = event.get("serverContent")
+    ended = isinstance(content, dict) and content.get("turnComplete") is True
+    return ended or "toolCall" in event
 
 
 def _one_call_id(event: dict[str, Any], ids: dict[str, str]) -> str | None:
@@ -141,6 +161,12 @@ def _one_call_id(event: dict[str, Any], ids: dict[str, str]) -> str | None:
 
     if event.get("type") == "response.created":
         ids.clear()
+    tool_call = event.get("toolCall")
+    if isinstance(tool_call, dict):  # Live: its calls' ``id``, the batch's first
+        calls = tool_call.get("functionCalls") or []
+        for call in calls[1:]:
+            call["id"] = calls[0]["id"]
+        return json.dumps(event) if len(calls) > 1 else None
     fix(event)
     return json.dumps(event) if changed else None
 

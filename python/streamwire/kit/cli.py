@@ -200,7 +200,8 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         type=_names(CLIENTS, "client protocol", tuple(WS_CLIENTS)),
         metavar="PROTOCOLS",
         help="the protocols clients speak to the gateway, comma-separated, or all (the HTTP "
-        "ones; a WebSocket protocol, openai-responses-ws or openai-realtime, is named)",
+        "ones; a WebSocket protocol, openai-responses-ws, openai-realtime or gemini-live, "
+        "is named)",
     )
     run.add_argument(
         "--cases",

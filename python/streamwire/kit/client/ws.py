@@ -26,8 +26,21 @@ What the protocols need of the session (checked 2026-12-08):
   ``response.create`` (the session keeps the conversation). The client
   hangs up by closing the socket, or by ``response.cancel`` (``HANG_UPS``).
 
-For both, an ``error`` event before any ``response.created`` refuses the
-request.
+* Gemini Live: the URL is Google's ``BidiGenerateContent`` path
+  (``/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent``)
+  with the key as the ``x-goog-api-key`` header, as google-genai sends it;
+  the request is ``setup`` (``models/<model>``, the Gemini body's
+  ``generationConfig`` with ``responseModalities: ["TEXT"]``, its tools)
+  then ``clientContent`` (the body's ``contents``, ``turnComplete: true``);
+  a turn ends with ``serverContent.turnComplete``, at a ``toolCall`` (the
+  model waits for its result) or at ``serverContent.interrupted``; the tool's
+  result is ``toolResponse`` (``functionResponses``) on the same socket.
+  Live has no error message: a close with a code other than 1000 or 1005 is
+  the turn's error (streamwire's adapter reads it so), not the socket
+  failing. The client hangs up by closing the socket.
+
+For the OpenAI ones, an ``error`` event before any ``response.created``
+refuses the request.
 """
 
 from __future__ import annotations
@@ -89,7 +102,13 @@ _ENDS: dict[str, frozenset[str]] = {
         {"response.completed", "response.incomplete", "response.failed"}
     ),
     "openai-realtime": frozenset({"response.done"}),
+    # Gemini Live's, by the field that ends a turn (``_live_kind``).
+    "gemini-live": frozenset({"turnComplete", "toolCall", "interrupted"}),
 }
+#: The path of a Gemini Live session, after the API's root.
+LIVE_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+#: The close codes that are a normal closure, not an error (RFC 6455).
+_NORMAL_CLOSE = (1000, 1005)
 #: How a client hangs up: ``close`` (the socket) or ``cancel`` (Realtime's
 #: ``response.cancel``, the socket left open).
 HangUp = Literal["close", "cancel"]
@@ -117,8 +136,11 @@ def ws_carries(case: Case, client: str = "openai-responses-ws") -> bool:
     a hang-up, a tool's result sent back or a silence (not a retry's failed
     attempts, a slow reader's window, or a request beside it: the HTTP cells
     judge those), and nothing the protocol has no field for (Realtime: the
-    model's reasoning)."""
-    if "reasoning" in WS_LOSSES.get(client, ()) and (case.reasoning or case.wants_reasoning):
+    model's reasoning; Gemini Live: the output limit's end)."""
+    losses = WS_LOSSES.get(client, frozenset())
+    if "reasoning" in losses and (case.reasoning or case.wants_reasoning):
+        return False
+    if "length" in losses and case.stop == "length":
         return False
     return case.kind.plain or isinstance(case.kind, Cancel | FollowUp | Silence)
 
@@ -153,6 +175,10 @@ def ws_request(
     ws_url = ("wss" if scheme == "https" else "ws") + "://" + rest
     kept = [(k, v) for k, v in headers if k.lower() in ("authorization", "x-api-key")]
     plain = {k: v for k, v in body.items() if k != "stream"}
+    if client == "gemini-live":
+        root = ws_url.split("?", 1)[0].rsplit("/v1beta/models/", 1)[0]
+        kept = [(k, v) for k, v in headers if k.lower() == "x-goog-api-key"]
+        return root + LIVE_PATH, kept, _live_messages(model, plain)
     if client != "openai-realtime":
         return ws_url, kept, [{"type": "response.create", **plain}]
     root = ws_url.rsplit("/v1/responses", 1)[0]
@@ -186,13 +212,35 @@ def _realtime_messages(body: dict[str, Any], *, audio: bool) -> list[dict[str, A
     ]
 
 
+def _live_messages(model: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Gemini body's request as Live client messages: the session's setup,
+    then the user's turn."""
+    config = body.get("generationConfig")
+    setup: dict[str, Any] = {
+        "model": f"models/{model}",
+        "generationConfig": {
+            **(config if isinstance(config, dict) else {}),
+            "responseModalities": ["TEXT"],
+        },
+    }
+    for key in ("tools", "systemInstruction", "toolConfig"):
+        if key in body:
+            setup[key] = body[key]
+    content = {"turns": body.get("contents") or [], "turnComplete": True}
+    return [{"setup": setup}, {"clientContent": content}]
+
+
 def ws_follow_up(
     client: str, kind: Kind, messages: list[dict[str, Any]], result: StreamResult | None
 ) -> list[dict[str, Any]] | None:
     """The messages of the follow-up ``kind`` asks for once the first
     response (``result``) ended, or None: Responses, the next
     ``response.create`` with the history; Realtime, the result's
-    ``conversation.item.create`` (``sw.tool_result``), then ``response.create``."""
+    ``conversation.item.create`` (``sw.tool_result``), then ``response.create``;
+    Live, the ``toolResponse``."""
+    if client == "gemini-live":
+        answer = kind.next_request(client, {}, result)
+        return None if answer is None else [answer]
     if client == "openai-realtime":
         answer = kind.next_request(client, {}, result)
         return None if answer is None else [answer, {"type": "response.create"}]
@@ -242,6 +290,7 @@ class WsSession:
         head = bytearray()
         texts, created = 0, False
         ends = _ENDS.get(self.client, _ENDS["openai-responses-ws"])
+        live = self.client == "gemini-live"
         deadline = obs.sent_at + total_timeout
         conduct = conduct or Conduct()
         hang_up_after = conduct.hang_up_after
@@ -290,10 +339,13 @@ class WsSession:
                         if len(obs.content) < MAX_TIMES:
                             obs.content.append((at, key, chars))
                 kind = parsed.get("type") if parsed is not None else None
-                if kind in ("session.created", "session.updated") and len(raw) <= KEEP_BYTES:
+                if live:
+                    kind = _live_kind(parsed)
+                opens = kind in ("session.created", "session.updated", "setupComplete")
+                if opens and len(raw) <= KEEP_BYTES:
                     self.opening = [*self.opening[-3:], data]
                 created = created or kind == "response.created"
-                if kind in ends or (kind == "error" and not created):
+                if kind in ends or (kind == "error" and not created and not live):
                     break
                 if hang_up_after is not None and texts >= hang_up_after:
                     await self._hang_up(obs, "deltas", hang_up)
@@ -310,7 +362,9 @@ class WsSession:
                     break
         except ConnectionClosed as exc:
             if obs.cancelled_at is None:
-                obs.failure = f"the gateway closed the socket ({_closed(exc)})"
+                # Live's error is a close with an error's code: the turn's end.
+                if not (live and _code(exc) not in (None, *_NORMAL_CLOSE)):
+                    obs.failure = f"the gateway closed the socket ({_closed(exc)})"
                 for event in stream.connection_closed(_code(exc), _reason(exc)):
                     unified.add(event)
         except (OSError, ValueError) as exc:
@@ -430,6 +484,22 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
     except (UnicodeDecodeError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _live_kind(message: dict[str, Any] | None) -> str | None:
+    """What a Live server message is, by the field that says it: a turn's
+    end (``turnComplete``, ``toolCall``, ``interrupted``), ``setupComplete``,
+    or None."""
+    if message is None:
+        return None
+    if "toolCall" in message:
+        return "toolCall"
+    content = message.get("serverContent")
+    if isinstance(content, dict):
+        for key in ("turnComplete", "interrupted"):
+            if content.get(key) is True:
+                return key
+    return "setupComplete" if "setupComplete" in message else None
 
 
 def _code(exc: Any) -> int | None:

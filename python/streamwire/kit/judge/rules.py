@@ -33,13 +33,14 @@ from ...result import StreamResult, Usage
 from ...translate._usage import INPUT_INCLUDES_CACHE, figures
 from ..client.raw import Observation
 from ..upstream.eventstream import converse_units, invoke_units
+from ..upstream.live import live_writes
 from ..upstream.realtime import RealtimeWriter, sse_payloads
 from ..upstream.wire import render_stream
 from ..vocab.buffers import hold_bound
 from ..vocab.cases import CASES, USAGE_PARTS, Case, Truth, truth
-from ..vocab.delivery import UNARY, Unit
+from ..vocab.delivery import UNARY, Unit, Write
 from ..vocab.kinds.cancel import CANCEL_TIMER
-from ..vocab.names import BEDROCK_CLIENTS, WS_LOSSES, adapter, encoder, wire_of
+from ..vocab.names import BEDROCK_CLIENTS, WS_ERROR_TYPES, WS_LOSSES, adapter, encoder, wire_of
 from ..vocab.names import media_type as media_type_of
 from ..vocab.toolturn import FLAG_PROTOCOLS
 from .cell import LAYERS, Check, Inputs, Reference
@@ -97,6 +98,9 @@ def reference_of(
         # Realtime's answer is the Responses one in Realtime's events, as the
         # mock writes them (``upstream/realtime.py``), read back.
         return Reference(_realtime_back(bytes(body)), lost)
+    if asked == "gemini-live":
+        # Live's, the Gemini one in Live's messages (``upstream/live.py``).
+        return Reference(_live_back(bytes(body)), lost)
     back = adapter(client)
     back.feed(bytes(body))
     back.close()
@@ -116,12 +120,31 @@ def _realtime_back(body: bytes) -> StreamResult:
     return result
 
 
+def _live_back(body: bytes) -> StreamResult:
+    turn = live_writes([Write(body)], ())[0][0]
+    back: Any = adapter("gemini-live")
+    back.feed_message(json.dumps({"setupComplete": {}}))
+    for message in turn.messages:
+        back.feed_message(json.dumps(message))
+    if turn.close is not None:
+        back.connection_closed(*turn.close)
+    else:
+        back.close()
+    results = back.results
+    result: StreamResult = results[0] if results else back.result
+    return result
+
+
 def carried(facts: Truth, upstream: str) -> Truth:
     """The facts of a case as ``upstream`` (a WebSocket protocol's name, or
     an HTTP one's) can stream them: its HTTP sibling's, less what it has no
     field for (``names.WS_LOSSES``: Realtime sends no reasoning, nor a
-    reasoning token count)."""
-    if "reasoning" not in WS_LOSSES.get(upstream, ()):
+    reasoning token count; Gemini Live's error is its close, whose type
+    streamwire names ``websocket_close``)."""
+    losses = WS_LOSSES.get(upstream, frozenset())
+    if "error_type" in losses and facts.error_type is not None:
+        facts = replace(facts, error_type=WS_ERROR_TYPES[upstream])
+    if "reasoning" not in losses:
         return facts
     parts = tuple(p for p in facts.usage_parts if p[0] != "reasoning")
     return replace(facts, reasoning="", signature=None, usage_parts=parts)

@@ -55,9 +55,10 @@ DELAY_BOUND = 0.05
 ARGUMENTS_SPAN = 0.3
 #: The client's hang-up must close the upstream within this many seconds.
 CANCEL_WITHIN = 1.0
-#: Client protocols that carry a tool call whole (Gemini's ``functionCall``):
-#: their arguments are not judged for streaming.
-WHOLE_CALLS = frozenset({"gemini"})
+#: Client protocols that carry a tool call whole (Gemini's ``functionCall``,
+#: Gemini Live's ``toolCall`` at the turn's end): their arguments are not
+#: judged for streaming.
+WHOLE_CALLS = frozenset({"gemini", "gemini-live"})
 #: A held answer needs the mock's writes to span at least this long.
 HELD_SPAN = 1.0
 

@@ -776,7 +776,7 @@ class MockUpstream:
         if is_upgrade(request):
             if ws_protocol(request.path) is None:
                 # Logged, as every request is: a gateway's upgrade at a path the
-                # mock serves no session at (Gemini Live's).
+                # mock serves no session at.
                 entry = self.log.add(request, None)
                 message = f"no WebSocket endpoint {request.path}"
                 coder = Encoder(None, vary=False)

@@ -1,4 +1,4 @@
-"""The mock's WebSocket sessions: OpenAI's Responses API in WebSocket mode, and Realtime.
+"""The mock's WebSocket sessions: OpenAI's Responses API in WebSocket mode, Realtime, Gemini Live.
 
 A ``GET`` that asks to upgrade (``Upgrade: websocket``) at a path ending in
 ``/responses`` is a Responses WebSocket session (OpenAI "WebSocket mode",
@@ -18,7 +18,9 @@ ends the response in flight (``disconnected_at`` in its entry).
 
 An upgrade at a path ending in ``/realtime`` is an OpenAI Realtime session
 (``ws_realtime.py``: its own client events, the same cases as Realtime
-server events).
+server events); one at a path ending in ``BidiGenerateContent`` (Google's
+``/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent``,
+and the ``v1alpha`` one) is a Gemini Live session (``ws_live.py``).
 
 The framing is the ``websockets`` library's sans-I/O protocol
 (``websockets.server.ServerProtocol``) over the connection the HTTP server
@@ -37,6 +39,7 @@ from ..vocab.delivery import Write
 from ..vocab.httpio import Request, Responder
 from ..vocab.names import WS_WIRE
 from .realtime import sse_payloads
+from .ws_live import LiveSession
 from .ws_realtime import RealtimeSession
 from .ws_socket import Mock, Socket
 
@@ -58,6 +61,8 @@ def ws_protocol(path: str) -> str | None:
         return "openai-responses-ws"
     if path.endswith("/realtime"):
         return "openai-realtime"
+    if path.endswith("BidiGenerateContent"):
+        return "gemini-live"
     return None
 
 
@@ -197,6 +202,8 @@ async def serve_websocket(mock: Mock, request: Request, responder: Responder) ->
             return
         if protocol == "openai-realtime":
             await RealtimeSession(mock, request, socket).run()
+        elif protocol == "gemini-live":
+            await LiveSession(mock, request, socket).run()
         else:
             await _ResponsesSession(mock, request, socket).run()
     finally:

@@ -1,6 +1,7 @@
 """The mock's WebSocket, shared by its sessions (``ws.py``'s Responses
-session, ``ws_realtime.py``'s Realtime one): what a session asks of the
-mock, and one socket over a connection the HTTP server handed over."""
+session, ``ws_realtime.py``'s Realtime one, ``ws_live.py``'s Gemini Live
+one): what a session asks of the mock, and one socket over a connection the
+HTTP server handed over."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ __all__ = [
     "NO_KEEPALIVE",
     "SDKS",
     "UPSTREAM_PROTOCOLS",
+    "WS_ERROR_TYPES",
     "WS_LOSSES",
     "WS_WIRE",
     "adapter",
@@ -79,14 +80,29 @@ NO_KEEPALIVE = frozenset({"bedrock-converse", "bedrock-invoke", "gemini-json"})
 #: own (``upstream/realtime.py``), in the same usage convention (its
 #: ``input_tokens`` count the cached ones) and with the same stop reasons
 #: as streamwire's adapters read them (``completed``: stop or tool calls;
-#: ``incomplete`` for ``max_output_tokens``: length; ``failed``: error).
+#: ``incomplete`` for ``max_output_tokens``: length; ``failed``: error). A
+#: Gemini Live turn carries a streamed Gemini answer's parts (text, thoughts
+#: and their signature, calls with their arguments whole) and its usage, in
+#: the same convention (``promptTokenCount`` counts the cached ones;
+#: ``responseTokenCount`` is ``candidatesTokenCount``): ``upstream/live.py``.
 WS_WIRE: dict[str, str] = {
     "openai-responses-ws": "openai-responses",
     "openai-realtime": "openai-responses",
+    "gemini-live": "gemini",
 }
 #: What a WebSocket protocol has no field for of its HTTP sibling's facts:
-#: Realtime carries no reasoning (no reasoning items, no reasoning tokens).
-WS_LOSSES: dict[str, frozenset[str]] = {"openai-realtime": frozenset({"reasoning"})}
+#: Realtime carries no reasoning (no reasoning items, no reasoning tokens);
+#: Gemini Live has no end for the output limit (its ``turnCompleteReason``
+#: has no ``MAX_TOKENS``: ``length``) and no error message (it closes the
+#: socket: an error's type is the close, ``error_type``).
+WS_LOSSES: dict[str, frozenset[str]] = {
+    "openai-realtime": frozenset({"reasoning"}),
+    "gemini-live": frozenset({"length", "error_type"}),
+}
+#: The error type a protocol's error arrives as when it has no field for
+#: the provider's (``error_type`` in ``WS_LOSSES``): Live's close, as
+#: streamwire's adapter reads it.
+WS_ERROR_TYPES: dict[str, str] = {"gemini-live": "websocket_close"}
 
 
 def wire_of(protocol: str) -> str:

@@ -268,7 +268,8 @@ def assistant_turn(client: str, result: StreamResult) -> Any:
 def follow_up_request(client: str, first: dict[str, Any], result: StreamResult) -> dict[str, Any]:
     """The second request: ``first``'s body plus the assistant's turn and a
     failed result for its first call (ValueError when the stream had no call);
-    for an ``openai-realtime`` client, the result's client event alone."""
+    for an ``openai-realtime`` or ``gemini-live`` client, the result's client
+    message alone."""
     if not result.tool_calls:
         raise ValueError("the gateway streamed no tool call to answer")
     call = result.tool_calls[0]
@@ -277,6 +278,9 @@ def follow_up_request(client: str, first: dict[str, Any], result: StreamResult) 
         # The session keeps the conversation: the result alone, as its item
         # (``conversation.item.create``); ``response.create`` follows it.
         return answer
+    if client == "gemini-live":
+        # The same, as Live's ``toolResponse`` message.
+        return {"toolResponse": {"functionResponses": [answer]}}
     body: dict[str, Any] = json.loads(json.dumps(first))
     turn = assistant_turn(client, result)
     if client == "openai-chat":
