@@ -106,7 +106,13 @@ def test_an_honest_h2_relay_passes_every_case_over_http2(background: MockInBackg
     assert {case for case, _, _ in cells} == {"short-text", "single-tool", "cancel", "slow-reader"}
     for cell in cells.values():
         assert cell.transport == "http2"
-        assert cell.evidence["client"]["http_version"] == "2"
+        client = cell.evidence["client"]
+        if cell.case == "cancel" and client["status"] is None:
+            # On a busy machine the cancel case's timer can fire before the
+            # head arrives: no response, so no version (a CI run saw it).
+            assert client["http_version"] is None
+        else:
+            assert client["http_version"] == "2", client
         assert "--http2-prior-knowledge" in (cell.reproduce or ""), cell.reproduce
         assert _firm(cell) == [], (cell.case, cell.client)
     assert not _firm_verdicts(cells.values())
