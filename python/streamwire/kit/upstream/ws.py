@@ -41,7 +41,7 @@ from ..vocab.names import WS_WIRE
 from .realtime import sse_payloads
 from .ws_live import LiveSession
 from .ws_realtime import RealtimeSession
-from .ws_socket import Mock, Socket
+from .ws_socket import Mock, Socket, message_request
 
 __all__ = ["WS_PROTOCOLS", "WS_WIRE", "is_upgrade", "serve_websocket", "ws_protocol"]
 
@@ -130,16 +130,7 @@ class _ResponsesSession:
 
     async def _respond(self, body: dict[str, Any], raw: bytes, received: float) -> None:
         request = self.request
-        logged = Request(
-            "WS",
-            request.path,
-            request.query,
-            request.headers,
-            raw,
-            received,
-            request.peer,
-            request.connection,
-        )
+        logged = message_request(request, raw, received)
         plain = {k: v for k, v in body.items() if k != "type"}
         chosen = await self.mock.ws_case(logged, plain, self.upstream)
         if isinstance(chosen, str):

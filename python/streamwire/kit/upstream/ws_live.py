@@ -43,7 +43,7 @@ from typing import Any
 
 from ..vocab.httpio import Request
 from .live import live_writes, reason_of
-from .ws_socket import Mock, Socket
+from .ws_socket import Mock, Socket, either, message_request
 
 __all__ = ["INVALID", "LiveSession"]
 
@@ -177,16 +177,7 @@ class LiveSession:
 
     async def _turn(self, body: dict[str, Any], received: float) -> None:
         request = self.request
-        logged = Request(
-            "WS",
-            request.path,
-            request.query,
-            request.headers,
-            json.dumps(body).encode(),
-            received,
-            request.peer,
-            request.connection,
-        )
+        logged = message_request(request, json.dumps(body).encode(), received)
         chosen = await self.mock.ws_case(logged, body, self.upstream)
         if isinstance(chosen, str):
             await self.socket.close(1008, reason_of(chosen))
@@ -196,7 +187,7 @@ class LiveSession:
         first = self.calls
         ids = [f"call_sw{self.mark}_{first + n}" for n in range(16)]
         turn, history = live_writes(writes, ids)
-        stop = asyncio.ensure_future(_either(self.socket.closed, self.interrupt))
+        stop = asyncio.ensure_future(either(self.socket.closed, self.interrupt))
         made: list[str] = []
         try:
             for write in turn:
@@ -237,16 +228,6 @@ class LiveSession:
             ]
             if parts:
                 self._add([{"role": "model", "parts": parts}])
-
-
-async def _either(one: asyncio.Event, other: asyncio.Event) -> None:
-    """Returns once either event is set."""
-    waits = [asyncio.ensure_future(one.wait()), asyncio.ensure_future(other.wait())]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
 
 
 def _is_content(turn: Any) -> bool:

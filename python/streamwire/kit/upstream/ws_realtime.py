@@ -45,7 +45,7 @@ from urllib.parse import parse_qsl
 
 from ..vocab.httpio import Request
 from .realtime import RealtimeWriter, sse_payloads
-from .ws_socket import Mock, Socket
+from .ws_socket import Mock, Socket, either, message_request
 
 __all__ = ["RealtimeSession"]
 
@@ -225,16 +225,7 @@ class RealtimeSession:
 
     async def _respond(self, body: dict[str, Any], audio: bool, received: float) -> None:
         request = self.request
-        logged = Request(
-            "WS",
-            request.path,
-            request.query,
-            request.headers,
-            json.dumps(body).encode(),
-            received,
-            request.peer,
-            request.connection,
-        )
+        logged = message_request(request, json.dumps(body).encode(), received)
         chosen = await self.mock.ws_case(logged, body, self.upstream)
         if isinstance(chosen, str):
             await self._error("model_not_found", chosen)
@@ -242,7 +233,7 @@ class RealtimeSession:
         entry, writes = chosen
         entry["status"] = 101
         writer = RealtimeWriter(audio=audio, ids=self.ids, conversation=self.conversation)
-        stop = asyncio.ensure_future(_either(self.socket.closed, self.cancel))
+        stop = asyncio.ensure_future(either(self.socket.closed, self.cancel))
         try:
             for write in writes:
                 if write.delay:
@@ -276,16 +267,6 @@ class RealtimeSession:
                 entry["disconnected_at"] = self.socket.closed_at
             # The conversation keeps the calls the model made, for their results.
             self.items = [*self.items, *writer.calls][-MAX_ITEMS:]
-
-
-async def _either(one: asyncio.Event, other: asyncio.Event) -> None:
-    """Returns once either event is set."""
-    waits = [asyncio.ensure_future(one.wait()), asyncio.ensure_future(other.wait())]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
 
 
 def _settings_ok(settings: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..vocab.delivery import Write
 from ..vocab.httpio import Request, TransportError, Upgraded
 
-__all__ = ["MAX_CLIENT_MESSAGE", "SESSION_IDLE", "Mock", "Socket"]
+__all__ = ["MAX_CLIENT_MESSAGE", "SESSION_IDLE", "Mock", "Socket", "either", "message_request"]
 
 #: The largest message the mock takes from a client (a Responses body's worth).
 MAX_CLIENT_MESSAGE = 16 * 1024 * 1024
@@ -134,3 +134,28 @@ class Socket:
         if not self.closed.is_set():
             self.closed_at = time.time()
             self.closed.set()
+
+
+def message_request(request: Request, raw: bytes, received: float) -> Request:
+    """A session's request as the mock logs it: the upgrade's path, query,
+    headers and connection, the message's body and arrival time."""
+    return Request(
+        "WS",
+        request.path,
+        request.query,
+        request.headers,
+        raw,
+        received,
+        request.peer,
+        request.connection,
+    )
+
+
+async def either(one: asyncio.Event, other: asyncio.Event) -> None:
+    """Returns once either event is set."""
+    waits = [asyncio.ensure_future(one.wait()), asyncio.ensure_future(other.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
