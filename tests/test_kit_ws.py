@@ -272,7 +272,7 @@ def test_the_command_line_names_a_websocket_client_and_all_leaves_it_out() -> No
 #: What a hostile gateway sends back: bytes, JSON of no event's shape, a
 #: deep and a large message.
 HOSTILE: list[list[str | bytes]] = [
-    [b"\xff\xfe binary", "not json", "[1, 2]", '{"type": 7}'],
+    [b"\xff\xfe binary", "not json", "[1, 2]", '{"type": 7}', '{"type": ["response.done"]}'],
     [
         '{"type": "response.created", "response": "nope"}',
         '{"type": "response.output_text.delta", "delta": {"a": 1}}',
@@ -367,3 +367,27 @@ def test_a_session_that_never_ends_or_echoes_the_key_everywhere_is_read_within_b
     assert 100_000 < obs.raw_bytes < 101_000
     assert len(obs.echoed) == MAX_ECHOES
     assert obs.result is not None and obs.result.text.startswith(key)
+
+
+def test_an_event_type_of_the_wrong_type_is_read_on_never_raised() -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from streamwire.kit.client import ws
+
+    async def gateway(connection: ServerConnection) -> None:
+        await connection.recv()
+        await connection.send('{"type": ["response.completed"]}')  # a list: unhashable
+        done = {"type": "response.completed", "response": {"id": "r", "status": "completed"}}
+        await connection.send(json.dumps(done))
+
+    async def go() -> ws.Observation:
+        async with serve(gateway, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            session = await ws.open_session(WS, f"ws://127.0.0.1:{port}/v1/responses", [])
+            assert isinstance(session, ws.WsSession), session
+            obs = await session.ask({"type": "response.create"})
+            await session.close()
+            return obs
+
+    obs = asyncio.run(go())
+    assert obs.piece_count == 2 and obs.failure is None

@@ -339,6 +339,8 @@ class WsSession:
                         if len(obs.content) < MAX_TIMES:
                             obs.content.append((at, key, chars))
                 kind = parsed.get("type") if parsed is not None else None
+                if not isinstance(kind, str):
+                    kind = None  # a list or an object is no event type (unhashable)
                 if live:
                     kind = _live_kind(parsed)
                 opens = kind in ("session.created", "session.updated", "setupComplete")
@@ -402,7 +404,8 @@ class WsSession:
                 wait = max(0.0, min(read_timeout, deadline - time.time()))
                 data = await asyncio.wait_for(self.connection.recv(), wait)
                 event = _parsed(data.encode() if isinstance(data, str) else bytes(data))
-                if event is not None and event.get("type") in ends:
+                kind = event.get("type") if event is not None else None
+                if isinstance(kind, str) and kind in ends:
                     return
         except Exception:  # a timeout, or the socket closed: either ends the drain
             return
