@@ -156,6 +156,12 @@ def _hung_up_and_answered(client: str, cells: list[Cell]) -> None:
         for d, c in cancels.items()
     }
     assert ended["whole"][0] is None and ended["whole"][1] is not None, ended
+    # The mock's session log: one socket of the client's protocol for each
+    # cell, which the client's hang-up closed, by its close frame.
+    for cell in cancels.values():
+        (session,) = cell.evidence["upstream_sessions"]
+        assert session["protocol"] == client and session["messages_in"] >= 1, session
+        assert session["close"]["by"] == "client", session
     if client == RT:
         assert ended["paced"][0] is not None and ended["paced"][1] is None, ended
     else:

@@ -1,9 +1,10 @@
 """The kit's command-line verbs: ``streamwire mock-upstream`` and ``streamwire check``.
 
-``streamwire mock-upstream [--host 127.0.0.1] [--port N] [--compress]``
+``streamwire mock-upstream [--host 127.0.0.1] [--port N] [--compress] [--ws-lifetime S]``
     Serves the cases (``upstream/mock.py``) until interrupted. The first line printed
     is ``listening on http://HOST:PORT``. ``--compress``: answers a gateway that
     asks for gzip (or br) compressed, flushed per event (``upstream/coding.py``).
+    ``--ws-lifetime``: how long a WebSocket connection lasts (``upstream/ws_socket.py``).
 
 ``streamwire check BASE_URL [BASE_URL ...] --client PROTOCOLS [options]``
     Drives each gateway with every case through each client protocol and
@@ -100,6 +101,13 @@ def _positive(text: str) -> float:
     return value
 
 
+def _finite(text: str) -> float:
+    value = _positive(text)
+    if value == float("inf"):
+        raise argparse.ArgumentTypeError(f"a finite number of seconds, not {text!r}")
+    return value
+
+
 def _count(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"a whole number from 1, not {text!r}")
@@ -117,7 +125,8 @@ The model a request names chooses the case: sw-<case>[.<delivery>][.<tag>],
 anything before "sw-" ignored (so "anthropic/sw-parallel-tools" works);
 a model that names none (a gateway's own) leaves it to the prompt, which
 the check writes as "streamwire acceptance case sw-<case>.<delivery>.<tag>:".
-GET /_sw/log shows what reached the mock. The first line printed is
+GET /_sw/log shows what reached the mock, GET /_sw/sessions each WebSocket
+session message by message and how it closed. The first line printed is
 "listening on http://HOST:PORT". With --compress, a gateway that asks for
 gzip or br (Accept-Encoding) gets every answer so, each event flushed as a
 provider's own front sends it: a gateway that holds the stream while it
@@ -175,6 +184,13 @@ def _mock_arguments(mock: argparse.ArgumentParser) -> None:
         help="answer a request that accepts gzip (or br, with the brotli package) compressed, "
         "each event of a stream flushed on its own, as providers' fronts do: for a gateway "
         "that asks its upstream for compression (default: every answer identity)",
+    )
+    mock.add_argument(
+        "--ws-lifetime",
+        type=_finite,
+        metavar="S",
+        help="how long a WebSocket connection lasts before the mock ends it as its provider "
+        "does (default: each provider's, 60 minutes for OpenAI's, 10 for Gemini Live)",
     )
 
 
@@ -483,7 +499,11 @@ def _cmd_mock(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         async with MockUpstream(
-            args.host, args.port, lenient=args.lenient_mock, compress=args.compress
+            args.host,
+            args.port,
+            lenient=args.lenient_mock,
+            compress=args.compress,
+            ws_lifetime=args.ws_lifetime,
         ) as mock:
             print(f"listening on {mock.url}", flush=True)
             if args.compress and "br" not in mock.codings:

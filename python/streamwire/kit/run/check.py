@@ -63,6 +63,7 @@ from ..judge.sdk import compare
 from ..judge.timed import TIMING_TAGS, compression_cause
 from ..judge.timed import streaming as timed_streaming
 from ..upstream.mock import MockUpstream, fingerprint, is_entry
+from ..upstream.ws_socket import is_session
 from ..vocab.cases import (
     CASE_NAMES,
     CASES,
@@ -399,6 +400,21 @@ class _Log:
             return [r for r in requests if is_entry(r)] if isinstance(requests, list) else []
         return []
 
+    async def sessions(self, tag: str) -> list[dict[str, Any]]:
+        """The WebSocket sessions a response of the tag was on (``/_sw/sessions``);
+        [] when a mock over HTTP does not answer with them."""
+        if self.mock is not None:
+            return self.mock.sessions.sessions(tag)
+        try:
+            response = await open_request(
+                f"{self.url}/_sw/sessions?tag={quote(tag)}", method="GET", read_timeout=5.0
+            )
+            data = json.loads(await response.read())
+        except (TransportError, ValueError):
+            return []
+        sessions = data.get("sessions") if isinstance(data, dict) else None
+        return [s for s in sessions if is_session(s)] if isinstance(sessions, list) else []
+
     async def state(self) -> dict[str, Any] | None:
         """The mock's open connections and requests in flight (``MockUpstream.load_state``);
         None when a mock over HTTP does not answer with them."""
@@ -709,6 +725,10 @@ async def judged_stream(
             "client": follow_obs.evidence(),
             "mock": _mock_summary(follow_entry, follow_obs.sent_at),
         }
+    if websocket:
+        # The mock's side of the sockets the hop opened for this cell, as they went.
+        sessions = await log.sessions(tag)
+        evidence["upstream_sessions"] = [_session_summary(s, obs.sent_at) for s in sessions]
     cell = Cell(case.name, label, x.upstream, delivery, checks, evidence, route.name)
     cell.transport = transport.name
     var = key_variable(plan.key_env)
@@ -900,6 +920,22 @@ def _answering(
             chosen: dict[str, Any] = entry
             return chosen
     return attempts[-1] if attempts else entries[0]
+
+
+def _session_summary(session: dict[str, Any], t0: float) -> dict[str, Any]:
+    """A WebSocket session of the mock's, its times from ``t0`` (the client's
+    first message): its messages each way, and how it closed (None: open when read)."""
+    messages = session["messages"]
+    closed = session.get("closed_at")
+    return {
+        "protocol": session["protocol"],
+        "opened_at": round(session["opened_at"] - t0, 4),
+        "messages_in": sum(1 for m in messages if m[1] == "in"),
+        "messages_out": sum(1 for m in messages if m[1] == "out"),
+        "messages_dropped": session["messages_dropped"],
+        "closed_at": None if closed is None else round(closed - t0, 4),
+        "close": session.get("close"),
+    }
 
 
 def _mock_summary(entry: dict[str, Any] | None, t0: float) -> dict[str, Any] | None:

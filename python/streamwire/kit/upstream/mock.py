@@ -43,6 +43,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import math
 import re
 import secrets
 import time
@@ -66,6 +67,7 @@ from .coding import CODINGS, Encoder, brotli_available, choose
 from .contract import Problem, problems, refusal
 from .wire import failure_answer, render_json, render_stream, slow_reader_deltas, usage_requested
 from .ws import WS_PROTOCOLS, is_upgrade, serve_websocket, ws_protocol
+from .ws_socket import LIFETIMES, SessionLog, responded
 
 __all__ = [
     "DEFAULT_STALL",
@@ -666,8 +668,15 @@ class MockUpstream:
         *,
         lenient: bool = False,
         compress: bool = False,
+        ws_lifetime: float | None = None,
     ) -> None:
+        if ws_lifetime is not None and not 0 < ws_lifetime < math.inf:
+            raise ValueError(f"ws_lifetime: a finite number of seconds, not {ws_lifetime!r}")
         self.log = RequestLog()
+        #: The WebSocket sessions, message by message (``GET /_sw/sessions``).
+        self.sessions = SessionLog()
+        #: How long a WebSocket connection lasts (None: each provider's, ``ws_socket.LIFETIMES``).
+        self.lifetime = ws_lifetime
         self._server = HttpServer(self._handle, host=host, port=port, on_close=self.log.closed)
         self.lenient = lenient
         self.compress = compress
@@ -898,17 +907,33 @@ class MockUpstream:
             self.log.tagged(entry, tag)
         return attempt
 
+    def ws_session(self, protocol: str, request: Request) -> dict[str, Any]:
+        """A new WebSocket session's record in the session log."""
+        return self.sessions.open(protocol, request, *_redacted(request.path, request.query))
+
+    def ws_lifetime(self, protocol: str) -> float:
+        """How long a WebSocket connection of ``protocol`` lasts, in seconds."""
+        return self.lifetime if self.lifetime is not None else LIFETIMES[protocol]
+
     async def ws_case(
-        self, request: Request, body: dict[str, Any], upstream: str
+        self,
+        request: Request,
+        body: dict[str, Any],
+        upstream: str,
+        session: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], list[Write]] | str:
         """One response of a WebSocket session (``upstream/ws.py``): its log
         entry and its writes, or the error message the session sends instead
         (a model and a prompt that name no case). ``request`` is the
-        session's upgrade with the message as its body."""
+        session's upgrade with the message as its body; ``session`` its
+        record in the session log, which the entry names and which names it."""
         entry = self.log.add(request, body)
         given = body.get("model")
         model = given if isinstance(given, str) else ""
         entry.update(upstream=upstream, stream=True, model=model)
+        if session is not None:
+            entry["session"] = session["id"]
+            responded(session, entry["id"], None)
         try:
             chosen = _chosen(entry, model, body)
         except ModelError as exc:
@@ -919,6 +944,8 @@ class MockUpstream:
             entry.update(status=400, refused=True, ended_at=time.time())
             return refused
         case, delivery, tag = chosen
+        if session is not None:
+            responded(session, entry["id"], tag)
         options = self._tag_options.get(tag or "", {})
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
@@ -1023,6 +1050,13 @@ class MockUpstream:
             after = params.get("since", "")
             since = int(after) if after.isascii() and after.isdigit() else 0
             doc = {"requests": self.entries(params.get("tag"), since), "dropped": self.log.dropped}
+            await responder.send(200, headers, _json(doc))
+        elif request.path == "/_sw/sessions":
+            params = dict(parse_qsl(request.query))
+            after = params.get("since", "")
+            since = int(after) if after.isascii() and after.isdigit() else 0
+            sessions = self.sessions.sessions(params.get("tag"), since)
+            doc = {"sessions": sessions, "dropped": self.sessions.dropped}
             await responder.send(200, headers, _json(doc))
         elif request.path == "/_sw/connections":
             await responder.send(200, headers, _json(self.load_state()))

@@ -14,7 +14,11 @@ in flight per socket (a second ``response.create`` before the first ended
 gets an ``error`` event, ``concurrent_request``, and the socket stays open);
 a message that is not a JSON object, or of an unknown type, gets an
 ``error`` event and the socket stays open; the client closing the socket
-ends the response in flight (``disconnected_at`` in its entry).
+ends the response in flight (``disconnected_at`` in its entry). A
+connection lasts 60 minutes (``MockUpstream``'s ``ws_lifetime``): a
+``response.create`` on an older one gets an ``error`` event,
+``websocket_connection_limit_reached``, and the mock closes the socket
+(1000), so that the client opens another.
 
 An upgrade at a path ending in ``/realtime`` is an OpenAI Realtime session
 (``ws_realtime.py``: its own client events, the same cases as Realtime
@@ -92,6 +96,8 @@ class _ResponsesSession:
         try:
             async for message in self.socket.messages():
                 await self._on_message(message)
+                if self.socket.closed.is_set():
+                    return
         finally:
             if self.running is not None:
                 await asyncio.gather(self.running, return_exceptions=True)
@@ -109,6 +115,12 @@ class _ResponsesSession:
             await self.socket.send(
                 _error("unknown_event_type", f"unknown client event type {str(kind)[:80]!r}")
             )
+            return
+        lifetime = self.mock.ws_lifetime(self.upstream)
+        if self.socket.age >= lifetime:
+            why = f"the connection reached its limit of {lifetime:g} s: open a new one"
+            await self.socket.send(_error("websocket_connection_limit_reached", why))
+            await self.socket.close(1000, "connection limit reached")
             return
         if self.running is not None and not self.running.done():
             await self.socket.send(
@@ -132,7 +144,7 @@ class _ResponsesSession:
         request = self.request
         logged = message_request(request, raw, received)
         plain = {k: v for k, v in body.items() if k != "type"}
-        chosen = await self.mock.ws_case(logged, plain, self.upstream)
+        chosen = await self.mock.ws_case(logged, plain, self.upstream, self.socket.session)
         if isinstance(chosen, str):
             await self.socket.send(_error("model_not_found", chosen))
             return
@@ -187,7 +199,7 @@ async def serve_websocket(mock: Mock, request: Request, responder: Responder) ->
         body = json.dumps({"error": {"message": message}})
         await responder.send(501, [("content-type", "application/json")], body.encode())
         return
-    socket = Socket(responder.take_over())
+    socket = Socket(responder.take_over(), mock.ws_session(protocol, request))
     try:
         if not await socket.handshake(request):
             return

@@ -30,6 +30,12 @@ while the model's turn runs interrupts it, as a client's message interrupts
 Live's generation: the turn stops (``cancelled_at`` in its entry), the mock
 sends ``serverContent.interrupted`` and answers the new turn. The client
 closing the socket ends the turn in flight (``disconnected_at``).
+
+A connection lasts about 10 minutes (``MockUpstream``'s ``ws_lifetime``):
+``GO_AWAY_BEFORE`` seconds before its end the mock sends ``goAway`` with
+the ``timeLeft``, and at its end closes the socket with 1011 and Google's
+words ("Deadline expired before operation could complete."), as a user's
+log shows them (kizuna-ai-lab/sokuji#179).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from ..vocab.httpio import Request
 from .live import live_writes, reason_of
 from .ws_socket import Mock, Socket, either, message_request
 
-__all__ = ["INVALID", "LiveSession"]
+__all__ = ["EXPIRED", "GO_AWAY_BEFORE", "INVALID", "LiveSession"]
 
 #: Live's close for a message it cannot take (RFC 6455 "invalid payload data").
 INVALID = (1007, "Request contains an invalid argument.")
@@ -56,6 +62,10 @@ _CLIENT_FIELDS = frozenset({"setup", "clientContent", "realtimeInput", "toolResp
 #: The conversation's turns a session keeps (the latest): a hostile client's
 #: turns cannot grow the mock.
 MAX_TURNS = 256
+#: How long before a connection's end ``goAway`` comes (at most half its lifetime).
+GO_AWAY_BEFORE = 50.0
+#: Live's close at the end of a connection's lifetime.
+EXPIRED = (1011, "Deadline expired before operation could complete.")
 
 
 class LiveSession:
@@ -79,6 +89,7 @@ class LiveSession:
         self.interrupted_at: float | None = None
 
     async def run(self) -> None:
+        expiry = asyncio.ensure_future(self._expire())
         try:
             async for message in self.socket.messages():
                 refusal = await self._on_message(message)
@@ -86,8 +97,18 @@ class LiveSession:
                     await self.socket.close(*refusal)
                     return
         finally:
+            expiry.cancel()
             if self.running is not None:
                 await asyncio.gather(self.running, return_exceptions=True)
+
+    async def _expire(self) -> None:
+        """The connection's end: ``goAway`` with the time left, then the close."""
+        lifetime = self.mock.ws_lifetime(self.upstream)
+        warning = min(GO_AWAY_BEFORE, lifetime / 2)
+        await asyncio.sleep(lifetime - warning)
+        await self.socket.send(json.dumps({"goAway": {"timeLeft": f"{warning:g}s"}}))
+        await asyncio.sleep(warning)
+        await self.socket.close(*EXPIRED)
 
     @property
     def responding(self) -> bool:
@@ -178,7 +199,7 @@ class LiveSession:
     async def _turn(self, body: dict[str, Any], received: float) -> None:
         request = self.request
         logged = message_request(request, json.dumps(body).encode(), received)
-        chosen = await self.mock.ws_case(logged, body, self.upstream)
+        chosen = await self.mock.ws_case(logged, body, self.upstream, self.socket.session)
         if isinstance(chosen, str):
             await self.socket.close(1008, reason_of(chosen))
             return

@@ -29,7 +29,12 @@ the response in flight with a ``response.done`` of status ``cancelled``
 ``response_cancel_not_active``); a message that is not a JSON object, of an
 unknown type, or with an item the mock cannot read gets an ``error`` event;
 the socket stays open after each. The client closing the socket ends the
-response in flight (``disconnected_at``).
+response in flight (``disconnected_at``). A session lasts 60 minutes
+(``MockUpstream``'s ``ws_lifetime``; ``session.created`` gives its
+``expires_at``): then the mock sends an ``error`` event,
+``session_expired``, and closes the socket with 1001, as the API does
+(users' reports: openai/openai-realtime-twilio-demo#7 and livekit/agents#2341 quote the
+event, and a client there saw the close code).
 """
 
 from __future__ import annotations
@@ -110,6 +115,7 @@ class RealtimeSession:
             "tools": [],
             "tool_choice": "auto",
             "max_output_tokens": "inf",
+            "expires_at": int(time.time() + mock.ws_lifetime(self.upstream)),
         }
         self.conversation = f"conv_sw{mark}"
         #: The conversation, as a Responses request's ``input`` items.
@@ -120,13 +126,23 @@ class RealtimeSession:
         self.ids = itertools.count(1)
 
     async def run(self) -> None:
+        expiry = asyncio.ensure_future(self._expire())
         try:
             await self._send({"type": "session.created", "session": self.session})
             async for message in self.socket.messages():
                 await self._on_message(message)
         finally:
+            expiry.cancel()
             if self.running is not None:
                 await asyncio.gather(self.running, return_exceptions=True)
+
+    async def _expire(self) -> None:
+        """At the session's lifetime: ``session_expired``, and the socket closed."""
+        lifetime = self.mock.ws_lifetime(self.upstream)
+        await asyncio.sleep(lifetime)
+        why = f"the session reached its maximum duration of {lifetime:g} s"
+        await self._error("session_expired", why)
+        await self.socket.close(1001, "session expired")
 
     async def _send(self, event: dict[str, Any]) -> bool:
         head = {"type": event["type"], "event_id": f"event_sw{next(self.ids)}"}
@@ -226,7 +242,7 @@ class RealtimeSession:
     async def _respond(self, body: dict[str, Any], audio: bool, received: float) -> None:
         request = self.request
         logged = message_request(request, json.dumps(body).encode(), received)
-        chosen = await self.mock.ws_case(logged, body, self.upstream)
+        chosen = await self.mock.ws_case(logged, body, self.upstream, self.socket.session)
         if isinstance(chosen, str):
             await self._error("model_not_found", chosen)
             return
