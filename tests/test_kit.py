@@ -308,6 +308,8 @@ ISSUE_NAMES = {
         "error_masked",
         "truncation_masked",
         "tool_error_flag_lost",
+        # issue 51: WebSocket mode's state kept on one upstream socket
+        "session_state_lost",
         "chat_only",
         "reasoning_dropped",
         "semantic_downgrade",

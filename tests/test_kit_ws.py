@@ -22,7 +22,7 @@ import pytest
 from servers.ws_relay import WsRelay
 from streamwire.kit.client.ws import WS_CLIENTS, ws_carries
 from streamwire.kit.judge.cell import Cell
-from streamwire.kit.judge.verdicts import cell_verdicts
+from streamwire.kit.judge.verdicts import cell_verdicts, control_cells
 from streamwire.kit.report.document import Report, build_report
 from streamwire.kit.run.check import CheckPlan, Route, run_check
 from streamwire.kit.upstream.mock import MockUpstream
@@ -87,8 +87,10 @@ async def _run(
 
 def _verdicts(report: Report) -> dict[tuple[str, str], set[str]]:
     out = {}
+    controls = control_cells(report.cells)
     for cell in report.cells:
-        names = {name for name, _ in cell_verdicts(cell)}
+        control = controls.get((cell.route, cell.client, cell.delivery, cell.case))
+        names = {name for name, _ in cell_verdicts(cell, control)}
         if names:
             out[cell.case, cell.delivery] = names
     return out
@@ -208,6 +210,29 @@ HOPS = [
         True,
     ),
 ]
+#: OpenAI's protocols: a hop whose done texts are the last delta's (Live has none).
+DONE_HOPS = [
+    (
+        "last_delta_done",
+        ["short-text", "single-tool"],
+        ["whole"],
+        "content_altered",
+        ("short-text", "whole"),
+        False,
+    ),
+]
+#: Responses' own: a hop that sends each response.create over a socket of its
+#: own loses the state a continuation (previous_response_id) needs.
+WS_HOPS = [
+    (
+        "socket_per_response",
+        ["tool-error-result", "parallel-tools"],
+        ["whole"],
+        "session_state_lost",
+        ("tool-error-result", "whole"),
+        False,
+    ),
+]
 #: Realtime's own: a hop that drops response.cancel fails the cell that
 #: cancels so (``paced``), not the one that closes the socket (``whole``).
 RT_HOPS = [
@@ -226,7 +251,11 @@ RT_HOPS = [
     ("client", "behaviour", "cases", "deliveries", "verdict", "where"),
     [
         pytest.param(client, *hop[:5], marks=[pytest.mark.timed] if hop[5] else [])
-        for client, hops in ((WS, HOPS), (RT, HOPS + RT_HOPS), (LV, HOPS))
+        for client, hops in (
+            (WS, HOPS + DONE_HOPS + WS_HOPS),
+            (RT, HOPS + DONE_HOPS + RT_HOPS),
+            (LV, HOPS),
+        )
         for hop in hops
     ],
 )
@@ -247,6 +276,15 @@ def test_each_broken_hop_gets_the_verdict_of_its_cause_three_runs_alike(
     assert runs[0] == runs[1] == runs[2], runs
     # The verdict of its cause, in the cell of that cause only: the others pass.
     assert runs[0] == {where: {verdict}}, runs[0]
+
+
+def test_a_cause_every_text_cell_shares_is_not_the_unknown_event_s_nor_a_keep_alive_s() -> None:
+    # The hop alters every text's done event: the unknown-event and keep-alive
+    # cells fail as their control (short-text) does, so neither the unknown
+    # event nor a keep-alive (none crosses a WebSocket) is named the cause.
+    cases = ["short-text", "unknown-event", "keepalive"]
+    found = _verdicts(_check("last_delta_done", cases, ["whole"], (RT,)))
+    assert found == {(case, "whole"): {"content_altered"} for case in cases}, found
 
 
 def test_a_run_without_the_websockets_library_says_which_extra_to_install(

@@ -23,6 +23,14 @@ behaviour           what it does
 ``keep_upstream``   when the client closes, keeps the upstream's socket
                     open and reads it to its end
 ``drop_cancel``     drops the client's ``response.cancel`` (Realtime)
+``socket_per_response``
+                    opens a new upstream socket for each of the client's
+                    messages, the last one closed (Responses: a gateway
+                    that spreads one client socket over several)
+``last_delta_done`` gives the ``.done`` events of a text (the text's, its
+                    part's, its item's) the last delta's text alone, not
+                    the whole (OpenAI's protocols; LiteLLM 1.108.7's
+                    Realtime route from Gemini Live does so)
 =================== ======================================================
 
 The paths are the client's (``/v1/responses``, ``/v1/realtime?model=...``,
@@ -42,7 +50,16 @@ from websockets.exceptions import ConnectionClosed
 
 __all__ = ["BEHAVIOURS", "WsRelay"]
 
-BEHAVIOURS = ("pass", "hold", "drop_errors", "one_call_id", "keep_upstream", "drop_cancel")
+BEHAVIOURS = (
+    "pass",
+    "hold",
+    "drop_errors",
+    "one_call_id",
+    "keep_upstream",
+    "drop_cancel",
+    "last_delta_done",
+    "socket_per_response",
+)
 _ENDS = {"response.completed", "response.incomplete", "response.failed", "response.done"}
 _PASSED = ("authorization", "x-api-key", "x-goog-api-key")
 #: The close codes that are no error (RFC 6455).
@@ -78,6 +95,9 @@ class WsRelay:
         request = client.request
         assert request is not None
         headers = [(k, v) for k, v in request.headers.raw_items() if k.lower() in _PASSED]
+        if self.behaviour == "socket_per_response":
+            await self._per_message(client, self.upstream + request.path, headers)
+            return
         async with connect(
             self.upstream + request.path, additional_headers=headers, ping_interval=None
         ) as upstream:
@@ -99,6 +119,32 @@ class WsRelay:
             with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                 await down
 
+    async def _per_message(
+        self, client: ServerConnection, url: str, headers: list[tuple[str, str]]
+    ) -> None:
+        """Each client message on an upstream socket of its own."""
+        upstream: Any = None
+        down: asyncio.Future[None] | None = None
+
+        async def close() -> None:
+            if down is not None:
+                down.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                    await down
+            if upstream is not None:
+                await upstream.close()
+
+        try:
+            async for message in client:
+                await close()
+                upstream = await connect(url, additional_headers=headers, ping_interval=None)
+                down = asyncio.ensure_future(self._down(upstream, client))
+                await upstream.send(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            await close()
+
     async def _down(self, upstream: Any, client: ServerConnection) -> None:
         held: list[str] = []
         ids: dict[str, str] = {}
@@ -115,6 +161,8 @@ class WsRelay:
                         text = json.dumps(event)
                 if self.behaviour == "one_call_id":
                     text = _one_call_id(event, ids) or text
+                if self.behaviour == "last_delta_done":
+                    text = _last_delta_done(event, ids) or text
                 if self.behaviour == "hold":
                     held.append(text)
                     if kind not in _ENDS and not _live_end(event):
@@ -169,6 +217,41 @@ def _one_call_id(event: dict[str, Any], ids: dict[str, str]) -> str | None:
         return json.dumps(event) if len(calls) > 1 else None
     fix(event)
     return json.dumps(event) if changed else None
+
+
+#: The text fields of OpenAI's text events: the delta's, the done's.
+_TEXT_FIELDS = {
+    "response.output_text.delta": "delta",
+    "response.output_audio_transcript.delta": "delta",
+    "response.output_text.done": "text",
+    "response.output_audio_transcript.done": "transcript",
+}
+
+
+def _last_delta_done(event: dict[str, Any], last: dict[str, str]) -> str | None:
+    """``event`` with a done text the last delta's (None: unchanged)."""
+    kind = event.get("type")
+    field = _TEXT_FIELDS.get(kind) if isinstance(kind, str) else None
+    if field == "delta":
+        last["text"] = event.get("delta") or ""
+        return None
+    if "text" not in last:
+        return None
+    if field is not None:
+        event[field] = last["text"]
+    elif kind == "response.content_part.done" and isinstance(event.get("part"), dict):
+        part = event["part"]
+        for key in ("text", "transcript"):
+            if key in part:
+                part[key] = last["text"]
+    elif kind == "response.output_item.done" and isinstance(event.get("item"), dict):
+        for part in event["item"].get("content") or []:
+            for key in ("text", "transcript"):
+                if isinstance(part, dict) and key in part:
+                    part[key] = last["text"]
+    else:
+        return None
+    return json.dumps(event)
 
 
 async def _drain(upstream: Any, down: asyncio.Future[None]) -> None:

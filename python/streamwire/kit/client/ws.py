@@ -235,9 +235,11 @@ def ws_follow_up(
 ) -> list[dict[str, Any]] | None:
     """The messages of the follow-up ``kind`` asks for once the first
     response (``result``) ended, or None: Responses, the next
-    ``response.create`` with the history; Realtime, the result's
-    ``conversation.item.create`` (``sw.tool_result``), then ``response.create``;
-    Live, the ``toolResponse``."""
+    ``response.create``, continuing the first by its ``previous_response_id``
+    with the new items alone (the tool's result), as WebSocket mode's clients
+    do (with the whole history when the first response named no id);
+    Realtime, the result's ``conversation.item.create`` (``sw.tool_result``),
+    then ``response.create``; Live, the ``toolResponse``."""
     if client == "gemini-live":
         answer = kind.next_request(client, {}, result)
         return None if answer is None else [answer]
@@ -246,7 +248,13 @@ def ws_follow_up(
         return None if answer is None else [answer, {"type": "response.create"}]
     first = {k: v for k, v in messages[0].items() if k != "type"}
     second = kind.next_request(WS_CLIENTS[client], first, result)
-    return None if second is None else [{**second, "type": "response.create"}]
+    if second is None:
+        return None
+    previous = result.message_id if result is not None else None
+    if isinstance(previous, str) and previous:
+        new = [i for i in second["input"] if isinstance(i, dict) and "output" in i]
+        second = {**second, "previous_response_id": previous, "input": new}
+    return [{**second, "type": "response.create"}]
 
 
 @dataclass

@@ -464,6 +464,15 @@ def _tool_results(x: Inputs) -> Check:
         return Check(
             "fail", "the follow-up request could not be built from what the client received"
         )
+    if entry is not None and entry.get("failed") == "previous_response_not_found":
+        # WebSocket mode's state is the upstream socket's: the gateway sent the
+        # continuation over another one.
+        return Check(
+            "fail",
+            "the follow-up continued the first response (previous_response_id) on an upstream "
+            "socket that never answered it: previous_response_not_found",
+            ("session_state",),
+        )
     if not follow.succeeded:
         return Check(
             "fail",
@@ -585,6 +594,14 @@ def _completion(x: Inputs) -> Check:
         return Check("pass", f"error {err.type!r} kept")
     got = (result.status, result.stop_reason)
     want = (t.status, t.stop_reason)
+    deltas = x.checks.get("deltas")
+    if result.status == "protocol_conflict" and deltas is not None and deltas.verdict == "fail":
+        # The stream contradicted itself, which made its status: one cause, the deltas'.
+        return Check(
+            "fail",
+            f"status {result.status!r}, the upstream sent {t.status!r}: see deltas",
+            ("consequence",),
+        )
     refgot = (ref.result.status, ref.result.stop_reason) if ref else None
     tag = "truncation" if t.status == "truncated" and result.status != "truncated" else ""
     return _compare(

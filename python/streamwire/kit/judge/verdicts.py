@@ -339,6 +339,13 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         "failed tool from a working one; carry the error flag (is_error, status: error)",
     ),
     VerdictRule(
+        "session_state_lost",
+        _layer("tool_results", "session_state"),
+        "a response that continues the previous one (previous_response_id) reached an "
+        "upstream socket that never answered it: WebSocket mode keeps that state on the "
+        "connection; keep each client socket on one upstream socket",
+    ),
+    VerdictRule(
         "chat_only",
         _tools,
         "text works, tool calls do not survive: turn tool routing off for this pair",
@@ -441,6 +448,7 @@ COST_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "cross_talk",
                 "chat_only",
+                "session_state_lost",
                 "key_forwarded",
                 "key_echoed",
                 "truncated_call_executable",
@@ -531,12 +539,20 @@ def cell_verdicts(cell: Cell, control: Cell | None = None) -> list[tuple[str, st
         cause = CAUSED_BY.get(cell.case, ("", None))[1]
         if cause == "keepalive_broke_stream" and cell.upstream in NO_KEEPALIVE:
             cause = None  # none was sent (``_keepalives_broke``)
+        not_its_cause = None
         if cause is not None and check.verdict == "fail" and control is not None:
             other = control.checks.get(layer)
             if other is not None and other.verdict in ("pass", "not_applicable"):
                 out.append((cause, layer))
                 continue
-        rule = next((r for r in VERDICT_RULES if r.match(cell, layer, check)), None)
+            if other is not None and other.verdict == "fail":
+                # The control cell fails the same layer without the case's one
+                # thing: that thing is not the cause, and its verdict not this one.
+                not_its_cause = cause
+        rule = next(
+            (r for r in VERDICT_RULES if r.name != not_its_cause and r.match(cell, layer, check)),
+            None,
+        )
         if rule is None and check.verdict == "fail":
             rule = CATCH_ALL
         if rule is not None:

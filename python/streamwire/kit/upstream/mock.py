@@ -921,12 +921,15 @@ class MockUpstream:
         body: dict[str, Any],
         upstream: str,
         session: dict[str, Any] | None = None,
+        refuse: str | None = None,
     ) -> tuple[dict[str, Any], list[Write]] | str:
         """One response of a WebSocket session (``upstream/ws.py``): its log
         entry and its writes, or the error message the session sends instead
         (a model and a prompt that name no case). ``request`` is the
         session's upgrade with the message as its body; ``session`` its
-        record in the session log, which the entry names and which names it."""
+        record in the session log, which the entry names and which names it.
+        ``refuse``: the session refuses the message with this error code
+        (its rules'), logged as its case's entry, ``failed`` so."""
         entry = self.log.add(request, body)
         given = body.get("model")
         model = given if isinstance(given, str) else ""
@@ -950,6 +953,9 @@ class MockUpstream:
         if tag is not None and options.get("salt"):
             case = salted(case, tag)
         attempt = self._entered(entry, case, delivery, tag)
+        if refuse is not None:
+            entry.update(status=400, failed=refuse, ended_at=time.time())
+            return refuse
         wire = wire_of(upstream)
         if case.calls:
             entry["tools"] = declared_tools(wire, body)

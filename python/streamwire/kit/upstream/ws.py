@@ -15,6 +15,15 @@ gets an ``error`` event, ``concurrent_request``, and the socket stays open);
 a message that is not a JSON object, or of an unknown type, gets an
 ``error`` event and the socket stays open; the client closing the socket
 ends the response in flight (``disconnected_at`` in its entry). A
+``response.create`` with a ``previous_response_id`` continues that
+response, as WebSocket mode's connection-local state does: the mock answers
+it as if its ``input`` followed the previous response's whole conversation
+(its input, then its output items: the calls the model made), so a tool's
+result sent with only the new items is read against the call it answers.
+An id this connection never answered gets an ``error`` event,
+``previous_response_not_found`` (logged as an entry of the cell the model
+names, ``failed`` so): a gateway that spreads one client's socket over
+several upstream sockets is seen losing its state. A
 connection lasts 60 minutes (``MockUpstream``'s ``ws_lifetime``): a
 ``response.create`` on an older one gets an ``error`` event,
 ``websocket_connection_limit_reached``, and the mock closes the socket
@@ -70,6 +79,12 @@ def ws_protocol(path: str) -> str | None:
     return None
 
 
+#: The events that end a response, whose ``response`` is whole.
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+#: The responses a session keeps for ``previous_response_id`` (the latest).
+MAX_KEPT = 64
+
+
 def _error(code: str, message: str) -> str:
     return json.dumps(
         {
@@ -90,7 +105,9 @@ class _ResponsesSession:
         self.request = request
         self.socket = socket
         self.running: asyncio.Task[None] | None = None
-        self.ids: set[str] = set()
+        #: Each response's whole conversation (its input, then its output
+        #: items), by response id: the latest ``MAX_KEPT``.
+        self.conversations: dict[str, list[Any]] = {}
 
     async def run(self) -> None:
         try:
@@ -130,27 +147,34 @@ class _ResponsesSession:
                 )
             )
             return
-        previous = body.get("previous_response_id")
-        if isinstance(previous, str) and previous not in self.ids:
-            await self.socket.send(
-                _error("previous_response_not_found", f"previous response {previous!r} not found")
-            )
-            return
         received = time.time()
         raw = message.encode() if isinstance(message, str) else message
-        self.running = asyncio.get_running_loop().create_task(self._respond(body, raw, received))
-
-    async def _respond(self, body: dict[str, Any], raw: bytes, received: float) -> None:
-        request = self.request
-        logged = message_request(request, raw, received)
         plain = {k: v for k, v in body.items() if k != "type"}
+        previous = plain.get("previous_response_id")
+        if previous is not None:
+            before = self.conversations.get(previous) if isinstance(previous, str) else None
+            if before is None:
+                logged = message_request(self.request, raw, received)
+                why = f"previous response {str(previous)[:80]!r} not found on this connection"
+                code = "previous_response_not_found"
+                await self.mock.ws_case(logged, plain, self.upstream, self.socket.session, code)
+                await self.socket.send(_error(code, why))
+                return
+            plain["input"] = [*before, *_items(plain.get("input"))]
+        task = self._respond(plain, raw, received)
+        self.running = asyncio.get_running_loop().create_task(task)
+
+    async def _respond(self, plain: dict[str, Any], raw: bytes, received: float) -> None:
+        logged = message_request(self.request, raw, received)
         chosen = await self.mock.ws_case(logged, plain, self.upstream, self.socket.session)
         if isinstance(chosen, str):
             await self.socket.send(_error("model_not_found", chosen))
             return
         entry, writes = chosen
-        ids = [r for r in _response_ids(writes) if r]
-        self.ids.update(ids)
+        for response, output in _responses(writes):
+            self.conversations[response] = [*_items(plain.get("input")), *output]
+            while len(self.conversations) > MAX_KEPT:
+                del self.conversations[next(iter(self.conversations))]
         entry["status"] = 101
         try:
             for write in writes:
@@ -171,17 +195,26 @@ class _ResponsesSession:
                 entry["disconnected_at"] = self.socket.closed_at
 
 
-def _response_ids(writes: list[Write]) -> list[str]:
-    """The ids of the responses the writes create (``response.created``)."""
+def _responses(writes: list[Write]) -> list[tuple[str, list[Any]]]:
+    """The responses the writes end (``response.completed``, ``.incomplete``,
+    ``.failed``): each one's id and output items."""
     out = []
     for write in writes:
         for payload in sse_payloads(write.data):
             with contextlib.suppress(ValueError):
                 event = json.loads(payload)
                 response = event.get("response") if isinstance(event, dict) else None
-                if event.get("type") == "response.created" and isinstance(response, dict):
-                    out.append(str(response.get("id") or ""))
+                if event.get("type") in _ENDS and isinstance(response, dict):
+                    output = response.get("output")
+                    out.append((str(response.get("id") or ""), list(output or [])))
     return out
+
+
+def _items(value: Any) -> list[Any]:
+    """A Responses ``input`` as a list of items (a string is the user's message)."""
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    return list(value) if isinstance(value, list) else []
 
 
 async def serve_websocket(mock: Mock, request: Request, responder: Responder) -> None:

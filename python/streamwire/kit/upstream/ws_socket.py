@@ -79,6 +79,7 @@ class Mock(Protocol):
         body: dict[str, Any],
         upstream: str,
         session: dict[str, Any] | None = None,
+        refuse: str | None = None,
     ) -> tuple[dict[str, Any], list[Write]] | str: ...
 
     def ws_session(self, protocol: str, request: Request) -> dict[str, Any]:

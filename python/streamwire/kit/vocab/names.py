@@ -68,9 +68,19 @@ SDKS: dict[str, tuple[str, ...]] = {
 }
 
 #: The upstreams whose streams have no keep-alive (an EventStream, Gemini's
-#: JSON array): their keep-alive cases are the silence alone, and nothing
-#: they send can break a stream.
-NO_KEEPALIVE = frozenset({"bedrock-converse", "bedrock-invoke", "gemini-json"})
+#: JSON array, the WebSocket sessions, whose own are the socket's pings):
+#: their keep-alive cases are the silence alone, and nothing they send can
+#: break a stream.
+NO_KEEPALIVE = frozenset(
+    {
+        "bedrock-converse",
+        "bedrock-invoke",
+        "gemini-json",
+        "openai-responses-ws",
+        "openai-realtime",
+        "gemini-live",
+    }
+)
 
 #: The WebSocket protocols the kit speaks (the mock serves them, the judge's
 #: client asks them), and the HTTP protocol whose facts each carries: a
