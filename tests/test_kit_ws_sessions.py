@@ -351,3 +351,33 @@ def test_the_mock_command_takes_a_lifetime_and_serves_the_session_log() -> None:
     (session,) = sessions
     assert session["close"]["by"] == "mock" and session["close"]["code"] == 1001
     assert [m[2] for m in session["messages"]] == ["session.created", "error"]
+
+
+def test_a_response_s_logged_writes_are_the_messages_it_sent() -> None:
+    # Keep-alive comments and the fragments of calls a Live turn sends
+    # together in its toolCall sent nothing on the wire: no write is logged
+    # for them, and each write's size is its messages' bytes.
+    from streamwire.kit.report.document import build_report
+    from streamwire.kit.run.check import CheckPlan, Route, run_check
+
+    async def go() -> tuple[MockUpstream, Any]:
+        async with MockUpstream() as mock:
+            plan = CheckPlan(
+                routes=[Route(mock.url, key_passthrough=True)],
+                clients=["openai-responses-ws", "gemini-live"],
+                cases=["keepalive", "chunked-json-args"],
+                deliveries=["paced"],
+                mock_url=mock.url,
+                unary=False,
+            )
+            return mock, build_report(await run_check(plan))
+
+    mock, report = asyncio.run(go())
+    assert not [c for c in report.cells if c.failed or c.degraded]
+    sessions = {s["id"]: s for s in mock.sessions.sessions()}
+    for entry in mock.entries():
+        session = sessions[entry["session"]]
+        sizes = [w[1] for w in entry["writes"]]
+        assert sizes and all(size > 0 for size in sizes), entry["writes"]
+        outs = [m[3] for m in session["messages"] if m[1] == "out" and m[2] != "setupComplete"]
+        assert sum(sizes) == sum(outs), (entry["upstream"], entry["case"], sizes, outs)

@@ -7,7 +7,8 @@ body a ``POST /v1/responses`` would carry with ``"type": "response.create"``
 added, and the server answers each with the events the streamed API sends,
 one JSON message per event. The model (or, for a gateway that sends one of
 its own, the prompt) picks the case as it does over HTTP, and each response
-is one entry of the mock's log, its writes each a message with its time.
+is one entry of the mock's log, its writes each a message with its time
+(a write that sent nothing, such as a keep-alive comment, is none).
 
 The session keeps the rules a gateway meets at the provider: one response
 in flight per socket (a second ``response.create`` before the first ended
@@ -183,10 +184,13 @@ class _ResponsesSession:
                         await asyncio.wait_for(self.socket.closed.wait(), write.delay)
                 if self.socket.closed.is_set():
                     break
+                sent = 0
                 for payload in sse_payloads(write.data):
                     if not await self.socket.send(payload):
                         break
-                self.mock.log.wrote(entry, len(write.data), write.kinds, write.content)
+                    sent += len(payload.encode())
+                if sent:  # a keep-alive comment is no message: nothing went
+                    self.mock.log.wrote(entry, sent, write.kinds, write.content)
             else:
                 entry["completed"] = True
         finally:

@@ -15,7 +15,9 @@ Each model turn is the case the setup's model names, or else the prompt,
 as over HTTP (``MockUpstream.ws_case``, which logs the turn as an entry,
 its request the conversation as a Gemini ``generateContent`` body): the
 case's Gemini chunks turned into Live messages (``live.py``), write by
-write with the delivery's timing, each write logged as it goes. Messages go
+write with the delivery's timing, each write that sent messages logged as it
+goes (the calls' fragments wait for the turn's ``toolCall`` and are logged
+with it: the writes before it sent nothing on the wire). Messages go
 as text frames; the client's may come as text or binary.
 
 The Live API has no error message: it closes the socket with a code and a
@@ -225,7 +227,8 @@ class LiveSession:
                     sent += len(text.encode())
                     calls = message.get("toolCall", {}).get("functionCalls", [])
                     made += [c["id"] for c in calls]
-                self.mock.log.wrote(entry, sent, write.write.kinds, write.content)
+                if sent:  # a write whose calls wait for the toolCall sent nothing
+                    self.mock.log.wrote(entry, sent, write.write.kinds, write.content)
                 if write.close is not None:
                     await self.socket.close(*write.close)
                     break

@@ -266,9 +266,11 @@ class RealtimeSession:
                         if not await self.socket.send(text):
                             break
                         sent += len(text.encode())
-                # Realtime has no reasoning: what was not sent is not logged.
+                # Realtime has no reasoning: what was not sent is not logged,
+                # nor a write that sent nothing.
                 content = tuple((k, n) for k, n in write.content if k != "reasoning")
-                self.mock.log.wrote(entry, sent, write.kinds, content)
+                if sent:
+                    self.mock.log.wrote(entry, sent, write.kinds, content)
             else:
                 entry["completed"] = True
             if self.cancel.is_set() and not self.socket.closed.is_set() and not writer.done:
