@@ -287,6 +287,36 @@ def test_a_cause_every_text_cell_shares_is_not_the_unknown_event_s_nor_a_keep_al
     assert found == {(case, "whole"): {"content_altered"} for case in cases}, found
 
 
+@pytest.mark.parametrize(
+    ("case", "verdict"),
+    [("truncated-tool", "truncated_call_executable"), ("truncated", "truncation_masked")],
+)
+def test_a_cut_a_live_upstream_cannot_say_is_held_against_no_gateway(
+    case: str, verdict: str
+) -> None:
+    # A Realtime client given exactly what Live carries of a cut answer (Live
+    # has no end for the output limit: a whole turn, an executable call): from
+    # a Live upstream no gateway could do better; from Gemini's SSE, which
+    # says MAX_TOKENS, the same answer masks the cut.
+    import time
+
+    from streamwire.kit.client.raw import Observation
+    from streamwire.kit.judge.rules import inputs, judge, reference
+
+    live = reference(case, LV, LV, True, CASES[case].wants_usage).result
+    assert live.status == "completed"
+    found = {}
+    for upstream in (LV, "gemini"):
+        obs = Observation(RT, "ws://gateway", {}, time.time(), status=101, websocket=True)
+        obs.result = live
+        entry = {"upstream": upstream, "writes": [], "attempt": 1, "tools": ["add_numbers"]}
+        checks = judge(inputs(CASES[case], RT, "whole", obs, entry))
+        cell = Cell(case, RT, upstream, "whole", checks, {}, "route")
+        found[upstream] = (checks["completion"].verdict, {n for n, _ in cell_verdicts(cell)})
+    assert found[LV] == ("not_applicable", set()), found
+    assert found["gemini"] == ("fail", {verdict}), found
+
+
 def test_a_run_without_the_websockets_library_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -558,6 +558,14 @@ def _completion(x: Inputs) -> Check:
         return Check("fail", f"the answer broke off: {x.obs.failure}", ("broken",))
     if x.case.kind.hangs_up:
         return _ended_before_hang_up(x, result, t)
+    if t.status == "truncated" and "length" in WS_LOSSES.get(x.upstream or "", ()):
+        # The upstream has no end for the output limit (Gemini Live): it told
+        # the gateway of no cut, and no gateway can pass one on.
+        return Check(
+            "not_applicable",
+            f"the upstream protocol ({x.upstream}) has no end for the output limit: "
+            "the cut never reached the gateway",
+        )
     if x.case.name == "truncated-tool" and result.executable:
         return Check(
             "fail",
