@@ -317,6 +317,40 @@ def test_a_cut_a_live_upstream_cannot_say_is_held_against_no_gateway(
     assert found["gemini"] == ("fail", {verdict}), found
 
 
+def test_a_gateway_that_closes_the_socket_before_calling_the_upstream_is_upstream_not_called() -> (
+    None
+):
+    # LiteLLM's Responses route does so to a ws:// upstream (1011, "ssl
+    # argument is incompatible with a ws:// URI"): nothing was streamed, so
+    # nothing was cut.
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def gateway(ws: ServerConnection) -> None:
+        await ws.recv()
+        await ws.close(1011, "Internal server error")
+
+    async def go() -> Report:
+        async with MockUpstream() as mock, serve(gateway, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            plan = CheckPlan(
+                routes=[Route(f"http://127.0.0.1:{port}", label="refusing")],
+                clients=[WS, RT, LV],
+                cases=["short-text", "single-tool"],
+                deliveries=["whole"],
+                mock_url=mock.url,
+                unary=False,
+            )
+            return build_report(await run_check(plan))
+
+    report = asyncio.run(go())
+    found = {(c.client, c.case): {n for n, _ in cell_verdicts(c)} for c in report.cells}
+    assert found == {
+        (client, case): {"upstream_not_called"}
+        for client in (WS, RT, LV)
+        for case in ("short-text", "single-tool")
+    }, found
+
+
 def test_a_run_without_the_websockets_library_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -264,6 +264,17 @@ def _http(x: Inputs) -> Check:
             return Check("pass", f"the failed attempt's error arrived as HTTP {obs.status}")
         return Check("fail", f"HTTP {obs.status}: {body}", ("status",))
     if x.entry is None:
+        error = obs.result.error if obs.result is not None else None
+        if obs.websocket and not obs.content and (obs.failure or error is not None):
+            # The socket opened, and the gateway closed it (Live: an error's
+            # close) with nothing said, never having called the upstream: its
+            # refusal, as a status is.
+            why = obs.failure or (error.message if error is not None else None)
+            return Check(
+                "fail",
+                f"the socket opened, then ended without any call to the upstream: {why}",
+                ("not_called",),
+            )
         return Check("pass", "the request never reached the mock (the gateway answered itself)")
     return Check("pass")
 
