@@ -33,7 +33,8 @@
 # The run: the mock upstream and the proxy on loopback, every provider pointed at
 # the mock (config below), then the kit through the proxy's chat, responses,
 # messages and Gemini endpoints on five upstream routes, its Bedrock pass-through
-# and its Realtime WebSocket route. LiteLLM has defects the
+# and its WebSocket routes: Realtime, to OpenAI's Realtime and to Gemini Live,
+# and the Responses API's WebSocket mode (behind a TLS front). LiteLLM has defects the
 # kit finds, so the check's own exit status is 1; this script fails when the run
 # is not whole or the kit finds other facts than the worked example documents,
 # clock-measured verdicts aside (.ci/kit_expect.py states the rule and why).
@@ -107,6 +108,16 @@ interpreter=$(python3 -c 'import sys; print(sys.executable)')
 pids+=($!)
 for _ in $(seq 100); do [ -s "$OUT/mock.out" ] && break; sleep 0.1; done
 MOCK=$(head -1 "$OUT/mock.out" | awk '{print $3}')
+# LiteLLM's Responses WebSocket route calls only a wss:// upstream (it hands
+# a TLS context to the socket it opens): a TLS front before the mock, its
+# certificate signed by a test CA that LiteLLM's process trusts (SSL_CERT_FILE).
+python3 -c "import sys; from pathlib import Path; sys.path.insert(0, 'examples')
+from kit_processes import make_ca; assert make_ca(Path(sys.argv[1])), 'openssl is needed'" "$OUT"
+"$interpreter" .ci/tls_front.py --cert "$OUT/server.pem" --key "$OUT/server.key" \
+    --upstream "${MOCK#http://}" > "$OUT/tls.out" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$OUT/tls.out" ] && break; sleep 0.1; done
+MOCK_TLS=$(head -1 "$OUT/tls.out" | awk '{print $3}')
 
 cat > "$OUT/config.yaml" <<EOF
 model_list:
@@ -116,6 +127,8 @@ model_list:
     litellm_params: {model: "anthropic/*", api_base: "$MOCK", api_key: "sk-streamwire-kit"}
   - model_name: "gemini/*"
     litellm_params: {model: "gemini/*", api_base: "$MOCK/v1beta", api_key: "streamwire-kit"}
+  - model_name: "responses-ws/*"
+    litellm_params: {model: "openai/*", api_base: "$MOCK_TLS/v1", api_key: "sk-streamwire-kit"}
   - model_name: "retry/*"
     litellm_params:
       model: "openai/*"
@@ -141,7 +154,7 @@ EOF
 ROUTES='openai/{model},openai/responses/{model},anthropic/{model},gemini/{model},bedrock/converse/anthropic.{model}'
 PORT=$(free_port)
 export LITELLM_MASTER_KEY=sk-streamwire-kit-master-0123456789abcdef
-LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/litellm" --config "$OUT/config.yaml" \
+SSL_CERT_FILE="$OUT/ca.pem" LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/litellm" --config "$OUT/config.yaml" \
     --host 127.0.0.1 --port "$PORT" > "$OUT/litellm.log" 2>&1 &
 litellm_pid=$!
 pids+=($litellm_pid)
@@ -224,6 +237,33 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
     --json "$OUT/check-realtime.json" --html "$OUT/check-realtime.html" \
     --markdown "$OUT/check-realtime.md" --quiet
 echo "streamwire check against LiteLLM's Realtime route exited $?"
+# The same route for a gemini/* model: LiteLLM opens a Gemini Live session
+# with the model's api_base host (/v1beta/ws/...BidiGenerateContent?key=...)
+# and turns each Live message into Realtime events and back; the mock's
+# session log shows the Live side of each cell.
+rm -f "$OUT/check-live.json"
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-realtime \
+    --models 'gemini/{model}' --label 'realtime to gemini live' \
+    --cases "${KIT_CASES:-all}" --delivery whole,paced \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Realtime to Gemini Live" \
+    --json "$OUT/check-live.json" --html "$OUT/check-live.html" \
+    --markdown "$OUT/check-live.md" --quiet
+echo "streamwire check against LiteLLM's Realtime route to Gemini Live exited $?"
+# Its Responses WebSocket route (/v1/responses upgraded), for the
+# responses-ws/* model: LiteLLM opens a socket to the TLS front's
+# /v1/responses?model=... for each client socket and relays its messages.
+rm -f "$OUT/check-responses-ws.json"
+python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-responses-ws \
+    --models 'responses-ws/{model}' --label 'responses websocket' \
+    --cases "${KIT_CASES:-all}" --delivery whole,paced \
+    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Responses WebSocket mode" \
+    --json "$OUT/check-responses-ws.json" --html "$OUT/check-responses-ws.html" \
+    --markdown "$OUT/check-responses-ws.md" --quiet
+echo "streamwire check against LiteLLM's Responses WebSocket route exited $?"
 # LiteLLM's own process crashing (a clean-clone CI run saw it die of SIGSEGV
 # inside libpython, mid-check, once) leaves every later cell
 # failing against a closed port: no verdict about LiteLLM's streaming, nor
@@ -241,7 +281,7 @@ set -e
 if [ -n "$UPGRADE" ]; then
     # Every change from the pin's published report, not gated: the upgrade's
     # worked comparison (its Markdown is docs/kit/examples-litellm-upgrade.md's).
-    for part in "" -retries -bedrock -realtime; do
+    for part in "" -retries -bedrock -realtime -live -responses-ws; do
         gunzip -c "docs/kit/litellm${part}-report.json.gz" > "$OUT/published$part.json"
         python3 -m streamwire.cli compare "$OUT/published$part.json" "$OUT/check$part.json" \
             --no-gate-timing --markdown "$OUT/compare$part.md" --json "$OUT/compare$part.json" \
@@ -250,7 +290,8 @@ if [ -n "$UPGRADE" ]; then
 elif [ "${LITELLM_DOCS:-}" = 1 ]; then
     [ -s "$OUT/check.json" ] || { echo "the check wrote no report" >&2; exit 1; }
     { cat "$OUT/check.md"; echo; cat "$OUT/check-retries.md"; echo; cat "$OUT/check-bedrock.md"
-      echo; cat "$OUT/check-realtime.md"
+      echo; cat "$OUT/check-realtime.md"; echo; cat "$OUT/check-live.md"
+      echo; cat "$OUT/check-responses-ws.md"
       cat <<'PAGE'
 
 # The same LiteLLM, compared
@@ -261,14 +302,14 @@ elif [ "${LITELLM_DOCS:-}" = 1 ]; then
   and through each proxy in front of it (`bash .ci/litellm.sh --paths`).
 PAGE
     } > docs/kit/examples-litellm.md
-    for part in "" -retries -bedrock -realtime; do
+    for part in "" -retries -bedrock -realtime -live -responses-ws; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json" \
             --write
         # The whole report, evidence and all, published (gzip, no name or time in it).
         gzip -9 -n -c "$OUT/check$part.json" > "docs/kit/litellm${part}-report.json.gz"
     done
 else
-    for part in "" -retries -bedrock -realtime; do
+    for part in "" -retries -bedrock -realtime -live -responses-ws; do
         python3 .ci/kit_expect.py "$OUT/check$part.json" "docs/kit/litellm${part}-expected.json"
         # ... and cell by cell against the published report: a change in
         # LiteLLM's behaviour at the pin, or in the kit's judgement, fails CI
