@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -317,32 +318,41 @@ def test_a_cut_a_live_upstream_cannot_say_is_held_against_no_gateway(
     assert found["gemini"] == ("fail", {verdict}), found
 
 
+def _through_gateway(gateway: Any, cases: list[str]) -> Report:
+    """A whole-delivery check of the three clients through ``gateway`` (a
+    ``websockets`` handler of our own), the mock beside it."""
+    from websockets.asyncio.server import serve
+
+    async def go() -> Report:
+        async with MockUpstream() as mock, serve(gateway, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            plan = CheckPlan(
+                routes=[Route(f"http://127.0.0.1:{port}", label="gateway")],
+                clients=[WS, RT, LV],
+                cases=cases,
+                deliveries=["whole"],
+                mock_url=mock.url,
+                read_timeout=1.0,
+                unary=False,
+            )
+            return build_report(await run_check(plan))
+
+    return asyncio.run(go())
+
+
 def test_a_gateway_that_closes_the_socket_before_calling_the_upstream_is_upstream_not_called() -> (
     None
 ):
     # LiteLLM's Responses route does so to a ws:// upstream (1011, "ssl
     # argument is incompatible with a ws:// URI"): nothing was streamed, so
     # nothing was cut.
-    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.asyncio.server import ServerConnection
 
     async def gateway(ws: ServerConnection) -> None:
         await ws.recv()
         await ws.close(1011, "Internal server error")
 
-    async def go() -> Report:
-        async with MockUpstream() as mock, serve(gateway, "127.0.0.1", 0) as server:
-            port = server.sockets[0].getsockname()[1]
-            plan = CheckPlan(
-                routes=[Route(f"http://127.0.0.1:{port}", label="refusing")],
-                clients=[WS, RT, LV],
-                cases=["short-text", "single-tool"],
-                deliveries=["whole"],
-                mock_url=mock.url,
-                unary=False,
-            )
-            return build_report(await run_check(plan))
-
-    report = asyncio.run(go())
+    report = _through_gateway(gateway, ["short-text", "single-tool"])
     found = {(c.client, c.case): {n for n, _ in cell_verdicts(c)} for c in report.cells}
     assert found == {
         (client, case): {"upstream_not_called"}
@@ -413,7 +423,7 @@ HOSTILE: list[list[str | bytes]] = [
 def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
     messages: list[str | bytes],
 ) -> None:
-    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.asyncio.server import ServerConnection
 
     async def gateway(ws: ServerConnection) -> None:
         async for _ in ws:
@@ -421,21 +431,7 @@ def test_a_hostile_websocket_gateway_gets_verdicts_never_a_traceback(
                 await ws.send(message)
             await ws.close(1011, "gone")
 
-    async def go() -> Report:
-        async with MockUpstream() as mock, serve(gateway, "127.0.0.1", 0) as server:
-            port = server.sockets[0].getsockname()[1]
-            plan = CheckPlan(
-                routes=[Route(f"http://127.0.0.1:{port}", label="hostile")],
-                clients=[WS, RT, LV],
-                cases=["short-text", "cancel", "tool-error-result"],
-                deliveries=["whole"],
-                mock_url=mock.url,
-                read_timeout=1.0,
-                unary=False,
-            )
-            return build_report(await run_check(plan))
-
-    report = asyncio.run(go())
+    report = _through_gateway(gateway, ["short-text", "cancel", "tool-error-result"])
     assert len(report.cells) == 9
     for cell in report.cells:
         assert cell.failed or cell.inconclusive, cell.as_dict()
