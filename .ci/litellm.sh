@@ -224,46 +224,35 @@ python3 -m streamwire.cli check "http://127.0.0.1:$PORT/bedrock" --mock "$MOCK" 
     --json "$OUT/check-bedrock.json" --html "$OUT/check-bedrock.html" \
     --markdown "$OUT/check-bedrock.md" --quiet
 echo "streamwire check against LiteLLM's Bedrock pass-through exited $?"
-# Its Realtime route (/v1/realtime, a WebSocket): LiteLLM relays the session
-# to the openai/* model's api_base host at /v1/realtime?model=..., every
-# event re-serialized (docs/kit/running.md, WebSocket routes).
-rm -f "$OUT/check-realtime.json"
-python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
-    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-realtime \
-    --models 'openai/{model}' --label realtime \
-    --cases "${KIT_CASES:-all}" --delivery whole,paced \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
-    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Realtime" \
-    --json "$OUT/check-realtime.json" --html "$OUT/check-realtime.html" \
-    --markdown "$OUT/check-realtime.md" --quiet
-echo "streamwire check against LiteLLM's Realtime route exited $?"
+# Its WebSocket routes, a check each: PART, the client protocol, the route's
+# model, its label, and the report's title.
+ws_check() {
+    rm -f "$OUT/check-$1.json"
+    python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
+        --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client "$2" \
+        --models "$3" --label "$4" \
+        --cases "${KIT_CASES:-all}" --delivery whole,paced \
+        --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
+        --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, $5" \
+        --json "$OUT/check-$1.json" --html "$OUT/check-$1.html" \
+        --markdown "$OUT/check-$1.md" --quiet
+    echo "streamwire check against LiteLLM's $5 route exited $?"
+}
+# Realtime (/v1/realtime): LiteLLM relays the session to the openai/* model's
+# api_base host at /v1/realtime?model=..., every event re-serialized
+# (docs/kit/running.md, WebSocket routes).
+ws_check realtime openai-realtime 'openai/{model}' realtime Realtime
 # The same route for a gemini/* model: LiteLLM opens a Gemini Live session
 # with the model's api_base host (/v1beta/ws/...BidiGenerateContent?key=...)
 # and turns each Live message into Realtime events and back; the mock's
 # session log shows the Live side of each cell.
-rm -f "$OUT/check-live.json"
-python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
-    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-realtime \
-    --models 'gemini/{model}' --label 'realtime to gemini live' \
-    --cases "${KIT_CASES:-all}" --delivery whole,paced \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
-    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Realtime to Gemini Live" \
-    --json "$OUT/check-live.json" --html "$OUT/check-live.html" \
-    --markdown "$OUT/check-live.md" --quiet
-echo "streamwire check against LiteLLM's Realtime route to Gemini Live exited $?"
-# Its Responses WebSocket route (/v1/responses upgraded), for the
+ws_check live openai-realtime 'gemini/{model}' 'realtime to gemini live' \
+    'Realtime to Gemini Live'
+# The Responses API's WebSocket mode (/v1/responses upgraded), for the
 # responses-ws/* model: LiteLLM opens a socket to the TLS front's
 # /v1/responses?model=... for each client socket and relays its messages.
-rm -f "$OUT/check-responses-ws.json"
-python3 -m streamwire.cli check "http://127.0.0.1:$PORT" --mock "$MOCK" \
-    --key-env LITELLM_MASTER_KEY --gateway "litellm@$LITELLM_VERSION" --client openai-responses-ws \
-    --models 'responses-ws/{model}' --label 'responses websocket' \
-    --cases "${KIT_CASES:-all}" --delivery whole,paced \
-    --silence "${KIT_SILENCE:-75}" --stall "${KIT_STALL:-5}" --no-unary \
-    --title "streamwire check: LiteLLM proxy $LITELLM_VERSION, Responses WebSocket mode" \
-    --json "$OUT/check-responses-ws.json" --html "$OUT/check-responses-ws.html" \
-    --markdown "$OUT/check-responses-ws.md" --quiet
-echo "streamwire check against LiteLLM's Responses WebSocket route exited $?"
+ws_check responses-ws openai-responses-ws 'responses-ws/{model}' 'responses websocket' \
+    'Responses WebSocket mode'
 # LiteLLM's own process crashing (a clean-clone CI run saw it die of SIGSEGV
 # inside libpython, mid-check, once) leaves every later cell
 # failing against a closed port: no verdict about LiteLLM's streaming, nor
