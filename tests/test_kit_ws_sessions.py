@@ -381,3 +381,42 @@ def test_a_response_s_logged_writes_are_the_messages_it_sent() -> None:
         assert sizes and all(size > 0 for size in sizes), entry["writes"]
         outs = [m[3] for m in session["messages"] if m[1] == "out" and m[2] != "setupComplete"]
         assert sum(sizes) == sum(outs), (entry["upstream"], entry["case"], sizes, outs)
+
+
+def test_a_continuation_of_no_response_of_this_socket_is_refused_and_the_socket_stays_open() -> (
+    None
+):
+    model = cell_model("tool-error-result", "whole", "t7")
+
+    async def go() -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
+        async with MockUpstream() as mock:
+            async with connect(_url(mock, "/v1/responses"), ping_interval=None) as ws:
+                seen = Seen(ws)
+                codes = []
+                for previous in ([1], {"id": "x"}, 5, None, "resp_elsewhere", "é" * 500):
+                    create = {"type": "response.create", "model": model, "input": "hi"}
+                    await seen.send({**create, "previous_response_id": previous})
+                    answer = await seen.until(lambda m: m["type"] in ("error", "response.created"))
+                    codes.append(answer.get("error", {}).get("code") or answer["type"])
+                    if answer["type"] == "response.created":
+                        await seen.until(_typed("response.completed"))
+                first = next(json.loads(t) for t in seen.received if '"response.completed"' in t)
+                # A continuation whose input is of no type the API takes is
+                # read as no new items, the previous conversation alone.
+                chained = {
+                    "type": "response.create",
+                    "model": model,
+                    "previous_response_id": first["response"]["id"],
+                    "input": {"not": "a list"},
+                }
+                await seen.send(chained)
+                done = await seen.until(_typed("response.completed"))
+            await asyncio.sleep(0.1)
+            return codes, done, mock.entries("t7")
+
+    codes, done, entries = asyncio.run(go())
+    refused = "previous_response_not_found"
+    assert codes == [refused, refused, refused, "response.created", refused, refused]
+    assert done["response"]["status"] == "completed"
+    # Each refusal is logged as the cell's entry, failed so; the rest answered.
+    assert [e.get("failed") for e in entries] == [refused] * 3 + [None] + [refused] * 2 + [None]
