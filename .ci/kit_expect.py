@@ -27,6 +27,11 @@ loaded machine moves. The rule:
   LiteLLM, busy with the 16 MB and 1 MiB answers of other cells, sent nothing
   within the kit's read timeout) is not held to it: EXPECTED.json lists those
   cells, and what a run finds in them is left out of the comparison.
+* A case whose every cell the client's own hang-up timer (the cancel
+  case's 1 s) cut before the response head arrived judged nothing of the
+  answer: a documented verdict is not expected of it in that run (a
+  clean-clone CI beside another and a busy loop saw LiteLLM answer the
+  cancel cells of one route later than that).
 * A verdict's cases raised by a clock alone (its ``timed_cases``: a held
   answer, a delay, held arguments, a late close) are printed, never failed,
   in either direction: the kit confirms each by a second, quiet run before
@@ -67,6 +72,24 @@ def _inconclusive(report: dict[str, Any]) -> set[Key]:
     return {(c["route"], c["client"], c["case"]) for c in report["cells"] if c.get("inconclusive")}
 
 
+def _before_the_head(cell: dict[str, Any]) -> bool:
+    """The client hung up on its own timer (the cancel case's 1 s) before the
+    response head came: no layer that reads the answer judged anything."""
+    client = cell.get("evidence", {}).get("client", {})
+    return client.get("cancel_reason") == "timer" and client.get("status") is None
+
+
+def _timer_unjudged(report: dict[str, Any]) -> set[Key]:
+    """The (route, client, case) whose every cell the client's own timer
+    hung up on before the response head: a clock decided that nothing of
+    the answer could be judged."""
+    cells: dict[Key, list[bool]] = {}
+    for c in report["cells"]:
+        key = (c.get("route", ""), c.get("client", ""), c.get("case", ""))
+        cells.setdefault(key, []).append(_before_the_head(c))
+    return {key for key, cut in cells.items() if all(cut)}
+
+
 def main(argv: list[str]) -> int:
     report_path, expected_path = Path(argv[0]), Path(argv[1])
     if not report_path.exists():
@@ -95,13 +118,22 @@ def main(argv: list[str]) -> int:
         problems.append(f"{len(cut)} cells were cut by the kit's own timeout (inconclusive)")
     page = json.loads(expected_path.read_text(encoding="utf-8"))
     documented = page["verdicts"]
-    # The cells the worked example could not judge are not held to it.
+    # The cells the worked example could not judge are not held to it, nor
+    # the cases this run's own hang-up timer left unjudged.
+    timer = _timer_unjudged(report)
     found = _firm(report, {(r, c, case) for r, c, case in page.get("inconclusive", [])})
-    expected = {
-        (v["name"], v["route"], v["client"]): set(v["cases"]) & ran
-        for v in documented
-        if set(v["cases"]) & ran
-    }
+    expected = {}
+    for v in documented:
+        cases = {
+            case for case in set(v["cases"]) & ran if (v["route"], v["client"], case) not in timer
+        }
+        if cases:
+            expected[v["name"], v["route"], v["client"]] = cases
+    for route, client, case in sorted(timer):
+        print(
+            f"note: {case} {route} <- {client}: the client's own timer hung up before the "
+            "response head (not gated)"
+        )
     for key in sorted(expected.keys() - found.keys()):
         problems.append(f"documented verdict no longer found: {key}")
     for key in sorted(found.keys() - expected.keys()):

@@ -1066,6 +1066,19 @@ def test_ci_expectations_gate_what_no_clock_decides(tmp_path: Path) -> None:
     assert _expect(tmp_path, None, doc) == 1, "the check crashed: no report"
     other = {**masked, "cases": ["in-stream-error", "usage"]}
     assert _expect(tmp_path, report(other), doc) == 1, "cases changed"
+    # The cancel case's client hung up on its own timer before the head came:
+    # nothing of the answer was judged, so the verdict is not expected of it;
+    # with a head it is.
+    lost = {**masked, "name": "request_id_lost", "cases": ["short-text", "cancel"]}
+    lost_doc = [{k: lost[k] for k in ("name", "route", "client", "cases")}]
+    only_text = {**lost, "cases": ["short-text"]}
+    timer = {"cancel_reason": "timer", "status": None}
+    early = {"case": "cancel", "route": "anthropic/*", "client": "openai-chat"}
+    text = {"case": "short-text", "route": "anthropic/*", "client": "openai-chat"}
+    cut_early = {**early, "evidence": {"client": timer}}
+    answered = {**early, "evidence": {"client": {**timer, "status": 200}}}
+    assert _expect(tmp_path, report(only_text, cells=[text, cut_early]), lost_doc) == 0
+    assert _expect(tmp_path, report(only_text, cells=[text, answered]), lost_doc) == 1
 
 
 def test_the_proxies_example_gates_only_what_no_clock_decides(
