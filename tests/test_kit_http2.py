@@ -100,6 +100,10 @@ def test_an_honest_h2_relay_passes_every_case_over_http2(background: MockInBackg
             f"http://127.0.0.1:{relay.port}",
             ["short-text", "single-tool", "cancel", "slow-reader"],
             ("paced", "whole"),
+            # The relay shares this process (and its GIL) with the client and
+            # the slow-reader cells' 83 MB through it: beside a busy loop a CI
+            # run saw a connection wait over the default 10 s.
+            connect_timeout=60.0,
         )
     finally:
         relay.close()
