@@ -420,3 +420,30 @@ def test_a_continuation_of_no_response_of_this_socket_is_refused_and_the_socket_
     assert done["response"]["status"] == "completed"
     # Each refusal is logged as the cell's entry, failed so; the rest answered.
     assert [e.get("failed") for e in entries] == [refused] * 3 + [None] + [refused] * 2 + [None]
+
+
+def test_a_message_nested_past_the_parser_s_depth_is_invalid_and_the_socket_stays_open() -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+
+    async def go() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        async with MockUpstream() as mock:
+            answers = []
+            for path in ("/v1/responses", "/v1/realtime?model=sw-short-text"):
+                async with connect(_url(mock, path), ping_interval=None) as ws:
+                    seen = Seen(ws)
+                    await seen.send(deep)
+                    answers.append(await seen.until(_typed("error")))
+            async with connect(_url(mock, LIVE), ping_interval=None) as ws:
+                seen = Seen(ws)
+                await seen.send(deep)  # Live closes with 1007
+                await seen.drain()
+                live = {"code": ws.close_code}
+            await asyncio.sleep(0.1)
+            sessions = mock.sessions.sessions()
+            kinds = [[m[2] for m in s["messages"] if m[1] == "in"] for s in sessions]
+            assert kinds == [["invalid"]] * 3, kinds
+            return answers, live
+
+    answers, live = asyncio.run(go())
+    assert [a["error"]["code"] for a in answers] == ["invalid_json", "invalid_json"]
+    assert live == {"code": 1007}

@@ -123,7 +123,7 @@ class _ResponsesSession:
     async def _on_message(self, message: str | bytes) -> None:
         try:
             body = json.loads(message)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
             await self.socket.send(_error("invalid_json", "a message must be a JSON object"))

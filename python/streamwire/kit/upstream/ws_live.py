@@ -120,7 +120,7 @@ class LiveSession:
         """Reads one client message; the close it earns, or None."""
         try:
             body = json.loads(message)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return (1007, "Invalid JSON payload received.")
         if not isinstance(body, dict) or len(body) != 1:
             return INVALID

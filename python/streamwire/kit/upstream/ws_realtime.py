@@ -165,7 +165,7 @@ class RealtimeSession:
     async def _on_message(self, message: str | bytes) -> None:
         try:
             body = json.loads(message)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
             await self._error("invalid_json", "a client event must be a JSON object")

@@ -97,7 +97,7 @@ def message_kind(message: str | bytes) -> str:
     ``invalid`` for what is not a JSON object."""
     try:
         body = json.loads(message)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return "invalid"
     if not isinstance(body, dict):
         return "invalid"
